@@ -1,0 +1,1 @@
+"""The wire protocol: message classes, the msgpack codec and error codes. No I/O."""

@@ -1,0 +1,1 @@
+"""The Pai Gow table server: the pure core (rules, table) and the asyncio shell around it."""

@@ -1,0 +1,1 @@
+"""The table state machine: pure, no I/O, no clock."""
