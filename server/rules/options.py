@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from server.rules.splits import FoulPolicy
 from server.rules.values import WheelRank
 
 
-class HouseWay(str, Enum):
+class HouseWay(StrEnum):
     """The house ways this server knows, named for the rule text they come from."""
 
     # Seed 000 (PartyBets' online table, "règles de la maison"): splits two pair by

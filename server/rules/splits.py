@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from itertools import combinations
 
 from server.rules.cards import CardError, card_text
@@ -18,10 +18,12 @@ from server.rules.values import WheelRank, high_value, low_value
 HAND_SIZE = 7
 LOW_SIZE = 2
 # The 21 ways to choose the two low cards among seven positions.
-LOW_INDEX_PAIRS: tuple[tuple[int, int], ...] = tuple(combinations(range(HAND_SIZE), LOW_SIZE))
+LOW_INDEX_PAIRS: tuple[tuple[int, int], ...] = tuple(
+    (i, j) for i, j in combinations(range(HAND_SIZE), LOW_SIZE)
+)
 
 
-class FoulPolicy(str, Enum):
+class FoulPolicy(StrEnum):
     """Table option ``foul``: what a fouled split does (RULES.md)."""
 
     REJECT = "reject"  # default: the server refuses the split; the player sets again

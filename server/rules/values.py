@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from enum import Enum, IntEnum
+from enum import IntEnum, StrEnum
 from itertools import combinations_with_replacement
 
 from server.rules.cards import ACE, JOKER, rank_name, rank_of, rank_plural, suit_of
@@ -68,7 +68,7 @@ CATEGORY_NAMES = {
 }
 
 
-class WheelRank(str, Enum):
+class WheelRank(StrEnum):
     """Where A-2-3-4-5 ranks among straights (table option ``wheel``)."""
 
     SECOND = "second"  # seeds 000, 002, 003: second only to A-K-Q-J-10
@@ -88,10 +88,10 @@ _JOKER_FLUSH_BIT = 1 << 13
 _ALL_SUITS = 0b1111
 
 # Per-card look-ups, indexed by card code (0..52).
-CARD_PRIME: tuple[int, ...] = tuple(_PRIMES[c >> 2] for c in range(52)) + (_JOKER_PRIME,)
-CARD_SUIT_BIT: tuple[int, ...] = tuple(1 << (c & 3) for c in range(52)) + (_ALL_SUITS,)
-CARD_RANK_BIT: tuple[int, ...] = tuple(1 << (c >> 2) for c in range(52)) + (_JOKER_FLUSH_BIT,)
-LOW_RANK: tuple[int, ...] = tuple(rank_of(c) for c in range(52)) + (ACE,)
+CARD_PRIME: tuple[int, ...] = (*tuple(_PRIMES[c >> 2] for c in range(52)), _JOKER_PRIME)
+CARD_SUIT_BIT: tuple[int, ...] = (*tuple(1 << (c & 3) for c in range(52)), _ALL_SUITS)
+CARD_RANK_BIT: tuple[int, ...] = (*tuple(1 << (c >> 2) for c in range(52)), _JOKER_FLUSH_BIT)
+LOW_RANK: tuple[int, ...] = (*tuple(rank_of(c) for c in range(52)), ACE)
 
 
 def pack(category: int, ranks: Sequence[int] = ()) -> int:

@@ -1,0 +1,1 @@
+"""Benchmarks: performance figures, printed beside the configuration that produced them."""

@@ -1,0 +1,165 @@
+"""The outcome and settlement of one player's bet against the dealer.
+
+RULES.md, "Outcome of a round": high hand against high hand, low against low; an
+identical value (a *copy*) goes to the dealer (seeds 000, 001, 002, 003). Both halves
+won: the player wins even money less the commission (seeds 002, 003: 5%). One won and
+one lost: a push, the bet is returned. Both lost: the bet is lost. A fouled split
+under ``FoulPolicy.LOSE`` loses the bet (seed 000: "la partie est dite morte (foul)
+et le joueur perd sa mise").
+
+Money is integer chips. The commission rounding rule: **the commission is
+``floor(win * commission_pct / 100)``**, so the player is never charged more than the
+percentage (a win of 10 chips at 5% pays 10, not 9; a win of 19 pays 19 - 0 = 19; a
+win of 20 pays 19).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from server.rules.options import RuleOptions
+from server.rules.splits import FoulPolicy, Split
+
+
+class HalfResult(StrEnum):
+    """The player's result on one half (high or low) against the dealer's same half."""
+
+    WIN = "win"
+    LOSE = "lose"
+    COPY = "copy"  # identical values: goes to the dealer, so it counts as lost
+
+
+class Outcome(StrEnum):
+    """The player's result for the round."""
+
+    WIN = "win"
+    PUSH = "push"
+    LOSE = "lose"
+
+
+class FoulError(ValueError):
+    """A fouled split given to settlement under ``FoulPolicy.REJECT``.
+
+    Under that policy the server refuses a fouled split before the reveal, so one
+    reaching settlement is a caller's bug, never a result.
+    """
+
+
+_DEFAULT_OPTIONS = RuleOptions()
+
+
+def compare_half(player_value: int, dealer_value: int) -> HalfResult:
+    """The player's result on one half, from the two values of that half."""
+    if player_value > dealer_value:
+        return HalfResult.WIN
+    if player_value == dealer_value:
+        return HalfResult.COPY
+    return HalfResult.LOSE
+
+
+def outcome_of(high: HalfResult, low: HalfResult) -> Outcome:
+    """Both halves won: win; exactly one won: push; none won (copies count as lost): lose."""
+    won = (high is HalfResult.WIN) + (low is HalfResult.WIN)
+    if won == 2:
+        return Outcome.WIN
+    if won == 1:
+        return Outcome.PUSH
+    return Outcome.LOSE
+
+
+def commission(win: int, commission_pct: int) -> int:
+    """The commission on a win of ``win`` chips: ``floor(win * commission_pct / 100)``.
+
+    Rounded down, so it never exceeds ``commission_pct`` percent of the win.
+    """
+    if win < 0:
+        raise ValueError("a win is not negative")
+    return win * commission_pct // 100
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """One player's bet settled against the dealer.
+
+    - ``outcome``: win, push or lose (a foul under ``FoulPolicy.LOSE`` is a loss with
+      ``fouled`` set; ``high`` and ``low`` still record the hands' comparisons).
+    - ``bet``: the chips staked; ``won``: the gross win (even money) before commission;
+      ``commission``: the house's cut of ``won``; ``net``: the player's change
+      (``won - commission`` on a win, 0 on a push, ``-bet`` on a loss); ``returned``:
+      the chips handed back to the player, ``bet + net``.
+
+    Chips are conserved: the player's ``net`` plus the house's ``house_net`` is 0, and
+    ``returned`` is never negative.
+    """
+
+    outcome: Outcome
+    high: HalfResult
+    low: HalfResult
+    fouled: bool
+    bet: int
+    won: int
+    commission: int
+    net: int
+    returned: int
+
+    @property
+    def house_net(self) -> int:
+        """The house's change from this bet (commission included)."""
+        return -self.net
+
+
+def settle_values(
+    player_high: int,
+    player_low: int,
+    dealer_high: int,
+    dealer_low: int,
+    bet: int,
+    *,
+    commission_pct: int = _DEFAULT_OPTIONS.commission_pct,
+    foul: FoulPolicy = _DEFAULT_OPTIONS.foul,
+) -> Settlement:
+    """:func:`settle` from the four hand values (see ``server.rules.values``).
+
+    The player's split is a foul when ``player_high <= player_low``. Raises
+    :class:`FoulError` for a foul under ``FoulPolicy.REJECT`` and ``ValueError`` for a
+    bet that is not a non-negative integer or a commission outside 0..100.
+    """
+    if isinstance(bet, bool) or not isinstance(bet, int) or bet < 0:
+        raise ValueError(f"a bet is a non-negative number of chips, not {bet!r}")
+    if not 0 <= commission_pct <= 100:
+        raise ValueError(f"commission_pct is from 0 to 100, not {commission_pct!r}")
+    high = compare_half(player_high, dealer_high)
+    low = compare_half(player_low, dealer_low)
+    fouled = not player_high > player_low
+    if fouled:
+        if foul is FoulPolicy.REJECT:
+            raise FoulError("a fouled split cannot be settled when the table rejects fouls")
+        result = Outcome.LOSE
+    else:
+        result = outcome_of(high, low)
+    if result is Outcome.WIN:
+        cut = commission(bet, commission_pct)
+        return Settlement(result, high, low, fouled, bet, bet, cut, bet - cut, 2 * bet - cut)
+    if result is Outcome.PUSH:
+        return Settlement(result, high, low, fouled, bet, 0, 0, 0, bet)
+    return Settlement(result, high, low, fouled, bet, 0, 0, -bet, 0)
+
+
+def settle(
+    player: Split, dealer: Split, bet: int, options: RuleOptions = _DEFAULT_OPTIONS
+) -> Settlement:
+    """Settle a bet of ``bet`` chips on the player's split against the dealer's.
+
+    The table's ``options`` give the wheel rank, the commission and the foul policy.
+    The dealer's split is set by the house way and never fouls.
+    """
+    return settle_values(
+        player.high_value(options.wheel),
+        player.low_value(),
+        dealer.high_value(options.wheel),
+        dealer.low_value(),
+        bet,
+        commission_pct=options.commission_pct,
+        foul=options.foul,
+    )
