@@ -1,0 +1,299 @@
+"""Field types shared by the messages, and the structs nested inside them.
+
+Each alias is a Python type with its wire constraints (see :mod:`protocol.schema`);
+each struct is a frozen dataclass encoded as a msgpack map with one key per field.
+The meaning of every field is in ``PROTOCOL.md``; the docstrings here are short.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from protocol import limits as L
+from protocol.cards import JOKER
+from protocol.schema import UNIQUE, Hex, Int, Len, Str
+
+# Scalars.
+RequestId = Annotated[str, Str(1, L.MAX_RID_LEN)]
+TableId = Annotated[str, Str(1, L.MAX_TABLE_ID_LEN)]
+Id = Annotated[str, Str(1, L.MAX_ID_LEN)]
+Name = Annotated[str, Str(1, L.MAX_NAME_LEN)]
+Text = Annotated[str, Str(0, L.MAX_TEXT_LEN)]
+HandName = Annotated[str, Str(1, L.MAX_HAND_NAME_LEN)]
+Code = Annotated[str, Str(1, L.MAX_CODE_LEN)]
+Token = Annotated[str, Str(1, L.MAX_TOKEN_LEN)]
+Cursor = Annotated[str, Str(1, L.MAX_CURSOR_LEN)]
+Hex64 = Annotated[str, Hex(64)]
+Chips = Annotated[int, Int(0, L.MAX_CHIPS)]
+PositiveChips = Annotated[int, Int(1, L.MAX_CHIPS)]
+TimeMs = Annotated[int, Int(0, L.MAX_TIME_MS)]
+DurationMs = Annotated[int, Int(0, 86_400_000)]
+Seq = Annotated[int, Int(0, L.MAX_SEQ)]
+RoundNo = Annotated[int, Int(0, L.MAX_SEQ)]
+Count = Annotated[int, Int(0, 1_000_000)]
+Version = Annotated[int, Int(1, 65535)]
+SeatNo = Annotated[int, Int(0, L.SEATS_PER_TABLE - 1)]
+HandIndex = Annotated[int, Int(0, L.HANDS_PER_ROUND - 1)]  # seats 0..5, dealer 6
+Card = Annotated[int, Int(0, JOKER)]
+
+# Card arrays: every card at most once.
+Cards7 = Annotated[tuple[Card, ...], Len(7, 7), UNIQUE]
+Cards5 = Annotated[tuple[Card, ...], Len(5, 5), UNIQUE]
+Cards2 = Annotated[tuple[Card, ...], Len(2, 2), UNIQUE]
+Cards0or7 = Annotated[tuple[Card, ...], Len(0, 7), UNIQUE]
+Cards0or2 = Annotated[tuple[Card, ...], Len(0, 2), UNIQUE]
+
+# Enumerations.
+Phase = Literal["idle", "betting", "dealing", "setting", "revealing", "settling"]
+PHASES: tuple[Phase, ...] = ("idle", "betting", "dealing", "setting", "revealing", "settling")
+SeatStatus = Literal["empty", "playing", "sitting_out", "away"]
+Outcome = Literal["win", "push", "lose"]
+HalfResult = Literal["win", "lose", "copy"]
+HistoryOutcome = Literal["win", "push", "lose", "void"]
+FoulRule = Literal["reject", "lose"]
+HouseWayMode = Literal["suggest", "set"]
+
+
+@dataclass(frozen=True, slots=True)
+class TableSeq:
+    """The last sequence number a client saw at a table (in ``hello.last_seq``)."""
+
+    table_id: TableId
+    seq: Seq
+
+
+@dataclass(frozen=True, slots=True)
+class TableSummary:
+    """One table in the lobby list."""
+
+    table_id: TableId
+    name: Name
+    phase: Phase
+    seats: Annotated[int, Int(1, L.SEATS_PER_TABLE)]
+    players: Annotated[int, Int(0, L.SEATS_PER_TABLE)]
+    watchers: Count
+    min_bet: PositiveChips
+    max_bet: PositiveChips
+    max_bonus: Chips
+    buy_in_min: PositiveChips
+    buy_in_max: PositiveChips
+
+
+@dataclass(frozen=True, slots=True)
+class SeatView:
+    """What everyone at a table sees of one seat."""
+
+    seat: SeatNo
+    status: SeatStatus
+    balance: Chips
+    bet: Chips
+    bonus: Chips
+    hand_set: bool
+    player_id: Id | None = None
+    name: Name | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HandView:
+    """A revealed hand, set into its high (5 cards) and low (2 cards) halves."""
+
+    hand: HandIndex
+    high: Cards5
+    low: Cards2
+    high_name: HandName
+    low_name: HandName
+    house_way: bool
+    foul: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SeatResult:
+    """The settlement of one seat's round."""
+
+    seat: SeatNo
+    outcome: Outcome
+    high: HalfResult
+    low: HalfResult
+    bet: Chips
+    payout: Chips
+    commission: Chips
+    bonus_bet: Chips
+    bonus_payout: Chips
+    balance: Chips
+    bonus_class: Code | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SeatRefund:
+    """The refund of one seat's bets when a round is voided."""
+
+    seat: SeatNo
+    refund: Chips
+    balance: Chips
+
+
+@dataclass(frozen=True, slots=True)
+class TableBalance:
+    """Chips a player holds at one table."""
+
+    table_id: TableId
+    balance: Chips
+
+
+@dataclass(frozen=True, slots=True)
+class PayLine:
+    """One line of a bonus pay table: a class of seven-card hand and what it pays, to 1."""
+
+    bonus_class: Code
+    label: Name
+    pays: Annotated[int, Int(0, 1_000_000)]
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRecord:
+    """One of a player's past rounds (history)."""
+
+    table_id: TableId
+    round: RoundNo
+    ended_ms: TimeMs
+    seat: SeatNo
+    outcome: HistoryOutcome
+    bet: Chips
+    bonus_bet: Chips
+    payout: Chips
+    commission: Chips
+    bonus_payout: Chips
+    balance: Chips
+    commitment: Hex64
+    seed: Hex64 | None = None
+    cards: Cards0or7 = ()
+    hand: HandView | None = None
+    dealer: HandView | None = None
+    high: HalfResult | None = None
+    low: HalfResult | None = None
+    bonus_class: Code | None = None
+    void_reason: Code | None = None
+
+
+# Results carried by `ok` replies, told apart by `kind`.
+
+
+@dataclass(frozen=True, slots=True)
+class Welcome:
+    """Result of ``hello``: the session."""
+
+    KIND = "welcome"
+    version: Version
+    minor: Annotated[int, Int(0, 65535)]
+    session_id: Id
+    resume_token: Token
+    player_id: Id
+    name: Name
+    guest: bool
+    resumed: bool
+    server_time_ms: TimeMs
+    heartbeat_ms: Annotated[int, Int(1000, 600_000)]
+
+
+@dataclass(frozen=True, slots=True)
+class TableList:
+    """Result of ``list_tables``."""
+
+    KIND = "tables"
+    tables: Annotated[tuple[TableSummary, ...], Len(0, L.MAX_TABLES_LISTED)]
+
+
+@dataclass(frozen=True, slots=True)
+class Joined:
+    """Result of ``join``: the seat taken and the chips moved to the table."""
+
+    KIND = "joined"
+    table_id: TableId
+    seat: SeatNo
+    table_balance: Chips
+    account: Chips
+
+
+@dataclass(frozen=True, slots=True)
+class Balances:
+    """Result of ``balance``, ``rebuy``, ``cash_out`` and ``leave``."""
+
+    KIND = "balance"
+    account: Chips
+    tables: Annotated[tuple[TableBalance, ...], Len(0, L.MAX_TABLES_PER_SESSION)]
+
+
+@dataclass(frozen=True, slots=True)
+class HandChoice:
+    """Result of ``set_hand`` and ``house_way``: a split and its hand names."""
+
+    KIND = "hand"
+    table_id: TableId
+    round: RoundNo
+    high: Cards5
+    low: Cards2
+    high_name: HandName
+    low_name: HandName
+    applied: bool
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryPage:
+    """Result of ``history``: rounds newest first, and the cursor of the next page."""
+
+    KIND = "history"
+    rounds: Annotated[tuple[RoundRecord, ...], Len(0, L.MAX_HISTORY_PAGE)]
+    next_cursor: Cursor | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    """Result of ``table_info``: the rules, options and pay table of a table."""
+
+    KIND = "table_info"
+    table_id: TableId
+    name: Name
+    seats: Annotated[int, Int(1, L.SEATS_PER_TABLE)]
+    min_bet: PositiveChips
+    max_bet: PositiveChips
+    bet_unit: PositiveChips
+    denominations: Annotated[tuple[PositiveChips, ...], Len(1, L.MAX_DENOMINATIONS), UNIQUE]
+    max_bonus: Chips
+    buy_in_min: PositiveChips
+    buy_in_max: PositiveChips
+    commission_pct: Annotated[int, Int(0, 100)]
+    foul: FoulRule
+    betting_ms: DurationMs
+    setting_ms: DurationMs
+    revealing_ms: DurationMs
+    settling_ms: DurationMs
+    grace_ms: DurationMs
+    paytable: Annotated[tuple[PayLine, ...], Len(0, L.MAX_PAYLINES)]
+    rules_version: Annotated[int, Int(1, 65535)]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerInfo:
+    """Result of ``server_info``."""
+
+    KIND = "server_info"
+    server_name: Name
+    server_version: Name
+    protocol_version: Version
+    protocol_minor: Annotated[int, Int(0, 65535)]
+    protocol_min: Version
+    protocol_max: Version
+
+
+Result = Welcome | TableList | Joined | Balances | HandChoice | HistoryPage | TableInfo | ServerInfo
+RESULT_CLASSES: tuple[type[Result], ...] = (
+    Welcome,
+    TableList,
+    Joined,
+    Balances,
+    HandChoice,
+    HistoryPage,
+    TableInfo,
+    ServerInfo,
+)

@@ -1,0 +1,28 @@
+"""Protocol versions and their negotiation (``PROTOCOL.md`` section "Compatibility").
+
+A protocol version is one integer, the *major* version: two peers speaking the same
+major version understand each other. ``PROTOCOL_MINOR`` counts additive changes
+within a major version (new optional fields, new message types, new error codes);
+it is informational and never negotiated.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+PROTOCOL_VERSION: Final = 1
+PROTOCOL_MINOR: Final = 0
+MIN_SUPPORTED_VERSION: Final = 1
+MAX_SUPPORTED_VERSION: Final = 1
+MAX_VERSION: Final = 65535
+
+
+def negotiate(
+    client_min: int,
+    client_max: int,
+    server_min: int = MIN_SUPPORTED_VERSION,
+    server_max: int = MAX_SUPPORTED_VERSION,
+) -> int | None:
+    """The highest version both ranges contain, or ``None`` when they do not overlap."""
+    best = min(client_max, server_max)
+    return best if best >= max(client_min, server_min) else None
