@@ -1,0 +1,18 @@
+"""``make bench``: every benchmark, one after the other, each printing its figures."""
+
+from __future__ import annotations
+
+import bench.protocol
+import bench.rules
+import bench.table
+
+
+def main() -> None:
+    """Run the benchmarks of the rules engine, the table and the protocol codec."""
+    bench.rules.main()
+    bench.table.main()
+    bench.protocol.main()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""Events: everything that can happen to a table, as frozen records.
+
+The shell turns client requests, timers and faults into these and feeds them to
+:func:`server.table.machine.step` with the current time. Randomness enters only as
+the ``seed`` of an event that may open a new round (32 bytes from the shell's
+CSPRNG); the machine never draws a random number itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """Time passed: fires every deadline at or before ``now_ms``.
+
+    ``seed`` is used only if this tick opens betting for a new round.
+    """
+
+    seed: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SitDown:
+    """``player`` takes ``seat`` with a buy-in of ``buy_in`` chips from their account."""
+
+    player: str
+    name: str
+    seat: int
+    buy_in: int
+    seed: bytes  # opens betting if the table was empty
+
+
+@dataclass(frozen=True, slots=True)
+class StandUp:
+    """``player`` leaves: at once between rounds, after the round when in one."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rebuy:
+    """``player`` moves ``amount`` more chips from their account to the table."""
+
+    player: str
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class CashOut:
+    """``player`` moves ``amount`` chips (0: all) from the table back to their account.
+
+    The seat is kept; allowed between rounds, like a rebuy.
+    """
+
+    player: str
+    amount: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceBet:
+    """``player`` sets their main bet to ``amount`` and bonus bet to ``bonus``.
+
+    A bet replaces the previous one of this round; ``amount`` 0 removes both.
+    """
+
+    player: str
+    amount: int
+    bonus: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Rebet:
+    """``player`` repeats their last round's bets."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClearBet:
+    """``player`` removes their bets of this round."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class SitOut:
+    """``player`` sits this round out (betting can close without them)."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetHand:
+    """``player`` sets their hand by naming the two cards of the low hand."""
+
+    player: str
+    low: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class UseHouseWay:
+    """``player`` asks the house to set their hand."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class Disconnect:
+    """``player``'s last connection dropped; their seat is kept for the grace time."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reconnect:
+    """``player`` is back."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class Void:
+    """A malfunction: the round in play cannot be completed (RULES.md, seed 000)."""
+
+    reason: str
+
+
+Event = (
+    Tick
+    | SitDown
+    | StandUp
+    | Rebuy
+    | CashOut
+    | PlaceBet
+    | Rebet
+    | ClearBet
+    | SitOut
+    | SetHand
+    | UseHouseWay
+    | Disconnect
+    | Reconnect
+    | Void
+)

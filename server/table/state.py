@@ -1,0 +1,263 @@
+"""The state of one table: a frozen value, serializable to msgpack and back losslessly.
+
+Everything the table knows lives here, including the round's secret seed and every
+dealt hand: the store keeps it whole, and only :mod:`server.table.views` decides
+what each recipient may see. ``version`` grows by one with every change, ``seq``
+counts the table events sent so far (each event has the next number).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from enum import StrEnum
+from typing import Any, TypeVar
+
+import msgpack
+
+from server.rules.options import HouseWay, RuleOptions
+from server.rules.splits import FoulPolicy
+from server.rules.values import WheelRank
+
+
+class Phase(StrEnum):
+    """The phases of a table. Every phase but ``idle`` has a deadline."""
+
+    IDLE = "idle"  # no round in play: nobody has bet yet (or nobody is seated)
+    BETTING = "betting"
+    DEALING = "dealing"
+    SETTING = "setting"
+    REVEALING = "revealing"
+    SETTLING = "settling"
+
+
+# Phases in which a round's cards are out: a seat with a bet is "in the round".
+PHASES_WITH_CARDS = frozenset({Phase.DEALING, Phase.SETTING, Phase.REVEALING, Phase.SETTLING})
+
+
+class SetBy(StrEnum):
+    """Who set a player's hand."""
+
+    PLAYER = "player"  # the player named the two low cards
+    HOUSE_WAY_ASKED = "house_way_asked"  # the player asked the house to set it
+    HOUSE_WAY_TIMEOUT = "house_way_timeout"  # the setting time ran out
+
+
+@dataclass(frozen=True, slots=True)
+class TableConfig:
+    """A table's fixed settings: limits, chips, timers and rule options."""
+
+    table_id: str
+    name: str
+    min_bet: int = 10
+    max_bet: int = 1000
+    denominations: tuple[int, ...] = (5, 10, 25, 100, 500)
+    bonus_min: int = 5
+    bonus_max: int = 100
+    min_buy_in: int = 100
+    max_buy_in: int = 10_000
+    seats: int = 6
+    betting_ms: int = 15_000
+    dealing_ms: int = 1_500
+    setting_ms: int = 30_000
+    revealing_ms: int = 4_000
+    settling_ms: int = 4_000
+    grace_ms: int = 60_000
+    max_sit_out_rounds: int = 5
+    rules: RuleOptions = field(default_factory=RuleOptions)
+
+    def __post_init__(self) -> None:
+        positive = (
+            self.min_bet,
+            self.max_bet,
+            self.bonus_min,
+            self.bonus_max,
+            self.min_buy_in,
+            self.max_buy_in,
+            self.betting_ms,
+            self.dealing_ms,
+            self.setting_ms,
+            self.revealing_ms,
+            self.settling_ms,
+        )
+        if any(not isinstance(v, int) or isinstance(v, bool) or v <= 0 for v in positive):
+            raise ValueError("limits and phase lengths are positive integers")
+        if not (self.min_bet <= self.max_bet and self.bonus_min <= self.bonus_max):
+            raise ValueError("a minimum is at most its maximum")
+        if not self.min_buy_in <= self.max_buy_in:
+            raise ValueError("min_buy_in is at most max_buy_in")
+        if not 1 <= self.seats <= 6:
+            raise ValueError("a table has 1 to 6 seats")  # RULES.md: up to 6 players
+        if not self.denominations or any(d <= 0 for d in self.denominations):
+            raise ValueError("chip denominations are positive")
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """A seated player and their part in the round in play."""
+
+    player: str
+    name: str
+    balance: int  # table balance, not counting bets held
+    connected: bool = True
+    disconnected_at: int | None = None  # ms; the grace period runs from here
+    bet: int = 0  # main bet held for this round
+    bonus: int = 0  # bonus bet held for this round
+    last_bet: int = 0  # for rebet
+    last_bonus: int = 0
+    sitting_out: bool = False  # said they sit this round out
+    sit_out_rounds: int = 0  # consecutive rounds sat out
+    leaving: bool = False  # asked to stand up; leaves when the round ends
+    missed: bool = False  # neither bet nor sat out when betting closed: leaves at round end
+    low: tuple[int, ...] | None = None  # the two low-hand cards once set
+    set_by: SetBy | None = None
+    fouled: bool = False  # set a foul under FoulPolicy.LOSE
+
+    @property
+    def has_bet(self) -> bool:
+        """Whether the seat has a main bet in this round."""
+        return self.bet > 0
+
+
+@dataclass(frozen=True, slots=True)
+class SeatResult:
+    """One seat's settled result, kept in the state for snapshots during settling."""
+
+    seat: int
+    player: str
+    outcome: str
+    high: str  # "win" | "lose" | "copy"
+    low: str
+    bet: int
+    bonus: int
+    bonus_class: str | None
+    payout: int  # main bet: chips back to the table balance (stake + win - commission)
+    commission: int
+    bonus_payout: int  # bonus bet: chips back (stake + win), 0 when it lost
+    net: int  # change of the player's chips over the round
+    balance: int  # table balance after settlement
+
+
+@dataclass(frozen=True, slots=True)
+class TableState:
+    """The whole state of a table; see the module docstring."""
+
+    config: TableConfig
+    version: int = 0
+    seq: int = 0
+    phase: Phase = Phase.IDLE
+    deadline: int | None = None  # absolute ms of the current phase's end
+    round_no: int = 0
+    seed: bytes | None = None  # the round's secret seed (never sent before settling)
+    commitment: str | None = None
+    hands: tuple[tuple[int, ...], ...] | None = None  # the deal: seats 0..5, dealer
+    dealer_low: tuple[int, ...] | None = None  # the dealer's low cards after the reveal
+    seats: tuple[Seat | None, ...] = ()
+    results: tuple[SeatResult, ...] = ()
+    voided: str | None = None  # the reason, when the round was voided
+    house: int = 0  # the house's result at this table, for the audit
+
+    def seat_of(self, player: str) -> int | None:
+        """The seat index of ``player``, or None."""
+        for i, seat in enumerate(self.seats):
+            if seat is not None and seat.player == player:
+                return i
+        return None
+
+    def occupied(self) -> list[tuple[int, Seat]]:
+        """The occupied seats, by index."""
+        return [(i, s) for i, s in enumerate(self.seats) if s is not None]
+
+    def in_round(self) -> list[tuple[int, Seat]]:
+        """The seats with a main bet in the round in play."""
+        return [(i, s) for i, s in enumerate(self.seats) if s is not None and s.bet > 0]
+
+    def money(self) -> tuple[int, int, int]:
+        """(table balances, bets held, house result): what the audit adds up."""
+        balances = sum(s.balance for _, s in self.occupied())
+        held = sum(s.bet + s.bonus for _, s in self.occupied())
+        return balances, held, self.house
+
+
+def new_table(config: TableConfig) -> TableState:
+    """An empty table."""
+    return TableState(config=config, seats=(None,) * config.seats)
+
+
+# --- serialization -----------------------------------------------------------------
+
+_FORMAT = 1
+
+
+def _plain(obj: Any) -> Any:
+    if isinstance(obj, TableState | TableConfig | Seat | SeatResult | RuleOptions):
+        return {f.name: _plain(getattr(obj, f.name)) for f in fields(obj)}
+    if isinstance(obj, StrEnum):
+        return obj.value
+    if isinstance(obj, tuple | list):
+        return [_plain(x) for x in obj]
+    return obj
+
+
+def _tuple(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_tuple(x) for x in value)
+    return value
+
+
+def to_bytes(state: TableState) -> bytes:
+    """The state as msgpack bytes (lossless: :func:`from_bytes` gives it back equal)."""
+    packed: bytes = msgpack.packb([_FORMAT, _plain(state)], use_bin_type=True)
+    return packed
+
+
+def _seat(data: dict[str, Any] | None) -> Seat | None:
+    if data is None:
+        return None
+    data = dict(data)
+    data["low"] = _tuple(data["low"])
+    data["set_by"] = SetBy(data["set_by"]) if data["set_by"] is not None else None
+    return Seat(**data)
+
+
+def _config(data: dict[str, Any]) -> TableConfig:
+    data = dict(data)
+    rules = dict(data["rules"])
+    rules["wheel"] = WheelRank(rules["wheel"])
+    rules["foul"] = FoulPolicy(rules["foul"])
+    rules["house_way"] = HouseWay(rules["house_way"])
+    data["rules"] = RuleOptions(**rules)
+    data["denominations"] = tuple(data["denominations"])
+    return TableConfig(**data)
+
+
+def from_bytes(raw: bytes) -> TableState:
+    """The state that :func:`to_bytes` wrote. Raises ValueError on anything else."""
+    try:
+        fmt, data = msgpack.unpackb(raw, raw=False, use_list=True)
+        if fmt != _FORMAT:
+            raise ValueError(f"unknown table state format {fmt}")
+        data = dict(data)
+        data["config"] = _config(data["config"])
+        data["phase"] = Phase(data["phase"])
+        data["hands"] = _tuple(data["hands"])
+        data["dealer_low"] = _tuple(data["dealer_low"])
+        data["seats"] = tuple(_seat(s) for s in data["seats"])
+        data["results"] = tuple(SeatResult(**r) for r in data["results"])
+        return TableState(**data)
+    except (TypeError, KeyError, ValueError, msgpack.UnpackException) as exc:
+        raise ValueError(f"not a stored table state: {exc}") from exc
+
+
+_T = TypeVar("_T", "TableState", "Seat")
+
+
+def evolve(obj: _T, **changes: Any) -> _T:
+    """A copy of ``obj`` with ``changes``: :func:`dataclasses.replace` without its
+    per-call introspection, for the state machine's hot path (these classes have no
+    ``__post_init__`` to run)."""
+    cls = type(obj)
+    new = object.__new__(cls)
+    setter = object.__setattr__
+    for name in cls.__slots__:
+        setter(new, name, changes[name] if name in changes else getattr(obj, name))
+    return new

@@ -1,0 +1,141 @@
+"""A small harness around the pure table: accounts, ledger checks and visibility checks."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from protocol.messages import Cards, Hidden, Reveal, SeedReveal, Snapshot
+from server.table.events import Event
+from server.table.ledger import LedgerEntry, Pot
+from server.table.machine import Transition, step
+from server.table.state import Phase, TableConfig, TableState, from_bytes, new_table, to_bytes
+from server.table.views import Outbound, snapshot
+
+CONFIG = TableConfig(table_id="t1", name="Test table")
+
+
+def seed(n: int) -> bytes:
+    """A fixed 32-byte seed."""
+    return n.to_bytes(32, "big")
+
+
+def pot_deltas(entries: tuple[LedgerEntry, ...]) -> Counter[tuple[Pot, str]]:
+    """How much each (pot, player) gains from ``entries`` (house and held by player too)."""
+    deltas: Counter[tuple[Pot, str]] = Counter()
+    for e in entries:
+        deltas[(e.source, e.player)] -= e.amount
+        deltas[(e.dest, e.player)] += e.amount
+    return deltas
+
+
+def table_pots(state: TableState) -> Counter[tuple[Pot, str]]:
+    """Chips in the TABLE and HELD pots per player."""
+    pots: Counter[tuple[Pot, str]] = Counter()
+    for _, s in state.occupied():
+        pots[(Pot.TABLE, s.player)] += s.balance
+        pots[(Pot.HELD, s.player)] += s.bet + s.bonus
+    return pots
+
+
+def phase(h: Harness) -> Phase:
+    """The table's phase (a function, so type checkers do not narrow it between steps)."""
+    return h.state.phase
+
+
+@dataclass
+class Harness:
+    """Drives a table as the store would: refuses a change that overdraws an account."""
+
+    state: TableState = field(default_factory=lambda: new_table(CONFIG))
+    accounts: dict[str, int] = field(default_factory=dict)
+    now: int = 1_000_000
+    log: list[tuple[Event, int]] = field(default_factory=list)
+    seen_keys: set[str] = field(default_factory=set)
+    outbound: list[Outbound] = field(default_factory=list)
+
+    def total(self) -> int:
+        balances, held, house = self.state.money()
+        return sum(self.accounts.values()) + balances + held + house
+
+    def apply(self, event: Event) -> Transition:
+        """Step the table; raises TableError, or returns the transition it kept."""
+        before = self.state
+        t = step(before, event, self.now)
+        accounts = dict(self.accounts)
+        for e in t.entries:
+            if e.source is Pot.ACCOUNT:
+                accounts[e.player] = accounts.get(e.player, 0) - e.amount
+            if e.dest is Pot.ACCOUNT:
+                accounts[e.player] = accounts.get(e.player, 0) + e.amount
+        if any(v < 0 for v in accounts.values()):
+            raise Overdrawn
+        self.check_transition(before, t)
+        self.accounts = accounts
+        self.state = t.state
+        self.log.append((event, self.now))
+        self.outbound.extend(t.events)
+        return t
+
+    def check_transition(self, before: TableState, t: Transition) -> None:
+        after = t.state
+        # The ledger says exactly how the pots moved.
+        moved = pot_deltas(t.entries)
+        expected = table_pots(after)
+        expected.subtract(table_pots(before))
+        for key in set(moved) | set(expected):
+            if key[0] in (Pot.TABLE, Pot.HELD):
+                assert moved[key] == expected[key], (key, moved[key], expected[key])
+        house = sum(v for (pot, _), v in moved.items() if pot is Pot.HOUSE)
+        assert after.house - before.house == house
+        # Keys are unique, ever; versions and sequence numbers grow without gaps.
+        for e in t.entries:
+            assert e.key not in self.seen_keys, e.key
+            self.seen_keys.add(e.key)
+        if after is not before:
+            assert after.version == before.version + 1
+        assert [o.seq for o in t.events] == list(range(before.seq + 1, after.seq + 1))
+        assert from_bytes(to_bytes(after)) == after
+        check_visibility(before, t)
+
+
+class Overdrawn(Exception):
+    """The store would refuse this change: an account would go negative."""
+
+
+def check_visibility(before: TableState, t: Transition) -> None:
+    """No message carries a card its recipient may not see."""
+    state = t.state
+    for out in t.events:
+        public = out.public
+        assert not isinstance(public, Cards), "cards sent to everyone"
+        if isinstance(public, SeedReveal):
+            assert state.phase is Phase.SETTLING
+        if isinstance(public, Reveal):
+            assert state.phase in (Phase.REVEALING, Phase.SETTLING)
+            dealt_to = {i for i, _ in state.in_round()} | {6}
+            assert {h.hand for h in public.hands} <= dealt_to
+        for player, message in out.private.items():
+            assert isinstance(message, Cards)
+            assert isinstance(public, Hidden)
+            index = state.seat_of(player)
+            assert index is not None
+            assert message.seat == index
+            assert state.hands is not None
+            assert message.cards == state.hands[index]
+    viewers: list[str | None] = [None, *(s.player for _, s in state.occupied())]
+    for viewer in viewers:
+        check_snapshot(state, snapshot(state, viewer, 0), viewer)
+
+
+def check_snapshot(state: TableState, snap: Snapshot, player: str | None) -> None:
+    """A snapshot shows its recipient's own cards only, and other hands only from the reveal."""
+    if player is None:
+        assert snap.your_cards == ()
+        assert snap.your_seat is None
+    elif snap.your_cards:
+        assert state.hands is not None
+        assert snap.your_seat is not None
+        assert snap.your_cards == state.hands[snap.your_seat]
+    if state.phase not in (Phase.REVEALING, Phase.SETTLING):
+        assert snap.hands == ()
