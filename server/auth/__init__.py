@@ -1,0 +1,1 @@
+"""Players and authentication: signed, expiring player tokens."""

@@ -1,0 +1,108 @@
+"""Player accounts: balances in Redis, money coming in from outside.
+
+Chips enter the product only here: a guest's starting balance and operator credits,
+each a ledger entry of kind ``credit`` from the ``outside`` pot, counted in the
+``in`` total that the audit balances against everything held. Moves between an
+account and a table are table commits (:mod:`server.store.tables`).
+
+The client must return bytes (``decode_responses`` off).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import redis.asyncio
+
+from server.auth.tokens import check_player
+from server.store.keys import DEFAULT_KEYS, Keys
+from server.store.replies import as_int, as_str
+from server.store.scripts import CREDIT
+from server.store.tables import DEFAULT_LEDGER_MAXLEN, MAX_AMOUNT, require_bytes_client
+
+OUTSIDE = "outside"
+"""The ledger ``source`` of chips that come into the product (not a table pot)."""
+
+CREDIT_KIND = "credit"
+"""The ledger ``kind`` of chips that come into the product."""
+
+
+def guest_key(player: str) -> str:
+    """The ledger key of a guest's starting balance."""
+    return f"guest:{player}"
+
+
+@dataclass(frozen=True, slots=True)
+class CreditResult:
+    """``applied`` is False when the key (or the guest account) already existed."""
+
+    applied: bool
+    balance: int
+
+
+class AccountStore:
+    """Account balances, guest accounts and operator credits."""
+
+    def __init__(
+        self,
+        client: redis.asyncio.Redis,
+        *,
+        keys: Keys = DEFAULT_KEYS,
+        ledger_maxlen: int = DEFAULT_LEDGER_MAXLEN,
+    ) -> None:
+        require_bytes_client(client)
+        self.redis = client
+        self.keys = keys
+        self.ledger_maxlen = ledger_maxlen
+        self._credit = client.register_script(CREDIT)
+
+    async def _run(self, player: str, amount: int, key: str, mode: str) -> CreditResult:
+        check_player(player)
+        if amount > MAX_AMOUNT:
+            raise ValueError(f"amount above {MAX_AMOUNT}: {amount}")
+        k = self.keys
+        applied, balance = await self._credit(
+            keys=[k.account(player), k.accounts(), k.credits(), k.ledger_stream(), k.money()],
+            args=[player, amount, key, self.ledger_maxlen, mode],
+        )
+        return CreditResult(applied=bool(applied), balance=int(balance))
+
+    async def ensure_guest(self, player: str, starting_balance: int) -> CreditResult:
+        """Create ``player``'s account with ``starting_balance`` (>= 0) if it has none.
+
+        Idempotent: an existing account is left as it is (``applied`` False). The
+        starting balance is a ledger credit keyed :func:`guest_key`.
+        """
+        if starting_balance < 0:
+            raise ValueError("a starting balance is not negative")
+        return await self._run(player, starting_balance, guest_key(player), "guest")
+
+    async def credit(self, player: str, amount: int, key: str) -> CreditResult:
+        """Add ``amount`` (> 0) chips from outside to ``player``'s account (created if
+        needed), at most once per ``key``: a repeated key changes nothing.
+        """
+        if amount <= 0:
+            raise ValueError("a credit is a positive amount")
+        if not key:
+            raise ValueError("a credit needs an idempotency key")
+        return await self._run(player, amount, key, "credit")
+
+    async def balance(self, player: str) -> int | None:
+        """The account balance, or None if ``player`` has no account."""
+        raw = await self.redis.hget(self.keys.account(player), "balance")
+        return None if raw is None else as_int(raw)
+
+    async def exists(self, player: str) -> bool:
+        """Whether ``player`` has an account."""
+        return bool(await self.redis.exists(self.keys.account(player)))
+
+    async def list_accounts(self) -> list[tuple[str, int]]:
+        """``(player, balance)`` of every account, sorted by player."""
+        players = sorted([as_str(m) async for m in self.redis.sscan_iter(self.keys.accounts())])
+        if not players:
+            return []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for player in players:
+                pipe.hget(self.keys.account(player), "balance")
+            balances = await pipe.execute()
+        return [(p, as_int(b)) for p, b in zip(players, balances, strict=True)]

@@ -1,0 +1,139 @@
+"""Every Redis key and channel name of the product, in one place.
+
+All names start with one prefix (``pg:`` by default; give another to :class:`Keys`
+to run several products or test suites in one Redis). Nothing else in the code base
+builds a key name: Lua scripts receive every key they touch in ``KEYS``.
+
+====================================  =========  ==============================================
+Name                                  Type       Contents
+====================================  =========  ==============================================
+``pg:table:{t}``                      hash       ``v`` state version, ``s`` state bytes (the
+                                                 state machine's encoding), ``seq`` last event
+                                                 sequence number, ``tok`` fencing token of the
+                                                 last writer
+``pg:table:{t}:fence``                string     fencing counter: INCR gives each new owner a
+                                                 larger token
+``pg:table:{t}:lease``                string     ``<token>:<owner>``, SET NX PX; absent when no
+                                                 process owns the table
+``pg:table:{t}:events``               stream     replay buffer: entry id ``<seq>-0``, field
+                                                 ``e`` the encoded event; the last N kept
+``pg:table:{t}:applied:{b}``          hash       ledger keys applied by commits whose new
+                                                 version is in window ``b`` -> ledger stream id;
+                                                 expires (see :data:`APPLIED_WINDOW`)
+``pg:table:{t}:events:chan``          pub/sub    live events, each ``seq`` (8 bytes, big
+                                                 endian) followed by the encoded event
+``pg:table:{t}:inbox``                stream     reserved: actions for the owner of ``t``
+``pg:tables``                         set        ids of every table ever committed
+``pg:account:{p}``                    hash       ``balance`` (chips, integer)
+``pg:accounts``                       set        names of every player with an account
+``pg:credits``                        hash       operator credit key -> ledger stream id
+                                                 (idempotency of credits)
+``pg:money``                          hash       ``in`` chips ever credited from outside,
+                                                 ``entries`` ledger entries ever appended
+``pg:ledger``                         stream     every chip movement: ``key kind player amount
+                                                 source dest table``; MAXLEN ~ a large bound
+``pg:log:{p}``                        list       game logs of player ``p``, newest first,
+                                                 capped; each an 8-byte big-endian ordinal
+                                                 followed by the record
+``pg:session:{id}``                   hash       reserved: a resumable session (with a TTL)
+====================================  =========  ==============================================
+
+``{t}`` is a table id, ``{p}`` a player name (validated by
+:func:`server.auth.tokens.check_player`, so neither contains ``:`` or braces).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_PREFIX = "pg:"
+
+APPLIED_WINDOW = 4096
+"""Versions per ``applied`` bucket. A commit checks the bucket of its new version and
+the one before, so an entry key is refused a second time for at least this many
+versions of its table (retries come within a few versions); older buckets are
+deleted, which bounds the memory per table to two buckets."""
+
+APPLIED_TTL_MS = 30 * 24 * 3600 * 1000
+"""An ``applied`` bucket of a table that stops playing expires after this long."""
+
+
+@dataclass(frozen=True, slots=True)
+class Keys:
+    """The key names under one ``prefix``."""
+
+    prefix: str = DEFAULT_PREFIX
+
+    # --- tables -----------------------------------------------------------------
+
+    def table_state(self, table_id: str) -> str:
+        """Hash: version, state bytes, last event seq, last writer's token."""
+        return f"{self.prefix}table:{table_id}"
+
+    def table_fence(self, table_id: str) -> str:
+        """String counter: the last fencing token handed out for the table."""
+        return f"{self.prefix}table:{table_id}:fence"
+
+    def table_lease(self, table_id: str) -> str:
+        """String ``<token>:<owner>`` with a TTL: who owns the table now."""
+        return f"{self.prefix}table:{table_id}:lease"
+
+    def table_events(self, table_id: str) -> str:
+        """Stream: the table's replay buffer, entry id ``<seq>-0``."""
+        return f"{self.prefix}table:{table_id}:events"
+
+    def table_channel(self, table_id: str) -> str:
+        """Pub/sub channel of the table's live events."""
+        return f"{self.prefix}table:{table_id}:events:chan"
+
+    def table_inbox(self, table_id: str) -> str:
+        """Stream (reserved): actions travelling to the table's owner."""
+        return f"{self.prefix}table:{table_id}:inbox"
+
+    def applied(self, table_id: str, bucket: int) -> str:
+        """Hash: ledger keys applied by the table's commits in version window ``bucket``."""
+        return f"{self.prefix}table:{table_id}:applied:{bucket}"
+
+    def tables(self) -> str:
+        """Set: every table id that has a stored state."""
+        return f"{self.prefix}tables"
+
+    # --- accounts and money -----------------------------------------------------
+
+    def account(self, player: str) -> str:
+        """Hash: the player's account (field ``balance``)."""
+        return f"{self.prefix}account:{player}"
+
+    def accounts(self) -> str:
+        """Set: every player with an account."""
+        return f"{self.prefix}accounts"
+
+    def credits(self) -> str:
+        """Hash: operator credit idempotency key -> ledger stream id."""
+        return f"{self.prefix}credits"
+
+    def money(self) -> str:
+        """Hash: ``in`` (chips ever credited) and ``entries`` (ledger entries appended)."""
+        return f"{self.prefix}money"
+
+    def ledger_stream(self) -> str:
+        """Stream: every chip movement of the product."""
+        return f"{self.prefix}ledger"
+
+    # --- players ----------------------------------------------------------------
+
+    def game_log(self, player: str) -> str:
+        """List: the player's game logs, newest first, capped."""
+        return f"{self.prefix}log:{player}"
+
+    def session(self, session_id: str) -> str:
+        """Hash (reserved): a resumable session."""
+        return f"{self.prefix}session:{session_id}"
+
+
+DEFAULT_KEYS = Keys()
+
+
+def applied_bucket(version: int) -> int:
+    """The ``applied`` bucket of the commit that writes ``version``."""
+    return version // APPLIED_WINDOW

@@ -1,0 +1,224 @@
+"""The Lua scripts of the store, as module-level strings (so they ship inside the
+package with no data-file configuration).
+
+Each script receives every key it touches in ``KEYS`` (names come from
+:mod:`server.store.keys`; a script never builds one) and runs atomically. A script
+that may refuse does all its checks before its first write: Redis does not roll back
+a script that fails half-way, so "nothing written" must hold by construction.
+
+Numbers cross into Lua as doubles: every chip amount, version and token stays below
+2**53 (the Python side checks amounts), and numbers are formatted with ``%d`` before
+being concatenated into strings, because Lua's ``tostring`` keeps only 14 digits.
+"""
+
+from __future__ import annotations
+
+LEASE_ACQUIRE = """
+-- KEYS[1] lease, KEYS[2] fencing counter; ARGV[1] owner, ARGV[2] ttl ms.
+-- Only a free table is taken: the counter grows only for a real new owner.
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return false
+end
+local token = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], string.format('%d', token) .. ':' .. ARGV[1], 'PX', ARGV[2])
+return token
+"""
+
+LEASE_RENEW = """
+-- KEYS[1] lease; ARGV[1] '<token>:<owner>', ARGV[2] ttl ms. 1 if still ours.
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+LEASE_RELEASE = """
+-- KEYS[1] lease; ARGV[1] '<token>:<owner>'. Deletes only our own lease.
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+"""
+
+COMMIT = """
+-- One state change of a table, all or nothing.
+-- KEYS: 1 lease, 2 table hash, 3 events stream, 4 applied bucket (current),
+--       5 applied bucket (previous), 6 applied bucket (two back, deleted),
+--       7 ledger stream, 8 money hash, 9 tables set, 10 accounts set,
+--       then one account hash per distinct player with an account entry,
+--       then one game-log list per log record.
+-- ARGV: 1 token, 2 expected version, 3 new version, 4 state, 5 table id,
+--       6 events cap, 7 ledger maxlen, 8 log cap, 9 channel ('' = none),
+--       10 applied ttl ms, 11 #accounts, 12 #entries, 13 #events, 14 #logs,
+--       then the account players, then 7 per entry (key kind player amount source
+--       dest account-index, 0 when no side is 'account'), then 2 per event (seq
+--       payload), then 1 per log (record).
+local n_acc = tonumber(ARGV[11])
+local n_ent = tonumber(ARGV[12])
+local n_evt = tonumber(ARGV[13])
+local n_log = tonumber(ARGV[14])
+local acc_base = 14
+local ent_base = acc_base + n_acc
+local evt_base = ent_base + 7 * n_ent
+local log_base = evt_base + 2 * n_evt
+local new_version = tonumber(ARGV[3])
+
+-- 1. Checks; no write before the last of them.
+local stored_v = tonumber(redis.call('HGET', KEYS[2], 'v') or '0')
+-- The very same commit already stored (a retry after a lost reply): say so.
+if stored_v == new_version and redis.call('HGET', KEYS[2], 's') == ARGV[4] then
+  return {'DUPLICATE', stored_v}
+end
+local lease = redis.call('GET', KEYS[1])
+if not lease then
+  return {'STALE_LEASE', ''}
+end
+local lease_token = string.match(lease, '^(%d+):')
+if lease_token ~= ARGV[1] then
+  return {'STALE_LEASE', lease_token or ''}
+end
+if stored_v ~= tonumber(ARGV[2]) then
+  return {'STALE_VERSION', stored_v}
+end
+local last_seq = tonumber(redis.call('HGET', KEYS[2], 'seq') or '0')
+if n_evt > 0 then
+  local first = tonumber(ARGV[evt_base + 1])
+  local top = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)[1]
+  local top_seq = top and tonumber(string.match(top[1], '^(%d+)')) or 0
+  -- Sequence numbers follow each other without gaps (events_since relies on it),
+  -- and XADD would fail half-way on an id not above the stream's top.
+  if first ~= last_seq + 1 or top_seq >= first then
+    return {'BAD_SEQ', last_seq}
+  end
+  last_seq = tonumber(ARGV[evt_base + 2 * (n_evt - 1) + 1])
+end
+
+-- Entries not yet applied (by an earlier commit, or earlier in this one).
+local fresh = {}
+local seen = {}
+local delta = {}
+for a = 1, n_acc do delta[a] = 0 end
+for i = 0, n_ent - 1 do
+  local b = ent_base + 7 * i
+  local key = ARGV[b + 1]
+  if not seen[key]
+      and redis.call('HEXISTS', KEYS[4], key) == 0
+      and redis.call('HEXISTS', KEYS[5], key) == 0 then
+    fresh[#fresh + 1] = b
+    local a = tonumber(ARGV[b + 7])
+    if a > 0 then
+      local amount = tonumber(ARGV[b + 4])
+      if ARGV[b + 5] == 'account' then
+        delta[a] = delta[a] - amount
+      else
+        delta[a] = delta[a] + amount
+      end
+    end
+  end
+  seen[key] = true
+end
+-- The net change per account must not overdraw it (the commit is one step, so
+-- only its end result counts).
+for a = 1, n_acc do
+  if delta[a] < 0 then
+    local balance = tonumber(redis.call('HGET', KEYS[10 + a], 'balance') or '0')
+    if balance + delta[a] < 0 then
+      return {'INSUFFICIENT', ARGV[acc_base + a], balance, -delta[a]}
+    end
+  end
+end
+
+-- 2. Writes.
+for a = 1, n_acc do
+  if delta[a] ~= 0 then
+    redis.call('HINCRBY', KEYS[10 + a], 'balance', delta[a])
+    redis.call('SADD', KEYS[10], ARGV[acc_base + a])
+  end
+end
+for _, b in ipairs(fresh) do
+  local id = redis.call('XADD', KEYS[7], 'MAXLEN', '~', ARGV[7], '*',
+    'key', ARGV[b + 1], 'kind', ARGV[b + 2], 'player', ARGV[b + 3],
+    'amount', ARGV[b + 4], 'source', ARGV[b + 5], 'dest', ARGV[b + 6],
+    'table', ARGV[5])
+  redis.call('HSET', KEYS[4], ARGV[b + 1], id)
+end
+if #fresh > 0 then
+  redis.call('PEXPIRE', KEYS[4], ARGV[10])
+  redis.call('HINCRBY', KEYS[8], 'entries', #fresh)
+end
+-- Buckets two windows back are never consulted again.
+redis.call('DEL', KEYS[6])
+
+redis.call('HSET', KEYS[2], 'v', ARGV[3], 's', ARGV[4], 'seq', string.format('%d', last_seq),
+  'tok', ARGV[1])
+redis.call('SADD', KEYS[9], ARGV[5])
+
+for i = 0, n_evt - 1 do
+  local seq = ARGV[evt_base + 2 * i + 1]
+  local payload = ARGV[evt_base + 2 * i + 2]
+  redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[6], seq .. '-0', 'e', payload)
+  if ARGV[9] ~= '' then
+    redis.call('PUBLISH', ARGV[9], struct.pack('>I8', tonumber(seq)) .. payload)
+  end
+end
+
+for i = 1, n_log do
+  local key = KEYS[10 + n_acc + i]
+  local head = redis.call('LINDEX', key, 0)
+  local ordinal = 1
+  if head then
+    ordinal = struct.unpack('>I8', head) + 1
+  end
+  redis.call('LPUSH', key, struct.pack('>I8', ordinal) .. ARGV[log_base + i])
+  redis.call('LTRIM', key, 0, tonumber(ARGV[8]) - 1)
+end
+
+return {'OK', #fresh, n_ent - #fresh}
+"""
+
+HISTORY = """
+-- KEYS[1] a game-log list (newest first, ordinals contiguous from the head down);
+-- ARGV[1] cursor (0 = newest; else return ordinals below it), ARGV[2] count.
+local head = redis.call('LINDEX', KEYS[1], 0)
+if not head then
+  return {}
+end
+local start = 0
+local cursor = tonumber(ARGV[1])
+if cursor > 0 then
+  -- The item with ordinal o is at index (head ordinal - o).
+  start = struct.unpack('>I8', head) - cursor + 1
+  if start < 0 then start = 0 end
+end
+return redis.call('LRANGE', KEYS[1], start, start + tonumber(ARGV[2]) - 1)
+"""
+
+CREDIT = """
+-- Money from outside into an account.
+-- KEYS: 1 account hash, 2 accounts set, 3 credits hash, 4 ledger stream, 5 money hash.
+-- ARGV: 1 player, 2 amount (>= 0), 3 ledger key, 4 ledger maxlen,
+--       5 mode: 'credit' (idempotent by key) or 'guest' (only if no account yet).
+-- Returns {1 if applied else 0, balance}.
+if ARGV[5] == 'guest' then
+  if redis.call('EXISTS', KEYS[1]) == 1 then
+    return {0, tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')}
+  end
+elseif redis.call('HEXISTS', KEYS[3], ARGV[3]) == 1 then
+  return {0, tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')}
+end
+local balance = redis.call('HINCRBY', KEYS[1], 'balance', ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[1])
+if tonumber(ARGV[2]) > 0 then
+  local id = redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], '*',
+    'key', ARGV[3], 'kind', 'credit', 'player', ARGV[1], 'amount', ARGV[2],
+    'source', 'outside', 'dest', 'account', 'table', '')
+  redis.call('HINCRBY', KEYS[5], 'in', ARGV[2])
+  redis.call('HINCRBY', KEYS[5], 'entries', 1)
+  if ARGV[5] == 'credit' then
+    redis.call('HSET', KEYS[3], ARGV[3], id)
+  end
+end
+return {1, balance}
+"""

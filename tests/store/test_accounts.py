@@ -1,0 +1,78 @@
+"""Accounts: guests, operator credits, balances, listing."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis.asyncio
+
+from server.store.accounts import AccountStore
+from server.store.keys import Keys
+from server.store.replies import stream_entries
+from server.store.tables import StoreError
+
+
+@pytest.fixture
+def accounts(redis_client: redis.asyncio.Redis) -> AccountStore:
+    return AccountStore(redis_client)
+
+
+@pytest.mark.asyncio
+async def test_guest_is_created_once(accounts: AccountStore) -> None:
+    first = await accounts.ensure_guest("ann", 500)
+    assert (first.applied, first.balance) == (True, 500)
+    again = await accounts.ensure_guest("ann", 900)
+    assert (again.applied, again.balance) == (False, 500)
+    assert await accounts.balance("ann") == 500
+    zero = await accounts.ensure_guest("bob", 0)
+    assert (zero.applied, zero.balance) == (True, 0)
+    assert await accounts.exists("bob")
+    assert await accounts.balance("nobody") is None
+
+
+@pytest.mark.asyncio
+async def test_credit_is_idempotent_by_key(
+    accounts: AccountStore, redis_client: redis.asyncio.Redis
+) -> None:
+    results = await asyncio.gather(*(accounts.credit("ann", 100, "op-1") for _ in range(5)))
+    assert sum(r.applied for r in results) == 1
+    assert (await accounts.credit("ann", 50, "op-2")).balance == 150
+    assert await accounts.balance("ann") == 150
+    keys = Keys()
+    assert await redis_client.hget(keys.money(), "in") == b"150"
+    entries = stream_entries(await redis_client.xrange(keys.ledger_stream()))
+    assert [fields["key"] for _, fields in entries] == [b"op-1", b"op-2"]
+    assert {fields["source"] for _, fields in entries} == {b"outside"}
+    assert {fields["kind"] for _, fields in entries} == {b"credit"}
+
+
+@pytest.mark.asyncio
+async def test_list_accounts(accounts: AccountStore) -> None:
+    assert await accounts.list_accounts() == []
+    await accounts.ensure_guest("zed", 5)
+    await accounts.credit("ann", 7, "k")
+    assert await accounts.list_accounts() == [("ann", 7), ("zed", 5)]
+
+
+@pytest.mark.asyncio
+async def test_bad_arguments(accounts: AccountStore) -> None:
+    with pytest.raises(ValueError, match="positive"):
+        await accounts.credit("ann", 0, "k")
+    with pytest.raises(ValueError, match="key"):
+        await accounts.credit("ann", 1, "")
+    with pytest.raises(ValueError, match="player name"):
+        await accounts.credit("a:b", 1, "k")
+    with pytest.raises(ValueError, match="negative"):
+        await accounts.ensure_guest("ann", -1)
+
+
+@pytest.mark.asyncio
+async def test_refuses_a_decoding_client(redis_client: redis.asyncio.Redis) -> None:
+    kwargs = redis_client.connection_pool.connection_kwargs
+    text_client = redis.asyncio.Redis(unix_socket_path=kwargs["path"], decode_responses=True)
+    try:
+        with pytest.raises(StoreError, match="decode_responses"):
+            AccountStore(text_client)
+    finally:
+        await text_client.aclose()

@@ -1,0 +1,158 @@
+"""The audit passes on a consistent store and explains what is wrong on a broken one."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import pytest_asyncio
+import redis.asyncio
+
+from server.store.accounts import AccountStore
+from server.store.audit import audit
+from server.store.tables import TableStore
+from server.table.ledger import Kind, LedgerEntry, Pot
+
+# The tests' own table state: the money totals as JSON (the real format is the
+# state machine's; the audit only sees it through ``table_money``).
+
+
+def state(table: int, held: int, house: int) -> bytes:
+    return json.dumps({"table": table, "held": held, "house": house}).encode()
+
+
+def table_money(blob: bytes) -> tuple[int, int, int]:
+    data = json.loads(blob)
+    return int(data["table"]), int(data["held"]), int(data["house"])
+
+
+def e(key: str, kind: Kind, player: str, amount: int, source: Pot, dest: Pot) -> LedgerEntry:
+    return LedgerEntry(key, kind, player, amount, source, dest)
+
+
+@pytest_asyncio.fixture
+async def played(redis_client: redis.asyncio.Redis) -> TableStore:
+    """Two players credited, bought in, one round played and settled."""
+    accounts = AccountStore(redis_client)
+    tables = TableStore(redis_client)
+    await accounts.credit("ann", 1000, "op:ann")
+    await accounts.ensure_guest("bob", 500)
+    token = await tables.acquire_lease("t1", "node", 10_000)
+    assert token is not None
+    steps = [
+        (
+            state(500, 0, 0),
+            [
+                e("t1:ann:buyin:1", Kind.BUY_IN, "ann", 300, Pot.ACCOUNT, Pot.TABLE),
+                e("t1:bob:buyin:1", Kind.BUY_IN, "bob", 200, Pot.ACCOUNT, Pot.TABLE),
+            ],
+        ),
+        (
+            state(400, 100, 0),
+            [
+                e("t1:r1:ann:bet", Kind.BET, "ann", 50, Pot.TABLE, Pot.HELD),
+                e("t1:r1:bob:bet", Kind.BET, "bob", 50, Pot.TABLE, Pot.HELD),
+            ],
+        ),
+        (
+            state(498, 0, 2),
+            [
+                e("t1:r1:ann:ret", Kind.BET_RETURNED, "ann", 50, Pot.HELD, Pot.TABLE),
+                e("t1:r1:ann:win", Kind.WIN, "ann", 50, Pot.HOUSE, Pot.TABLE),
+                e("t1:r1:ann:com", Kind.COMMISSION, "ann", 2, Pot.TABLE, Pot.HOUSE),
+                e("t1:r1:bob:lost", Kind.BET_LOST, "bob", 50, Pot.HELD, Pot.HOUSE),
+            ],
+        ),
+    ]
+    for version, (blob, entries) in enumerate(steps, start=1):
+        result = await tables.commit(
+            "t1",
+            token=token,
+            expected_version=version - 1,
+            new_version=version,
+            state=blob,
+            entries=entries,
+        )
+        assert result.ok
+    return tables
+
+
+@pytest.mark.asyncio
+async def test_consistent_store_passes(played: TableStore) -> None:
+    report = await audit(played.redis, table_money)
+    assert report.ok, report.explain()
+    assert report.credited == 1500
+    assert (report.accounts_total, report.tables_total, report.house_total) == (1000, 498, 2)
+    assert report.ledger_complete
+    assert report.ledger_scanned == 10
+    assert report.explain().endswith("audit passed")
+
+
+@pytest.mark.asyncio
+async def test_empty_store_passes(redis_client: redis.asyncio.Redis) -> None:
+    assert (await audit(redis_client, table_money)).ok
+
+
+@pytest.mark.asyncio
+async def test_chips_that_do_not_add_up(played: TableStore) -> None:
+    # A table state that lost 10 chips (a bug in the state machine, say).
+    await played.redis.hset(played.keys.table_state("t1"), "s", state(488, 0, 2))
+    report = await audit(played.redis, table_money)
+    assert not report.ok
+    text = report.explain()
+    assert "chips do not add up: 1500 credited" in text
+    assert "difference -10" in text
+    assert "table total is 488 in the table states, the ledger says 498" in text
+    assert text.endswith("audit FAILED (2 problems)")
+
+
+@pytest.mark.asyncio
+async def test_settlement_applied_twice(played: TableStore) -> None:
+    # Simulate a double payout written around the store's idempotency.
+    r, k = played.redis, played.keys
+    await r.xadd(
+        k.ledger_stream(),
+        {
+            "key": "t1:r1:ann:win",
+            "kind": "win",
+            "player": "ann",
+            "amount": 50,
+            "source": "house",
+            "dest": "table",
+            "table": "t1",
+        },
+    )
+    await r.hincrby(k.money(), "entries", 1)
+    report = await audit(r, table_money)
+    assert not report.ok
+    assert list(report.duplicates) == ["t1:r1:ann:win"]
+    assert "1 ledger keys applied more than once: t1:r1:ann:win (" in report.explain()
+
+
+@pytest.mark.asyncio
+async def test_account_that_differs_from_the_ledger(played: TableStore) -> None:
+    await played.redis.hincrby(played.keys.account("bob"), "balance", -400)
+    await played.redis.hincrby(played.keys.account("ann"), "balance", 400)
+    report = await audit(played.redis, table_money)
+    text = report.explain()
+    assert not report.ok
+    assert "chips do not add up" not in text  # the sum is right, the split is not
+    assert "bob: balance -100, ledger says 300" in text
+    assert "negative accounts: bob (-100)" in text
+
+
+@pytest.mark.asyncio
+async def test_trimmed_ledger_is_noted(played: TableStore) -> None:
+    await played.redis.xtrim(played.keys.ledger_stream(), maxlen=3, approximate=False)
+    report = await audit(played.redis, table_money)
+    assert report.ok, report.explain()
+    assert not report.ledger_complete
+    assert "holds 3 of 10 entries" in report.explain()
+
+
+@pytest.mark.asyncio
+async def test_unreadable_state(played: TableStore) -> None:
+    await played.redis.hset(played.keys.table_state("t1"), "s", b"\xff garbage")
+    report = await audit(played.redis, table_money)
+    assert not report.ok
+    assert "table t1: state unreadable" in report.explain()

@@ -1,0 +1,174 @@
+"""The embedded redis-server: starts, stops, persists, and never leaves a process behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+from server.store.embedded import EmbeddedRedis, EmbeddedRedisError
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie awaiting its reaper counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def servers_using(data_dir: Path) -> list[int]:
+    """Pids of redis-server processes started with a config file in ``data_dir``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if str(data_dir).encode() in cmdline and alive(int(proc.name)):
+            found.append(int(proc.name))
+    return found
+
+
+def wait_gone(pid: int, timeout_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
+
+
+def test_start_stop_leaves_no_process(tmp_path: Path) -> None:
+    server = EmbeddedRedis(tmp_path)
+    server.start()
+    pid = server.pid
+    assert pid is not None
+    assert alive(pid)
+    assert server.running
+    server.stop()
+    assert not alive(pid)
+    assert server.pid is None
+    assert servers_using(tmp_path) == []
+    server.stop()  # stopping twice is harmless
+
+
+def test_exception_inside_the_context_stops_it(tmp_path: Path) -> None:
+    pids: list[int | None] = []
+
+    def fail() -> None:
+        with EmbeddedRedis(tmp_path) as server:
+            pids.append(server.pid)
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        fail()
+    [pid] = pids
+    assert pid is not None
+    assert not alive(pid)
+
+
+def test_append_only_file_persists_across_restart(tmp_path: Path) -> None:
+    with EmbeddedRedis(tmp_path) as server:
+        conn = redis.Redis(**server.connection_kwargs())
+        conn.set("pg:test", b"kept")
+        conn.close()
+    # Redis 6 writes appendonly.aof, Redis 7 an appendonlydir/ (a PATH binary may be 7).
+    assert [p for p in tmp_path.iterdir() if p.name.startswith("appendonly")]
+    with EmbeddedRedis(tmp_path) as server:
+        conn = redis.Redis(**server.connection_kwargs())
+        assert conn.get("pg:test") == b"kept"
+        assert conn.config_get("appendfsync") == {"appendfsync": "everysec"}
+        conn.close()
+
+
+def test_tcp_on_a_free_loopback_port(tmp_path: Path) -> None:
+    with EmbeddedRedis(tmp_path, tcp=True) as server:
+        assert server.port is not None
+        assert server.url.startswith("redis://127.0.0.1:")
+        conn = redis.Redis.from_url(server.url)
+        assert conn.ping()
+        conn.close()
+
+
+def test_one_data_folder_one_server(tmp_path: Path) -> None:
+    with EmbeddedRedis(tmp_path):
+        other = EmbeddedRedis(tmp_path)
+        with pytest.raises(EmbeddedRedisError, match="in use"):
+            other.start()
+        assert other.pid is None
+
+
+def test_failed_start_leaves_no_process(tmp_path: Path) -> None:
+    server = EmbeddedRedis(tmp_path, config={"maxmemory-policy": "no-such-policy"})
+    with pytest.raises(EmbeddedRedisError, match="exited"):
+        server.start()
+    assert server.pid is None
+    assert servers_using(tmp_path) == []
+    # The lock is released: a good configuration starts in the same folder.
+    with EmbeddedRedis(tmp_path) as again:
+        assert again.running
+
+
+def test_long_folder_name_uses_a_short_socket_path(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    with EmbeddedRedis(deep) as server:
+        assert server.unix_socket is not None
+        assert len(str(server.unix_socket)) < 100
+        socket_dir = server.unix_socket.parent
+        assert redis.Redis(**server.connection_kwargs()).ping()
+    assert not socket_dir.exists()
+
+
+@pytest.mark.asyncio
+async def test_async_api(tmp_path: Path) -> None:
+    async with EmbeddedRedis(tmp_path) as server:
+        pid = server.pid
+        assert pid is not None
+        client = server.client()
+        assert await client.ping()
+        await client.aclose()
+    assert not alive(pid)
+
+
+def test_parent_killed_takes_redis_along(tmp_path: Path) -> None:
+    """SIGKILL of the owning process (no cleanup code runs) still stops redis-server."""
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        from server.store.embedded import EmbeddedRedis
+        server = EmbeddedRedis({str(tmp_path)!r})
+        server.start()
+        print(server.pid, flush=True)
+        time.sleep(60)
+        """
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        assert alive(child)
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        assert parent.stdout is not None
+        parent.stdout.close()
+    assert wait_gone(child), "redis-server outlived its parent"

@@ -1,0 +1,459 @@
+"""Table store against a real Redis: leases, commits, idempotency, races, events, logs."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis.asyncio
+
+from server.store.accounts import AccountStore
+from server.store.embedded import EmbeddedRedis
+from server.store.keys import APPLIED_WINDOW, Keys
+from server.store.tables import (
+    CommitStatus,
+    StoreError,
+    TableStore,
+    decode_published,
+)
+from server.table.ledger import Kind, LedgerEntry, Pot
+
+T = "t1"
+
+
+def buy_in(key: str, player: str, amount: int) -> LedgerEntry:
+    return LedgerEntry(key, Kind.BUY_IN, player, amount, Pot.ACCOUNT, Pot.TABLE)
+
+
+def cash_out(key: str, player: str, amount: int) -> LedgerEntry:
+    return LedgerEntry(key, Kind.CASH_OUT, player, amount, Pot.TABLE, Pot.ACCOUNT)
+
+
+def bet(key: str, player: str, amount: int) -> LedgerEntry:
+    return LedgerEntry(key, Kind.BET, player, amount, Pot.TABLE, Pot.HELD)
+
+
+@pytest.fixture
+def store(redis_client: redis.asyncio.Redis) -> TableStore:
+    return TableStore(redis_client, events_cap=5, log_cap=4)
+
+
+@pytest.fixture
+def accounts(redis_client: redis.asyncio.Redis) -> AccountStore:
+    return AccountStore(redis_client)
+
+
+async def ledger_len(client: redis.asyncio.Redis) -> int:
+    return int(await client.xlen(Keys().ledger_stream()))
+
+
+# --- leases --------------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_lease_is_exclusive_and_tokens_grow(store: TableStore) -> None:
+    first = await store.acquire_lease(T, "node-a", 10_000)
+    assert first == 1
+    assert await store.acquire_lease(T, "node-b", 10_000) is None
+    assert await store.lease_holder(T) == (1, "node-a")
+    assert not await store.release_lease(T, "node-b", 1)
+    assert await store.release_lease(T, "node-a", 1)
+    assert await store.lease_holder(T) is None
+    assert await store.acquire_lease(T, "node-b", 10_000) == 2
+
+
+@pytest.mark.asyncio
+async def test_lease_renewal_and_expiry(store: TableStore) -> None:
+    token = await store.acquire_lease(T, "node-a", 80)
+    assert token is not None
+    assert await store.renew_lease(T, "node-a", token, 80)
+    assert not await store.renew_lease(T, "node-a", token + 1, 80)
+    await asyncio.sleep(0.2)
+    assert not await store.renew_lease(T, "node-a", token, 80)  # expired: gone
+    assert await store.acquire_lease(T, "node-b", 10_000) == token + 1
+
+
+@pytest.mark.asyncio
+async def test_stale_owner_commit_is_refused(store: TableStore) -> None:
+    old = await store.acquire_lease(T, "node-a", 50)
+    assert old is not None
+    assert (await store.commit(T, token=old, expected_version=0, new_version=1, state=b"s1")).ok
+    await asyncio.sleep(0.1)  # node-a stalls; its lease expires, node-b takes over
+    new = await store.acquire_lease(T, "node-b", 10_000)
+    assert new == old + 1
+    result = await store.commit(T, token=old, expected_version=1, new_version=2, state=b"old")
+    assert result.status is CommitStatus.STALE_LEASE
+    assert result.stale
+    assert result.lease_token == new
+    assert (await store.commit(T, token=new, expected_version=1, new_version=2, state=b"new")).ok
+    stored = await store.load(T)
+    assert stored is not None
+    assert (stored.version, stored.state, stored.token) == (2, b"new", new)
+
+
+@pytest.mark.asyncio
+async def test_commit_without_lease_is_refused(store: TableStore) -> None:
+    result = await store.commit(T, token=1, expected_version=0, new_version=1, state=b"s")
+    assert result.status is CommitStatus.STALE_LEASE
+    assert result.lease_token is None
+    assert await store.load(T) is None
+
+
+# --- versions and idempotency --------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_version_check(store: TableStore) -> None:
+    token = await store.acquire_lease(T, "n", 10_000)
+    assert token is not None
+    assert await store.load(T) is None
+    assert (await store.commit(T, token=token, expected_version=0, new_version=1, state=b"a")).ok
+    result = await store.commit(T, token=token, expected_version=0, new_version=2, state=b"b")
+    assert result.status is CommitStatus.STALE_VERSION
+    assert result.stored_version == 1
+    stored = await store.load(T)
+    assert stored is not None
+    assert (stored.version, stored.state) == (1, b"a")
+    with pytest.raises(ValueError, match="above"):
+        await store.commit(T, token=token, expected_version=1, new_version=1, state=b"c")
+
+
+@pytest.mark.asyncio
+async def test_retried_commit_pays_once(
+    store: TableStore, accounts: AccountStore, redis_client: redis.asyncio.Redis
+) -> None:
+    await accounts.credit("ann", 1000, "c1")
+    token = await store.acquire_lease(T, "n", 10_000)
+    assert token is not None
+    entries = [buy_in("t1:r0:ann:buyin", "ann", 300), bet("t1:r1:ann:bet", "ann", 50)]
+
+    async def attempt() -> CommitStatus:
+        result = await store.commit(
+            T, token=token, expected_version=0, new_version=1, state=b"s1", entries=entries
+        )
+        return result.status
+
+    assert await attempt() is CommitStatus.OK
+    assert await attempt() is CommitStatus.DUPLICATE  # the reply was lost; retry
+    assert await accounts.balance("ann") == 700
+    assert await ledger_len(redis_client) == 3  # the credit and the two entries
+
+    # The same keys in a later commit (a state machine replaying them) are skipped.
+    later = await store.commit(
+        T, token=token, expected_version=1, new_version=2, state=b"s2", entries=entries
+    )
+    assert later.status is CommitStatus.OK
+    assert (later.applied, later.skipped) == (0, 2)
+    assert await accounts.balance("ann") == 700
+    assert await ledger_len(redis_client) == 3
+
+
+@pytest.mark.asyncio
+async def test_applied_keys_survive_a_window_boundary(
+    store: TableStore, accounts: AccountStore
+) -> None:
+    await accounts.credit("ann", 100, "c1")
+    token = await store.acquire_lease(T, "n", 10_000)
+    assert token is not None
+    v = APPLIED_WINDOW - 1
+    assert (await store.commit(T, token=token, expected_version=0, new_version=v, state=b"a")).ok
+    first = await store.commit(
+        T,
+        token=token,
+        expected_version=v,
+        new_version=v + 1,
+        state=b"b",
+        entries=[buy_in("k", "ann", 10)],
+    )
+    assert first.applied == 1
+    again = await store.commit(
+        T,
+        token=token,
+        expected_version=v + 1,
+        new_version=2 * APPLIED_WINDOW,
+        state=b"c",
+        entries=[buy_in("k", "ann", 10)],
+    )
+    assert (again.applied, again.skipped) == (0, 1)
+    assert await accounts.balance("ann") == 90
+
+
+@pytest.mark.asyncio
+async def test_duplicate_key_within_one_commit_is_applied_once(
+    store: TableStore, accounts: AccountStore
+) -> None:
+    await accounts.credit("ann", 100, "c1")
+    token = await store.acquire_lease(T, "n", 10_000)
+    assert token is not None
+    result = await store.commit(
+        T,
+        token=token,
+        expected_version=0,
+        new_version=1,
+        state=b"a",
+        entries=[buy_in("k", "ann", 10), buy_in("k", "ann", 10)],
+    )
+    assert (result.applied, result.skipped) == (1, 1)
+    assert await accounts.balance("ann") == 90
+
+
+# --- balances --------------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_insufficient_balance_writes_nothing(
+    store: TableStore, accounts: AccountStore, redis_client: redis.asyncio.Redis
+) -> None:
+    await accounts.credit("ann", 100, "c-ann")
+    await accounts.credit("bob", 100, "c-bob")
+    token = await store.acquire_lease(T, "n", 10_000)
+    assert token is not None
+    result = await store.commit(
+        T,
+        token=token,
+        expected_version=0,
+        new_version=1,
+        state=b"s",
+        entries=[buy_in("a", "ann", 60), buy_in("b", "bob", 101)],
+        events=[(1, b"e1")],
+        logs=[("ann", b"log")],
+    )
+    assert result.status is CommitStatus.INSUFFICIENT
+    assert (result.player, result.balance, result.needed) == ("bob", 100, 101)
+    assert await store.load(T) is None
+    assert await accounts.balance("ann") == 100
+    assert await ledger_len(redis_client) == 2  # the two credits only
+    assert await store.events_since(T, 0) == []
+    assert (await store.history("ann")).items == []
+    # Nothing was marked applied: the same keys go through once affordable.
+    ok = await store.commit(
+        T,
+        token=token,
+        expected_version=0,
+        new_version=1,
+        state=b"s",
+        entries=[buy_in("a", "ann", 60), buy_in("b", "bob", 100)],
+    )
+    assert ok.applied == 2
+
+
+@pytest.mark.asyncio
+async def test_net_change_counts_and_cash_out_creates_account(
+    store: TableStore, accounts: AccountStore
+) -> None:
+    await accounts.credit("ann", 10, "c1")
+    token = await store.acquire_lease(T, "n", 10_000)
+    assert token is not None
+    result = await store.commit(
+        T,
+        token=token,
+        expected_version=0,
+        new_version=1,
+        state=b"s",
+        entries=[cash_out("x", "ann", 50), buy_in("y", "ann", 60), cash_out("z", "cid", 7)],
+    )
+    assert result.status is CommitStatus.OK
+    assert await accounts.balance("ann") == 0
+    assert await accounts.balance("cid") == 7
+    assert ("cid", 7) in await accounts.list_accounts()
+
+
+@pytest.mark.asyncio
+async def test_racing_commits_for_the_same_chips(
+    redis_server: EmbeddedRedis, accounts: AccountStore
+) -> None:
+    """Two tables (two owners, two connections) buy in with the same account at once."""
+    await accounts.credit("ann", 100, "c1")
+    clients = [redis_server.client(), redis_server.client()]
+    try:
+        stores = [TableStore(c) for c in clients]
+        tokens = [await s.acquire_lease(f"t{i}", f"n{i}", 10_000) for i, s in enumerate(stores)]
+
+        async def buy(i: int) -> CommitStatus:
+            token = tokens[i]
+            assert token is not None
+            result = await stores[i].commit(
+                f"t{i}",
+                token=token,
+                expected_version=0,
+                new_version=1,
+                state=b"s",
+                entries=[buy_in(f"t{i}:buyin", "ann", 70)],
+            )
+            return result.status
+
+        for _ in range(20):
+            outcomes = await asyncio.gather(buy(0), buy(1))
+            assert sorted(o.value for o in outcomes) == ["insufficient", "ok"]
+            assert await accounts.balance("ann") == 30
+            # Reset for the next round of the race.
+            for i, s in enumerate(stores):
+                await s.redis.delete(s.keys.table_state(f"t{i}"))
+                await s.redis.delete(s.keys.applied(f"t{i}", 0))
+            await s.redis.hset(s.keys.account("ann"), "balance", 100)
+    finally:
+        for c in clients:
+            await c.aclose()
+
+
+@pytest.mark.asyncio
+async def test_racing_commits_same_table_one_wins(
+    redis_server: EmbeddedRedis, store: TableStore
+) -> None:
+    # ``store`` only to start from a flushed database.
+    clients = [redis_server.client(), redis_server.client()]
+    try:
+        stores = [TableStore(c) for c in clients]
+        token = await stores[0].acquire_lease(T, "n", 10_000)
+        assert token is not None
+        results = await asyncio.gather(
+            *(
+                s.commit(T, token=token, expected_version=0, new_version=1, state=bytes([i]))
+                for i, s in enumerate(stores)
+            )
+        )
+        statuses = sorted(r.status.value for r in results)
+        assert statuses == ["ok", "stale_version"]
+    finally:
+        for c in clients:
+            await c.aclose()
+
+
+# --- events --------------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_replay_buffer_and_events_since(store: TableStore) -> None:
+    token = await store.acquire_lease(T, "n", 10_000)
+    assert token is not None
+    assert await store.events_since(T, 0) == []
+    # Two events per commit, 8 in all; the buffer keeps 5.
+    for version, seq in enumerate(range(1, 9, 2)):
+        result = await store.commit(
+            T,
+            token=token,
+            expected_version=version,
+            new_version=version + 1,
+            state=b"s",
+            events=[(seq, b"e%d" % seq), (seq + 1, b"e%d" % (seq + 1))],
+        )
+        assert result.ok
+    stored = await store.load(T)
+    assert stored is not None
+    assert stored.last_seq == 8
+    assert await store.events_since(T, 8) == []
+    assert await store.events_since(T, 6) == [(7, b"e7"), (8, b"e8")]
+    assert await store.events_since(T, 3) == [(n, b"e%d" % n) for n in range(4, 9)]
+    assert await store.events_since(T, 2) is None  # event 3 is gone: snapshot
+    assert await store.events_since(T, 9) is None  # not a seq of this table
+    assert await store.events_since(T, -1) is None
+
+
+@pytest.mark.asyncio
+async def test_events_must_follow_on(store: TableStore) -> None:
+    token = await store.acquire_lease(T, "n", 10_000)
+    assert token is not None
+    with pytest.raises(StoreError, match="after seq 0"):
+        await store.commit(
+            T, token=token, expected_version=0, new_version=1, state=b"s", events=[(2, b"x")]
+        )
+    assert await store.load(T) is None
+    with pytest.raises(ValueError, match="follow"):
+        await store.commit(
+            T,
+            token=token,
+            expected_version=0,
+            new_version=1,
+            state=b"s",
+            events=[(1, b"x"), (3, b"y")],
+        )
+
+
+@pytest.mark.asyncio
+async def test_events_are_published_after_storing(
+    store: TableStore, redis_client: redis.asyncio.Redis
+) -> None:
+    token = await store.acquire_lease(T, "n", 10_000)
+    assert token is not None
+    channel = store.keys.table_channel(T)
+    async with redis_client.pubsub() as pubsub:
+        await pubsub.subscribe(channel)
+        assert (await pubsub.get_message(timeout=1.0)) is not None  # the subscribe reply
+        await store.commit(
+            T,
+            token=token,
+            expected_version=0,
+            new_version=1,
+            state=b"s",
+            events=[(1, b"hello"), (2, b"\x00bin")],
+            publish_channel=channel,
+        )
+        got: list[tuple[int, bytes]] = []
+        while len(got) < 2:
+            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+            assert message is not None
+            got.append(decode_published(message["data"]))
+    assert got == [(1, b"hello"), (2, b"\x00bin")]
+
+
+# --- game logs -----------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_game_logs_are_capped_and_paged(store: TableStore) -> None:
+    token = await store.acquire_lease(T, "n", 10_000)
+    assert token is not None
+    for version in range(1, 7):  # six rounds; the cap is 4
+        await store.commit(
+            T,
+            token=token,
+            expected_version=version - 1,
+            new_version=version,
+            state=b"s",
+            logs=[("ann", b"round%d" % version), ("bob", b"b%d" % version)],
+        )
+    page = await store.history("ann", None, 2)
+    assert page.items == [(6, b"round6"), (5, b"round5")]
+    assert page.next_cursor == 5
+    # A new round between two pages does not shift the next page (it trims round 3).
+    await store.commit(
+        T,
+        token=token,
+        expected_version=6,
+        new_version=7,
+        state=b"s",
+        logs=[("ann", b"round7")],
+    )
+    rest = await store.history("ann", page.next_cursor, 2)
+    assert rest.items == [(4, b"round4")]
+    assert rest.next_cursor is None
+    assert (await store.history("ann", 1, 3)).items == []
+    assert (await store.history("nobody")).items == []
+    exact = await store.history("bob", None, 4)
+    assert [o for o, _ in exact.items] == [6, 5, 4, 3]
+    assert exact.next_cursor is None
+
+
+@pytest.mark.asyncio
+async def test_player_names_are_checked_before_they_become_keys(store: TableStore) -> None:
+    token = await store.acquire_lease(T, "n", 10_000)
+    assert token is not None
+    with pytest.raises(ValueError, match="player name"):
+        await store.commit(
+            T,
+            token=token,
+            expected_version=0,
+            new_version=1,
+            state=b"s",
+            entries=[buy_in("k", "x:y", 1)],
+        )
+    with pytest.raises(ValueError, match="player name"):
+        await store.commit(
+            T,
+            token=token,
+            expected_version=0,
+            new_version=1,
+            state=b"s",
+            logs=[("{bad}", b"r")],
+        )
+    assert await store.load(T) is None
