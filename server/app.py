@@ -1,0 +1,196 @@
+"""One server process: Redis (embedded or external), the hosted tables, the gateway.
+
+:class:`App` starts everything in order and stops it in reverse: on SIGTERM it stops
+accepting connections, closes the open ones with 1001 (going away: reconnect), lets
+each table finish the write in progress and gives its lease up, so another process
+(or this one, restarted) takes the tables over at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import signal
+from http import HTTPStatus
+from pathlib import Path
+
+import redis.asyncio
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+from protocol import limits as L
+from protocol.errors import CloseCode
+from server.config import Settings
+from server.gateway import Gateway
+from server.host import TableHost
+from server.metrics import Metrics
+from server.store.accounts import AccountStore
+from server.store.embedded import EmbeddedRedis
+from server.store.tables import TableStore
+from server.table.machine import Transition
+from server.table.state import Phase
+from server.tables_file import load_tables
+
+log = logging.getLogger(__name__)
+
+SECRET_FILE = "token-secret"
+REDIS_URL_FILE = "redis.url"
+
+
+def token_secret(settings: Settings) -> bytes:
+    """The token-signing secret: the configured one, else one kept in the data folder."""
+    if settings.token_secret:
+        return settings.token_secret.encode()
+    path = settings.data_dir / SECRET_FILE
+    if not path.exists():
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_hex(32))
+    return path.read_text().strip().encode()
+
+
+class App:
+    """A running server; see the module docstring."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.metrics = Metrics()
+        self.embedded: EmbeddedRedis | None = None
+        self.redis: redis.asyncio.Redis | None = None
+        self.hosts: dict[str, TableHost] = {}
+        self.gateway: Gateway | None = None
+        self.server: Server | None = None
+        self.owner = f"{os.uname().nodename}:{os.getpid()}:{secrets.token_hex(4)}"
+
+    @property
+    def port(self) -> int:
+        """The port actually listened on (useful with port 0)."""
+        assert self.server is not None
+        sock = next(iter(self.server.sockets))
+        port: int = sock.getsockname()[1]
+        return port
+
+    async def start(self) -> None:
+        """Start Redis (if embedded), host the tables and listen."""
+        s = self.settings
+        tables = load_tables(s.tables_file)
+        if s.redis_url is None:
+            self.embedded = EmbeddedRedis(s.data_dir / "redis")
+            await self.embedded.astart()
+            (s.data_dir / REDIS_URL_FILE).write_text(self.embedded.url)
+            self.redis = self.embedded.client()
+        else:
+            self.redis = redis.asyncio.Redis.from_url(s.redis_url)
+        await self.redis.ping()
+        store = TableStore(self.redis)
+        accounts = AccountStore(self.redis)
+        for config in tables:
+            host = TableHost(
+                config, store, self.owner, lease_ms=s.lease_ms, on_commit=self._committed
+            )
+            self.hosts[config.table_id] = host
+            host.start()
+        self.metrics.tables_hosted.set(len(self.hosts))
+        self.gateway = Gateway(
+            self.hosts,
+            store,
+            accounts,
+            token_secret(s),
+            self.metrics,
+            guests=s.guests,
+            guest_balance=s.guest_balance,
+            heartbeat_ms=s.heartbeat_ms,
+            queue_size=s.send_queue,
+            rate=s.rate_per_s,
+            server_name=s.server_name,
+        )
+        self.server = await serve(
+            self.gateway.handle,
+            s.host,
+            s.port,
+            process_request=self._http,
+            origins=list(s.origins) or None,  # type: ignore[arg-type]
+            compression=None,  # small binary frames: deflate costs more than it saves
+            max_size=L.MAX_CLIENT_FRAME_BYTES,
+            max_queue=16,
+            ping_interval=s.heartbeat_ms / 1000,
+            ping_timeout=s.heartbeat_ms / 1000,
+        )
+        for host in self.hosts.values():
+            await host.wait_ready(max(10.0, 3 * s.lease_ms / 1000))
+
+    def _committed(self, t: Transition, seconds: float) -> None:
+        self.metrics.commits.observe(seconds)
+        if t.state.phase is Phase.SETTLING and t.state.results and t.logs:
+            self.metrics.rounds.inc()
+
+    def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+        """``/healthz``, ``/readyz`` and ``/metrics`` on the WebSocket's port."""
+        path = request.path.split("?", 1)[0]
+        if path == "/healthz":
+            return connection.respond(HTTPStatus.OK, "ok\n")
+        if path == "/readyz":
+            waiting = [t for t, h in self.hosts.items() if not h.ready]
+            if waiting:
+                text = "not ready: " + ", ".join(waiting) + "\n"
+                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, text)
+            return connection.respond(HTTPStatus.OK, "ready\n")
+        if path == "/metrics":
+            body = self.metrics.render()
+            headers = Headers(
+                [
+                    ("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
+                    ("Content-Length", str(len(body))),
+                ]
+            )
+            return Response(HTTPStatus.OK, "OK", headers, body)
+        return None
+
+    async def stop(self) -> None:
+        """Stop in reverse order; safe to call twice."""
+        if self.server is not None:
+            self.server.close(close_connections=False)
+            if self.gateway is not None:
+                for conn in list(self.gateway.connections):
+                    with contextlib.suppress(Exception):
+                        await conn.ws.close(CloseCode.GOING_AWAY, "server shutting down")
+            await self.server.wait_closed()
+            self.server = None
+        for host in self.hosts.values():
+            await host.stop()
+        if self.redis is not None:
+            await self.redis.aclose()
+            self.redis = None
+        if self.embedded is not None:
+            await self.embedded.astop()
+            with contextlib.suppress(OSError):
+                (self.settings.data_dir / REDIS_URL_FILE).unlink()
+            self.embedded = None
+
+
+async def run(settings: Settings, ready: asyncio.Event | None = None) -> None:
+    """Run until SIGTERM or SIGINT, then stop gracefully."""
+    app = App(settings)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await app.start()
+        print(f"paigow-server listening on ws://{settings.host}:{app.port}/", flush=True)
+        if ready is not None:
+            ready.set()
+        await stop.wait()
+    finally:
+        await app.stop()
+
+
+def data_redis_url(data_dir: Path) -> str | None:
+    """The URL of the embedded Redis of a server running on ``data_dir``, if any."""
+    path = data_dir / REDIS_URL_FILE
+    return path.read_text().strip() if path.exists() else None

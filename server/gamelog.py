@@ -1,0 +1,36 @@
+"""Game logs as stored in Redis: one protocol ``RoundRecord`` per player and round.
+
+A record is kept in the same msgpack form the history reply carries, so a page of
+history is read back, validated by the protocol's own decoder, and sent as it is.
+"""
+
+from __future__ import annotations
+
+import msgpack
+
+from protocol.codec import as_map, decode_server
+from protocol.messages import OkReply
+from protocol.structs import HistoryPage, RoundRecord
+
+_RID = "log"
+
+
+def pack_record(record: RoundRecord) -> bytes:
+    """The stored bytes of one round record."""
+    page = as_map(OkReply(rid=_RID, result=HistoryPage(rounds=(record,))))
+    packed: bytes = msgpack.packb(page["result"]["rounds"][0])
+    return packed
+
+
+def unpack_records(blobs: list[bytes], next_cursor: str | None) -> HistoryPage:
+    """A history page of stored records, each checked by the protocol's decoder."""
+    result: dict[str, object] = {
+        "kind": "history",
+        "rounds": [msgpack.unpackb(b, raw=False) for b in blobs],
+    }
+    if next_cursor is not None:
+        result["next_cursor"] = next_cursor
+    decoded = decode_server(msgpack.packb({"type": "ok", "rid": _RID, "result": result}))
+    assert isinstance(decoded, OkReply)
+    assert isinstance(decoded.result, HistoryPage)
+    return decoded.result

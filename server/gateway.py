@@ -1,0 +1,682 @@
+"""The WebSocket gateway: connections, the handshake, sessions and request dispatch.
+
+One :class:`Connection` per WebSocket. Its first message must be ``hello``
+(PROTOCOL.md, "Handshake"); after that every frame is decoded by the protocol's
+strict decoder, rate-limited, dispatched to one handler, and answered by exactly one
+``ok`` or ``error`` carrying its ``rid``. Nothing a client sends can raise out of
+:meth:`Gateway.handle`: decoding errors, illegal events and server faults all become
+error replies, and the table carries on. Outgoing frames go through a bounded
+queue; a client that does not read them is disconnected, never buffered without end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import hashlib
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from math import gcd
+from typing import Any
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+
+from protocol import limits as L
+from protocol.codec import decode_client, encode
+from protocol.errors import ERRORS, CloseCode, ErrorCode, ProtocolError
+from protocol.messages import (
+    Bet,
+    CashOut,
+    Clear,
+    ErrorReply,
+    GetBalance,
+    GetHistory,
+    GetServerInfo,
+    GetTableInfo,
+    Hello,
+    HouseWay,
+    Join,
+    Leave,
+    ListTables,
+    OkReply,
+    Ping,
+    Pong,
+    Rebet,
+    Rebuy,
+    SetHand,
+    SitOut,
+    Unwatch,
+    Watch,
+)
+from protocol.structs import (
+    Balances,
+    HistoryPage,
+    Joined,
+    PayLine,
+    Result,
+    ServerInfo,
+    TableBalance,
+    TableInfo,
+    TableList,
+    TableSummary,
+    Welcome,
+)
+from protocol.version import (
+    MAX_SUPPORTED_VERSION,
+    MIN_SUPPORTED_VERSION,
+    PROTOCOL_MINOR,
+    negotiate,
+)
+from server.auth import tokens
+from server.gamelog import unpack_records
+from server.host import TableHost, now_ms
+from server.metrics import Metrics
+from server.rules import bonus as bonus_rules
+from server.store.accounts import AccountStore
+from server.store.tables import TableStore
+from server.table import events as ev
+from server.table.errors import TableError
+from server.table.ledger import Pot
+from server.table.machine import Transition, suggestion
+from server.table.state import Phase
+from server.table.views import snapshot
+
+log = logging.getLogger(__name__)
+
+SERVER_VERSION = "0.1.0"
+_RESUME_TTL_S = 24 * 3600
+
+
+class Closing(Exception):
+    """End the connection with ``code`` after sending ``reply`` (if any)."""
+
+    def __init__(self, code: CloseCode, reason: str, reply: ErrorReply | None = None) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+        self.reply = reply
+
+
+class RateLimiter:
+    """A token bucket: ``rate`` messages a second, bursts up to ``burst``."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.tokens = burst
+        self.stamp = time.monotonic()
+        self.refused = 0  # consecutive refusals
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            self.refused = 0
+            return True
+        self.refused += 1
+        return False
+
+
+class Connection:
+    """One client's WebSocket, its session and its outgoing queue."""
+
+    def __init__(self, ws: ServerConnection, queue_size: int, rate: int) -> None:
+        self.ws = ws
+        self.player_id: str | None = None
+        self.name = ""
+        self.guest = False
+        self.session_id = secrets.token_hex(8)
+        self.tables: set[str] = set()  # watched (seated included)
+        self.queue: asyncio.Queue[bytes] = asyncio.Queue(queue_size)
+        self.limiter = RateLimiter(rate, 2 * rate)
+        self.errors = 0  # consecutive invalid messages
+        self.closing: tuple[CloseCode, str] | None = None
+
+    def send_bytes(self, data: bytes) -> None:
+        """Queue a frame; a client too slow to empty its queue is disconnected."""
+        if self.closing is not None:
+            return
+        try:
+            self.queue.put_nowait(data)
+        except asyncio.QueueFull:
+            self.closing = (CloseCode.TRY_AGAIN_LATER, "too slow: outgoing queue full")
+            with contextlib.suppress(asyncio.QueueFull):
+                self.queue.get_nowait()
+                self.queue.put_nowait(b"")  # wakes the writer, which then closes
+
+    async def writer(self) -> None:
+        while True:
+            data = await self.queue.get()
+            if self.closing is not None:
+                code, reason = self.closing
+                await self.ws.close(code, reason)
+                return
+            await self.ws.send(data)
+
+
+def error_reply(
+    code: ErrorCode, message: str, rid: str | None, table_id: str | None = None
+) -> ErrorReply:
+    """The ``error`` reply for ``code``."""
+    return ErrorReply(
+        code=code.value,
+        message=message[: L.MAX_TEXT_LEN],
+        retryable=ERRORS[code].retryable,
+        rid=rid,
+        table_id=table_id,
+    )
+
+
+class Replied(enum.Enum):
+    """What a handler returns when it has queued its ``ok`` itself (to order it first)."""
+
+    REPLIED = "replied"
+
+
+REPLIED = Replied.REPLIED
+Outcome = Result | None | Replied
+Handler = Callable[[Connection, Any], Awaitable[Outcome]]
+
+
+class Gateway:
+    """Everything a connection talks to: the hosted tables, accounts, history, metrics."""
+
+    def __init__(
+        self,
+        hosts: dict[str, TableHost],
+        tables: TableStore,
+        accounts: AccountStore,
+        secret: bytes,
+        metrics: Metrics,
+        *,
+        guests: bool,
+        guest_balance: int,
+        heartbeat_ms: int,
+        queue_size: int,
+        rate: int,
+        server_name: str,
+    ) -> None:
+        self.hosts = hosts
+        self.tables = tables
+        self.accounts = accounts
+        self.secret = secret
+        self.resume_secret = hashlib.sha256(b"paigow-resume\0" + secret).digest()
+        self.metrics = metrics
+        self.guests = guests
+        self.guest_balance = guest_balance
+        self.heartbeat_ms = heartbeat_ms
+        self.queue_size = queue_size
+        self.rate = rate
+        self.server_name = server_name
+        self.connections: set[Connection] = set()
+        self.by_player: dict[str, set[Connection]] = {}
+        self.handlers: dict[type[Any], Handler] = {
+            Ping: self._ping,
+            ListTables: self._list_tables,
+            Watch: self._watch,
+            Unwatch: self._unwatch,
+            Join: self._join,
+            Leave: self._leave,
+            GetBalance: self._balance,
+            Rebuy: self._rebuy,
+            CashOut: self._cash_out,
+            Bet: self._bet,
+            Rebet: self._rebet,
+            Clear: self._clear,
+            SitOut: self._sit_out,
+            SetHand: self._set_hand,
+            HouseWay: self._house_way,
+            GetHistory: self._history,
+            GetTableInfo: self._table_info,
+            GetServerInfo: self._server_info,
+        }
+
+    # --- connection life --------------------------------------------------------------
+
+    async def handle(self, ws: ServerConnection) -> None:
+        """Serve one WebSocket until it closes."""
+        conn = Connection(ws, self.queue_size, self.rate)
+        self.connections.add(conn)
+        self.metrics.connections.inc()
+        writer = asyncio.create_task(conn.writer())
+        try:
+            await self._handshake(conn)
+            await self._serve(conn)
+        except Closing as close:
+            if close.reply is not None:
+                conn.send_bytes(encode(close.reply))
+            conn.closing = (close.code, close.reason)
+            conn.queue.put_nowait(b"") if not conn.queue.full() else None
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(writer, 5)
+        except ConnectionClosed:
+            pass
+        finally:
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
+                await writer
+            self.connections.discard(conn)
+            self.metrics.connections.dec()
+            await self._departed(conn)
+
+    async def _handshake(self, conn: Connection) -> None:
+        try:
+            frame = await asyncio.wait_for(conn.ws.recv(), L.HANDSHAKE_TIMEOUT_MS / 1000)
+        except TimeoutError:
+            raise Closing(CloseCode.HANDSHAKE_TIMEOUT, "no hello in time") from None
+        try:
+            hello = decode_client(frame)  # type: ignore[arg-type]
+        except ProtocolError as exc:
+            reply = error_reply(exc.code, str(exc), exc.rid)
+            raise Closing(CloseCode.HELLO_REQUIRED, "first message must be hello", reply) from None
+        if not isinstance(hello, Hello):
+            reply = error_reply(
+                ErrorCode.HELLO_REQUIRED, "the first message must be hello", hello.rid
+            )
+            raise Closing(CloseCode.HELLO_REQUIRED, "first message must be hello", reply)
+        version = negotiate(hello.min_version, hello.max_version)
+        if version is None:
+            reply = error_reply(
+                ErrorCode.VERSION_UNSUPPORTED,
+                f"this server speaks protocol {MIN_SUPPORTED_VERSION}..{MAX_SUPPORTED_VERSION}",
+                hello.rid,
+            )
+            raise Closing(CloseCode.VERSION_UNSUPPORTED, "no common version", reply)
+        resumed = await self._authenticate(conn, hello)
+        welcome = Welcome(
+            version=version,
+            minor=PROTOCOL_MINOR,
+            session_id=conn.session_id,
+            resume_token=tokens.issue(
+                self.resume_secret, conn.player_id or "", _RESUME_TTL_S, int(time.time())
+            ),
+            player_id=conn.player_id or "",
+            name=conn.name,
+            guest=conn.guest,
+            resumed=resumed,
+            server_time_ms=now_ms(),
+            heartbeat_ms=self.heartbeat_ms,
+        )
+        conn.send_bytes(encode(OkReply(rid=hello.rid, result=welcome)))
+        player = conn.player_id
+        assert player is not None
+        self.by_player.setdefault(player, set()).add(conn)
+        # A resumed session picks up its tables where it left them.
+        for entry in hello.last_seq if resumed else ():
+            host = self.hosts.get(entry.table_id)
+            if host is not None and host.ready:
+                await self._attach(conn, host, entry.seq)
+        for host in self._seated_hosts(player):
+            await self._attach(conn, host, None)
+            with contextlib.suppress(TableError):
+                await host.submit(ev.Reconnect(player))
+
+    async def _authenticate(self, conn: Connection, hello: Hello) -> bool:
+        now_s = int(time.time())
+        if hello.resume_token is not None:
+            try:
+                player = tokens.verify(self.resume_secret, hello.resume_token, now_s)
+            except tokens.TokenError as exc:
+                reply = error_reply(
+                    ErrorCode.UNAUTHORIZED, f"resume token refused: {exc}", hello.rid
+                )
+                raise Closing(CloseCode.UNAUTHORIZED, "resume refused", reply) from None
+            conn.player_id = player
+            conn.guest = player.startswith("g-")
+            conn.name = hello.name or player
+            return True
+        if hello.token is not None:
+            try:
+                player = tokens.verify(self.secret, hello.token, now_s)
+            except tokens.TokenError as exc:
+                reply = error_reply(ErrorCode.UNAUTHORIZED, f"token refused: {exc}", hello.rid)
+                raise Closing(CloseCode.UNAUTHORIZED, "token refused", reply) from None
+            conn.player_id = player
+            conn.name = hello.name or player
+            return False
+        if not self.guests:
+            reply = error_reply(ErrorCode.UNAUTHORIZED, "guests are not allowed here", hello.rid)
+            raise Closing(CloseCode.UNAUTHORIZED, "no guests", reply)
+        conn.player_id = "g-" + secrets.token_hex(6)
+        conn.guest = True
+        conn.name = hello.name or "Guest"
+        await self.accounts.ensure_guest(conn.player_id, self.guest_balance)
+        return False
+
+    async def _serve(self, conn: Connection) -> None:
+        async for frame in conn.ws:
+            if conn.closing is not None:
+                return
+            if not conn.limiter.take():
+                if conn.limiter.refused > L.RATE_BURST * L.RATE_CLOSE_FACTOR:
+                    raise Closing(CloseCode.RATE_LIMITED, "far over the message rate")
+                reply = error_reply(ErrorCode.RATE_LIMITED, "too many messages: slow down", None)
+                conn.send_bytes(encode(reply))
+                continue
+            await self._one(conn, frame)  # type: ignore[arg-type]
+
+    async def _one(self, conn: Connection, frame: bytes) -> None:
+        started = time.perf_counter()
+        try:
+            message = decode_client(frame)
+        except ProtocolError as exc:
+            conn.errors += 1
+            self.metrics.errors.labels(exc.code.value).inc()
+            conn.send_bytes(encode(error_reply(exc.code, str(exc), exc.rid)))
+            if conn.errors >= L.MAX_CONSECUTIVE_ERRORS:
+                raise Closing(CloseCode.TOO_MANY_ERRORS, "too many invalid messages") from None
+            return
+        conn.errors = 0
+        kind = type(message).__name__
+        self.metrics.requests.labels(kind).inc()
+        table_id = getattr(message, "table_id", None)
+        try:
+            if isinstance(message, Hello):
+                raise TableError(ErrorCode.HELLO_REQUIRED, "hello may be sent only once")
+            if isinstance(message, Ping):
+                pong = Pong(rid=message.rid, server_time_ms=now_ms(), time_ms=message.time_ms)
+                conn.send_bytes(encode(pong))
+                return
+            result = await self.handlers[type(message)](conn, message)
+            if result is not REPLIED:
+                conn.send_bytes(encode(OkReply(rid=message.rid, result=result)))
+        except TableError as exc:
+            self.metrics.errors.labels(exc.code.value).inc()
+            conn.send_bytes(encode(error_reply(exc.code, exc.message, message.rid, table_id)))
+        except Exception:
+            log.exception("request %s failed", kind)
+            self.metrics.errors.labels(ErrorCode.INTERNAL.value).inc()
+            reply = error_reply(
+                ErrorCode.INTERNAL, "server fault; try again", message.rid, table_id
+            )
+            conn.send_bytes(encode(reply))
+        finally:
+            self.metrics.latency.labels(kind).observe(time.perf_counter() - started)
+
+    async def _departed(self, conn: Connection) -> None:
+        for table_id in list(conn.tables):
+            host = self.hosts.get(table_id)
+            if host is not None:
+                host.unsubscribe(conn)
+        player = conn.player_id
+        if player is None:
+            return
+        others = self.by_player.get(player, set())
+        others.discard(conn)
+        if others:
+            return
+        self.by_player.pop(player, None)
+        for host in self._seated_hosts(player):
+            with contextlib.suppress(TableError):
+                await host.submit(ev.Disconnect(player))
+
+    def _seated_hosts(self, player: str) -> list[TableHost]:
+        return [
+            h
+            for h in self.hosts.values()
+            if h.state is not None and h.state.seat_of(player) is not None
+        ]
+
+    # --- tables -----------------------------------------------------------------------
+
+    def _host(self, table_id: str) -> TableHost:
+        host = self.hosts.get(table_id)
+        if host is None:
+            raise TableError(ErrorCode.NO_SUCH_TABLE, f"there is no table {table_id!r}")
+        if not host.ready:
+            raise TableError(ErrorCode.UNAVAILABLE, f"table {table_id!r} is starting; retry")
+        return host
+
+    async def _attach(self, conn: Connection, host: TableHost, last_seq: int | None) -> None:
+        """Subscribe ``conn`` and bring it up to date: missed events, or a snapshot."""
+        if host.table_id in conn.tables:
+            host.unsubscribe(conn)
+        async with host.lock:
+            frames = await host.missed(conn, last_seq) if last_seq is not None else None
+            if frames is None:
+                assert host.state is not None
+                frames = [encode(snapshot(host.state, conn.player_id, now_ms()))]
+            for frame in frames:
+                conn.send_bytes(frame)
+            host.subscribe(conn)
+        conn.tables.add(host.table_id)
+
+    async def _list_tables(self, conn: Connection, msg: ListTables) -> Result:
+        summaries = []
+        for host in self.hosts.values():
+            c = host.config
+            state = host.state
+            summaries.append(
+                TableSummary(
+                    table_id=c.table_id,
+                    name=c.name[: L.MAX_NAME_LEN],
+                    phase=(state.phase if state is not None else Phase.IDLE).value,
+                    seats=c.seats,
+                    players=len(state.occupied()) if state is not None else 0,
+                    watchers=len(host.subscribers),
+                    min_bet=c.min_bet,
+                    max_bet=c.max_bet,
+                    max_bonus=c.bonus_max,
+                    buy_in_min=c.min_buy_in,
+                    buy_in_max=c.max_buy_in,
+                )
+            )
+        return TableList(tables=tuple(summaries))
+
+    async def _watch(self, conn: Connection, msg: Watch) -> Outcome:
+        host = self._host(msg.table_id)
+        if len(conn.tables) >= L.MAX_TABLES_PER_SESSION and msg.table_id not in conn.tables:
+            raise TableError(ErrorCode.BAD_MESSAGE, "watching too many tables")
+        # The snapshot must follow the ok: queue the ok first.
+        conn.send_bytes(encode(OkReply(rid=msg.rid)))
+        await self._attach(conn, host, None)
+        return REPLIED
+
+    async def _unwatch(self, conn: Connection, msg: Unwatch) -> None:
+        host = self._host(msg.table_id)
+        host.unsubscribe(conn)
+        conn.tables.discard(msg.table_id)
+
+    async def _join(self, conn: Connection, msg: Join) -> Outcome:
+        host = self._host(msg.table_id)
+        player = self._player(conn)
+        assert host.state is not None
+        seat = msg.seat
+        if seat is None:
+            free = [i for i, s in enumerate(host.state.seats) if s is None]
+            if not free:
+                raise TableError(ErrorCode.TABLE_FULL, "every seat is taken")
+            seat = free[0]
+        if msg.table_id not in conn.tables:
+            await self._attach(conn, host, None)
+        account = await self.accounts.balance(player) or 0
+        event = ev.SitDown(player, conn.name, seat, msg.buy_in, secrets.token_bytes(32))
+
+        def joined(t: Transition) -> Result:
+            return Joined(
+                table_id=msg.table_id,
+                seat=seat,
+                table_balance=msg.buy_in,
+                account=account - msg.buy_in,
+            )
+
+        return await self._submit(conn, msg.rid, msg.table_id, event, joined)
+
+    async def _leave(self, conn: Connection, msg: Leave) -> Outcome:
+        return await self._money_reply(conn, msg.rid, msg.table_id, ev.StandUp(self._player(conn)))
+
+    async def _balance(self, conn: Connection, msg: GetBalance) -> Result:
+        return await self._balances(conn)
+
+    async def _balances(self, conn: Connection) -> Balances:
+        player = self._player(conn)
+        tables = []
+        for host in self._seated_hosts(player):
+            assert host.state is not None
+            index = host.state.seat_of(player)
+            seat = host.state.seats[index] if index is not None else None
+            if seat is not None:
+                tables.append(TableBalance(table_id=host.table_id, balance=seat.balance))
+        account = await self.accounts.balance(player) or 0
+        return Balances(account=account, tables=tuple(tables))
+
+    async def _rebuy(self, conn: Connection, msg: Rebuy) -> Outcome:
+        event = ev.Rebuy(self._player(conn), msg.amount)
+        return await self._money_reply(conn, msg.rid, msg.table_id, event)
+
+    async def _cash_out(self, conn: Connection, msg: CashOut) -> Outcome:
+        event = ev.CashOut(self._player(conn), msg.amount)
+        return await self._money_reply(conn, msg.rid, msg.table_id, event)
+
+    async def _bet(self, conn: Connection, msg: Bet) -> Outcome:
+        event = ev.PlaceBet(self._player(conn), msg.amount, msg.bonus)
+        return await self._submit(conn, msg.rid, msg.table_id, event)
+
+    async def _rebet(self, conn: Connection, msg: Rebet) -> Outcome:
+        return await self._submit(conn, msg.rid, msg.table_id, ev.Rebet(self._player(conn)))
+
+    async def _clear(self, conn: Connection, msg: Clear) -> Outcome:
+        return await self._submit(conn, msg.rid, msg.table_id, ev.ClearBet(self._player(conn)))
+
+    async def _sit_out(self, conn: Connection, msg: SitOut) -> Outcome:
+        return await self._submit(conn, msg.rid, msg.table_id, ev.SitOut(self._player(conn)))
+
+    async def _set_hand(self, conn: Connection, msg: SetHand) -> Outcome:
+        event = ev.SetHand(self._player(conn), (msg.low[0], msg.low[1]))
+        return await self._submit(conn, msg.rid, msg.table_id, event, lambda t: t.reply)
+
+    async def _house_way(self, conn: Connection, msg: HouseWay) -> Outcome:
+        host = self._host(msg.table_id)
+        player = self._player(conn)
+        if msg.mode == "suggest":
+            assert host.state is not None
+            return suggestion(host.state, player)
+        event = ev.UseHouseWay(player)
+        return await self._submit(conn, msg.rid, msg.table_id, event, lambda t: t.reply)
+
+    async def _history(self, conn: Connection, msg: GetHistory) -> Result:
+        player = self._player(conn)
+        cursor: int | None = None
+        if msg.cursor is not None:
+            try:
+                cursor = int(msg.cursor)
+            except ValueError:
+                raise TableError(ErrorCode.BAD_CURSOR, "unknown history cursor") from None
+        page = await self.tables.history(player, cursor, msg.limit)
+        blobs = [record for _, record in page.items]
+        result: HistoryPage = unpack_records(
+            blobs, str(page.next_cursor) if page.next_cursor is not None else None
+        )
+        if msg.table_id is not None:
+            result = HistoryPage(
+                rounds=tuple(r for r in result.rounds if r.table_id == msg.table_id),
+                next_cursor=result.next_cursor,
+            )
+        return result
+
+    async def _table_info(self, conn: Connection, msg: GetTableInfo) -> Result:
+        host = self.hosts.get(msg.table_id)
+        if host is None:
+            raise TableError(ErrorCode.NO_SUCH_TABLE, f"there is no table {msg.table_id!r}")
+        return table_info(host)
+
+    async def _server_info(self, conn: Connection, msg: GetServerInfo) -> Result:
+        return ServerInfo(
+            server_name=self.server_name,
+            server_version=SERVER_VERSION,
+            protocol_version=MAX_SUPPORTED_VERSION,
+            protocol_minor=PROTOCOL_MINOR,
+            protocol_min=MIN_SUPPORTED_VERSION,
+            protocol_max=MAX_SUPPORTED_VERSION,
+        )
+
+    async def _submit(
+        self,
+        conn: Connection,
+        rid: str,
+        table_id: str,
+        event: ev.Event,
+        result: Callable[[Transition], Result | None] = lambda t: None,
+    ) -> Replied:
+        """Apply ``event``; its ``ok`` (with ``result``) is queued before the events it causes."""
+
+        def reply(t: Transition) -> None:
+            conn.send_bytes(encode(OkReply(rid=rid, result=result(t))))
+
+        await self._host(table_id).submit(event, reply)
+        return REPLIED
+
+    async def _money_reply(
+        self, conn: Connection, rid: str, table_id: str, event: ev.Event
+    ) -> Replied:
+        """Submit a money move; the reply's balances come from the entries it applied."""
+        player = self._player(conn)
+        before = await self._balances(conn)
+
+        def result(t: Transition) -> Result:
+            delta = sum(
+                (e.amount if e.dest is Pot.ACCOUNT else -e.amount)
+                for e in t.entries
+                if Pot.ACCOUNT in (e.source, e.dest) and e.player == player
+            )
+            tables = [b for b in before.tables if b.table_id != table_id]
+            index = t.state.seat_of(player)
+            seat = t.state.seats[index] if index is not None else None
+            if seat is not None:
+                tables.append(TableBalance(table_id=table_id, balance=seat.balance))
+            return Balances(account=before.account + delta, tables=tuple(tables))
+
+        return await self._submit(conn, rid, table_id, event, result)
+
+    def _player(self, conn: Connection) -> str:
+        assert conn.player_id is not None
+        return conn.player_id
+
+    async def _ping(self, conn: Connection, msg: Ping) -> None:
+        """Never called: ``ping`` is answered by ``pong`` in :meth:`_one`."""
+
+
+def table_info(host: TableHost) -> TableInfo:
+    """A table's rules, options and bonus pay table (RULES.md: available to every client)."""
+    c = host.config
+    unit = 0
+    for d in c.denominations:
+        unit = gcd(unit, d)
+    table = bonus_rules.pay_table(c.rules.bonus_pay_table)
+
+    lines = tuple(
+        PayLine(
+            bonus_class=cls.name.lower(),
+            label=bonus_rules.BONUS_CLASS_NAMES[cls][: L.MAX_NAME_LEN],
+            pays=odds,
+        )
+        for cls, odds in table.odds.items()
+        if odds
+    )
+    return TableInfo(
+        table_id=c.table_id,
+        name=c.name[: L.MAX_NAME_LEN],
+        seats=c.seats,
+        min_bet=c.min_bet,
+        max_bet=c.max_bet,
+        bet_unit=unit,
+        denominations=c.denominations,
+        max_bonus=c.bonus_max,
+        buy_in_min=c.min_buy_in,
+        buy_in_max=c.max_buy_in,
+        commission_pct=c.rules.commission_pct,
+        foul=c.rules.foul.value,
+        betting_ms=c.betting_ms,
+        setting_ms=c.setting_ms,
+        revealing_ms=c.revealing_ms,
+        settling_ms=c.settling_ms,
+        grace_ms=c.grace_ms,
+        paytable=lines,
+        rules_version=1,
+    )

@@ -1,0 +1,299 @@
+"""Hosting one table: its lease, its state, its timer, and the fan-out of its events.
+
+A :class:`TableHost` is the asyncio shell around the pure state machine for one
+table. It applies events one at a time: ``step`` computes the change, the store
+commits it (state, ledger entries, events, game logs) in one atomic operation
+checked against the lease's fencing token and the state's version, and only then
+are the events sent to the connections at the table (DESIGN.md: a state change is
+durable before anyone hears of it). A timer feeds :class:`Tick` events when the
+state's next deadline passes; after a restart or a takeover the stored deadlines
+carry on, and one already past fires at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+import msgpack
+
+from protocol.codec import encode
+from protocol.errors import ErrorCode
+from server.gamelog import pack_record
+from server.store.tables import CommitStatus, TableStore
+from server.table.errors import TableError
+from server.table.events import Event, Tick, Void
+from server.table.machine import Transition, next_wakeup, step
+from server.table.state import TableConfig, TableState, from_bytes, new_table, to_bytes
+from server.table.views import Outbound
+
+log = logging.getLogger(__name__)
+
+
+def now_ms() -> int:
+    """Server time: epoch milliseconds."""
+    return time.time_ns() // 1_000_000
+
+
+class Subscriber(Protocol):
+    """A connection that receives a table's events."""
+
+    player_id: str | None
+
+    def send_bytes(self, data: bytes) -> None:
+        """Queue one frame; never blocks (a slow client is dropped instead)."""
+
+
+class TableUnavailable(TableError):
+    """The table is not hosted here right now (starting, or owned by another process)."""
+
+    def __init__(self, table_id: str) -> None:
+        super().__init__(ErrorCode.UNAVAILABLE, f"table {table_id} is not available; retry")
+
+
+def pack_outbound(out: Outbound) -> bytes:
+    """An event as stored for replay: the public frame and each private frame."""
+    return msgpack.packb(
+        [encode(out.public), {p: encode(m) for p, m in out.private.items()}],
+        use_bin_type=True,
+    )
+
+
+def frame_for(stored: bytes, player: str | None) -> bytes:
+    """The frame ``player`` (None: a spectator) receives of a stored event."""
+    public, private = msgpack.unpackb(stored, raw=False)
+    frame: bytes = private.get(player, public) if player is not None else public
+    return frame
+
+
+class TableHost:
+    """One table hosted by this process. See the module docstring."""
+
+    def __init__(
+        self,
+        config: TableConfig,
+        store: TableStore,
+        owner: str,
+        *,
+        lease_ms: int = 5_000,
+        clock: Callable[[], int] = now_ms,
+        on_commit: Callable[[Transition, float], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.table_id = config.table_id
+        self.store = store
+        self.owner = owner
+        self.lease_ms = lease_ms
+        self.clock = clock
+        self.on_commit = on_commit
+        self.state: TableState | None = None
+        self.token: int | None = None
+        self.subscribers: dict[Subscriber, None] = {}  # ordered set
+        self._lock = asyncio.Lock()
+        self._wake = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    # --- life cycle ---------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start hosting in the background (lease, load, timer)."""
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name=f"table-{self.table_id}")
+
+    async def stop(self) -> None:
+        """Stop hosting: wait for the write in progress, then give the lease up."""
+        task, self._task = self._task, None
+        if task is not None:
+            async with self._lock:  # an in-flight commit finishes first
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self.token is not None:
+            with contextlib.suppress(Exception):
+                await self.store.release_lease(self.table_id, self.owner, self.token)
+        self.token = None
+        self._ready.clear()
+
+    @property
+    def lock(self) -> asyncio.Lock:
+        """Held while an event is applied: hold it to read state and events consistently."""
+        return self._lock
+
+    @property
+    def ready(self) -> bool:
+        """Whether this process owns the table and has its state."""
+        return self._ready.is_set()
+
+    async def wait_ready(self, seconds: float) -> bool:
+        """Wait until the table is hosted here; False after ``seconds``."""
+        try:
+            await asyncio.wait_for(self._ready.wait(), seconds)
+        except TimeoutError:
+            return False
+        return True
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self._acquire()
+                await self._host()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("table %s: hosting failed; retrying", self.table_id)
+            self._ready.clear()
+            await asyncio.sleep(self.lease_ms / 4000)
+
+    async def _acquire(self) -> None:
+        """Wait until this process holds the lease, then load (or create) the state."""
+        while True:
+            token = await self.store.acquire_lease(self.table_id, self.owner, self.lease_ms)
+            if token is not None:
+                break
+            await asyncio.sleep(self.lease_ms / 4000)
+        stored = await self.store.load(self.table_id)
+        self.token = token
+        self.state = from_bytes(stored.state) if stored is not None else new_table(self.config)
+        log.info(
+            "table %s: hosting with token %d at version %d",
+            self.table_id,
+            token,
+            self.state.version,
+        )
+        self._ready.set()
+
+    async def _host(self) -> None:
+        renew = asyncio.create_task(self._renew())
+        try:
+            while not renew.done():
+                await self._timer_step()
+        finally:
+            renew.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renew
+
+    async def _renew(self) -> None:
+        while True:
+            await asyncio.sleep(self.lease_ms / 3000)
+            assert self.token is not None
+            if not await self.store.renew_lease(
+                self.table_id, self.owner, self.token, self.lease_ms
+            ):
+                log.warning("table %s: lease lost", self.table_id)
+                self._ready.clear()
+                self._wake.set()
+                return
+
+    async def _timer_step(self) -> None:
+        assert self.state is not None
+        wake = next_wakeup(self.state)
+        timeout = None if wake is None else max(0.0, (wake - self.clock()) / 1000)
+        self._wake.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), timeout)
+        if not self.ready:
+            return
+        if wake is not None and self.clock() >= wake:
+            try:
+                await self.submit(Tick(secrets.token_bytes(32)))
+            except TableError as exc:
+                log.warning("table %s: tick refused: %s", self.table_id, exc)
+
+    # --- events -------------------------------------------------------------------
+
+    async def submit(
+        self, event: Event, reply: Callable[[Transition], None] | None = None
+    ) -> Transition:
+        """Apply ``event``: stored, then sent. Raises :class:`TableError` if refused.
+
+        ``reply`` is called once the change is stored and before its events go out, so
+        the requester's ``ok`` precedes the events it caused (PROTOCOL.md). A fault
+        inside the state machine (a bug) voids the round in play, as RULES.md asks of
+        a malfunction, instead of leaving the table stuck.
+        """
+        async with self._lock:
+            if not self.ready or self.state is None:
+                raise TableUnavailable(self.table_id)
+            started = time.perf_counter()
+            try:
+                transition = step(self.state, event, self.clock())
+            except TableError:
+                raise
+            except Exception as exc:
+                log.exception("table %s: state machine fault on %r", self.table_id, event)
+                transition = self._void_after_fault(exc)
+            if transition.state is not self.state:
+                await self._commit(transition, reply)
+            elif reply is not None:
+                reply(transition)
+            if self.on_commit is not None:
+                self.on_commit(transition, time.perf_counter() - started)
+            return transition
+
+    def _void_after_fault(self, exc: Exception) -> Transition:
+        assert self.state is not None
+        try:
+            return step(self.state, Void(f"server fault: {type(exc).__name__}"), self.clock())
+        except TableError:
+            raise TableError(ErrorCode.INTERNAL, "server fault; nothing changed") from exc
+
+    async def _commit(self, t: Transition, reply: Callable[[Transition], None] | None) -> None:
+        assert self.state is not None
+        assert self.token is not None
+        packed = [(o.seq, pack_outbound(o)) for o in t.events]
+        result = await self.store.commit(
+            self.table_id,
+            token=self.token,
+            expected_version=self.state.version,
+            new_version=t.state.version,
+            state=to_bytes(t.state),
+            entries=t.entries,
+            events=packed,
+            logs=[(player, pack_record(record)) for player, record in t.logs],
+        )
+        if result.status is CommitStatus.INSUFFICIENT:
+            raise TableError(
+                ErrorCode.INSUFFICIENT_BALANCE,
+                f"your account holds {result.balance} chips: lower the amount",
+            )
+        if result.status in (CommitStatus.STALE_LEASE, CommitStatus.STALE_VERSION):
+            # Another process owns the table now: stop acting on it.
+            self._ready.clear()
+            self._wake.set()
+            raise TableUnavailable(self.table_id)
+        self.state = t.state
+        self._wake.set()
+        if reply is not None:
+            reply(t)
+        for out in t.events:
+            self._fan_out(out)
+
+    def _fan_out(self, out: Outbound) -> None:
+        public = encode(out.public)
+        private = {p: encode(m) for p, m in out.private.items()}
+        for sub in list(self.subscribers):
+            player = sub.player_id
+            sub.send_bytes(private.get(player, public) if player is not None else public)
+
+    # --- subscribers ----------------------------------------------------------------
+
+    def subscribe(self, sub: Subscriber) -> None:
+        """Send this table's events to ``sub`` from now on."""
+        self.subscribers[sub] = None
+
+    def unsubscribe(self, sub: Subscriber) -> None:
+        """Stop sending this table's events to ``sub``."""
+        self.subscribers.pop(sub, None)
+
+    async def missed(self, sub: Subscriber, last_seq: int) -> list[bytes] | None:
+        """The frames ``sub`` missed after ``last_seq``, or None when a snapshot is needed."""
+        stored = await self.store.events_since(self.table_id, last_seq)
+        if stored is None:
+            return None
+        return [frame_for(blob, sub.player_id) for _, blob in stored]

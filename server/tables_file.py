@@ -1,0 +1,81 @@
+"""The tables file: which tables a server hosts, with their limits and rule options (TOML)."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import fields
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from server.rules.options import HouseWay, RuleOptions
+from server.rules.splits import FoulPolicy
+from server.rules.values import WheelRank
+from server.table.state import TableConfig
+
+_RULE_KEYS = {f.name for f in fields(RuleOptions)}
+_CONFIG_KEYS = {f.name for f in fields(TableConfig)} - {"rules", "table_id"}
+
+
+class TablesFileError(ValueError):
+    """A tables file that cannot be used; the message names the table and key."""
+
+
+def default_tables_text() -> str:
+    """The tables shipped with the server."""
+    return resources.files("server").joinpath("data/tables.toml").read_text(encoding="utf-8")
+
+
+def load_tables(path: Path | None) -> list[TableConfig]:
+    """The tables of the file at ``path`` (None: the built-in file)."""
+    try:
+        text = path.read_text(encoding="utf-8") if path is not None else default_tables_text()
+    except OSError as exc:
+        raise TablesFileError(f"cannot read {path}: {exc.strerror}") from exc
+    return parse_tables(text)
+
+
+def parse_tables(text: str) -> list[TableConfig]:
+    """Tables from TOML text: an array ``[[table]]`` with ``id``, ``name`` and options."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TablesFileError(f"not valid TOML: {exc}") from exc
+    tables = data.get("table")
+    if not isinstance(tables, list) or not tables:
+        raise TablesFileError("the file defines no [[table]]")
+    configs = [_table(entry, n) for n, entry in enumerate(tables, 1)]
+    ids = [c.table_id for c in configs]
+    if len(set(ids)) != len(ids):
+        raise TablesFileError("two tables have the same id")
+    return configs
+
+
+def _table(entry: dict[str, Any], n: int) -> TableConfig:
+    where = f"table {n} ({entry.get('id', '?')})"
+    table_id = entry.get("id")
+    if not isinstance(table_id, str) or not table_id or len(table_id) > 32:
+        raise TablesFileError(f"{where}: `id` is a string of 1 to 32 characters")
+    if not all(c.isalnum() or c in "-_" for c in table_id):
+        raise TablesFileError(f"{where}: `id` uses letters, digits, '-' and '_' only")
+    rules: dict[str, Any] = {}
+    config: dict[str, Any] = {}
+    for key, value in entry.items():
+        if key == "id":
+            continue
+        if key in _RULE_KEYS:
+            rules[key] = value
+        elif key in _CONFIG_KEYS:
+            config[key] = tuple(value) if isinstance(value, list) else value
+        else:
+            raise TablesFileError(f"{where}: unknown key {key!r}")
+    try:
+        if "wheel" in rules:
+            rules["wheel"] = WheelRank(rules["wheel"])
+        if "foul" in rules:
+            rules["foul"] = FoulPolicy(rules["foul"])
+        if "house_way" in rules:
+            rules["house_way"] = HouseWay(rules["house_way"])
+        return TableConfig(table_id=table_id, rules=RuleOptions(**rules), **config)
+    except (TypeError, ValueError) as exc:
+        raise TablesFileError(f"{where}: {exc}") from exc
