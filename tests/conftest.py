@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
+import redis
 import redis.asyncio
 
+from server.app import App
+from server.config import Settings
 from server.store.embedded import EmbeddedRedis
 
 
@@ -27,3 +31,62 @@ async def redis_client(redis_server: EmbeddedRedis) -> AsyncIterator[redis.async
         yield client
     finally:
         await client.aclose()
+
+
+FAST_TABLES = """
+[[table]]
+id = "fast"
+name = "Fast"
+min_bet = 10
+max_bet = 500
+denominations = [5, 10, 25]
+bonus_min = 5
+bonus_max = 100
+min_buy_in = 100
+max_buy_in = 5000
+betting_ms = 1500
+dealing_ms = 200
+setting_ms = 2000
+revealing_ms = 300
+settling_ms = 300
+grace_ms = 5000
+
+[[table]]
+id = "slow"
+name = "Slow"
+betting_ms = 20000
+setting_ms = 30000
+"""
+
+
+@pytest.fixture
+def server_settings(redis_server: EmbeddedRedis, tmp_path: Path) -> Settings:
+    """Settings for an in-process server on a free port, using the session's Redis.
+
+    Table ``fast`` plays a round in about 4 s; ``slow`` has long phases for tests that
+    act within one phase. The database is flushed first.
+    """
+    tables = tmp_path / "tables.toml"
+    tables.write_text(FAST_TABLES)
+    with redis.Redis(**redis_server.connection_kwargs()) as sync_client:
+        sync_client.flushdb()
+    return Settings(
+        port=0,
+        redis_url=redis_server.url,
+        data_dir=tmp_path / "data",
+        tables_file=tables,
+        token_secret="test-secret-0123456789",
+        lease_ms=1500,
+        heartbeat_ms=5000,
+    )
+
+
+@pytest_asyncio.fixture
+async def app(server_settings: Settings) -> AsyncIterator[App]:
+    """A running server (stopped after the test); its URL is ``ws://127.0.0.1:{app.port}/``."""
+    server = App(server_settings)
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
