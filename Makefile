@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest bench clean
+.PHONY: run play demo test lint typecheck pytest bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,8 +12,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-## run: start the product (for now: the rules engine's demo)
+## run: start the server on its embedded Redis (data in ./data), ready to play
 run: $(STAMP)
+	$(BIN)/paigow-server --data-dir data
+
+## play: open the terminal client on the local server
+play: $(STAMP)
+	$(BIN)/paigow-cli
+
+## demo: the rules engine's demonstration round
+demo: $(STAMP)
 	$(BIN)/paigow-rules demo
 
 ## test: lint, type-check and run the whole test suite
