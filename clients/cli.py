@@ -1,0 +1,371 @@
+"""``paigow-cli``: the reference client's command line.
+
+- ``paigow-cli [URL]``: the full-screen table (lobby, table, history, help on ``?``);
+- ``paigow-cli play --table T --bet N --rounds K --strategy house-way|random [--json]``:
+  plays without a screen, one line per event (one JSON object per line with ``--json``);
+- ``paigow-cli history``: the player's past rounds;
+- ``paigow-cli verify [ROUND]``: re-derives logged rounds from their seeds, from the
+  server's history or (``--log FILE``) from the JSON lines of an earlier ``play``;
+- ``paigow-cli bots``: N bots playing, for load and soak tests.
+
+A guest's identity lives in its session: every command saves the resume token in a
+session file (``--session``, default under ``$XDG_STATE_HOME``) and the next command
+resumes it, so ``history`` and ``verify`` see the rounds ``play`` played. Exit
+codes: 0 success, 1 a failed check or a server refusal, 2 bad usage or no server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from clients.autoplay import STRATEGIES, play_rounds
+from clients.core import DEFAULT_URL, Client, ClientError
+from clients.model import Verification, check_deal, verify_record
+from clients.text import cards_label, describe, hand_line, to_json
+from protocol.codec import as_map
+from protocol.messages import OkReply
+from protocol.structs import HistoryPage, RoundRecord
+
+COMMANDS = ("play", "history", "verify", "bots", "table")
+
+
+# --- the session file ---------------------------------------------------------------
+
+
+def default_session_path() -> Path:
+    """Where the resume token is kept between runs (``$PAIGOW_CLI_SESSION`` overrides)."""
+    env = os.environ.get("PAIGOW_CLI_SESSION")
+    if env:
+        return Path(env)
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "paigow-cli" / "session.json"
+
+
+def load_session(path: Path | None, url: str) -> dict[str, str]:
+    """The saved session for ``url`` ({} if none, unreadable, or for another server)."""
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("url") != url:
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, str)}
+
+
+def save_session(path: Path | None, client: Client) -> None:
+    """Keep the client's resume token (a secret: the file is private to the user)."""
+    if path is None or client.welcome is None or client.resume_token is None:
+        return
+    data = {
+        "url": client.url,
+        "resume_token": client.resume_token,
+        "player_id": client.welcome.player_id,
+        "name": client.welcome.name,
+    }
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f)
+
+
+def make_client(args: argparse.Namespace, **options: Any) -> Client:
+    """A client for the common options (URL, name, token, saved session)."""
+    session = load_session(args.session, args.url)
+    return Client(
+        args.url,
+        name=args.name or session.get("name"),
+        token=args.token,
+        resume_token=session.get("resume_token") if args.token is None else None,
+        **options,
+    )
+
+
+# --- commands -----------------------------------------------------------------------
+
+
+def _emit(out: TextIO, as_json: bool, data: dict[str, Any], line: str | None) -> None:
+    if as_json:
+        out.write(json.dumps(data, ensure_ascii=False) + "\n")
+    elif line:
+        out.write(line + "\n")
+    out.flush()
+
+
+async def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
+    """Play ``--rounds`` rounds headless; every event is written as it comes."""
+    client = make_client(args)
+    queue = client.listen()
+    await client.connect()
+    save_session(args.session, client)
+
+    async def printer() -> None:
+        while True:
+            event = await queue.get()
+            _emit(out, args.json, to_json(event), describe(event))
+
+    def note(kind: str, data: dict[str, object]) -> None:
+        line = f"you: {kind} " + " ".join(f"{k}={v}" for k, v in data.items())
+        _emit(out, args.json, {"type": f"client.{kind}", "table_id": args.table, **data}, line)
+
+    printing = asyncio.create_task(printer())
+    code = 0
+    try:
+        stats = await play_rounds(
+            client,
+            args.table,
+            bet=args.bet,
+            bonus=args.bonus,
+            rounds=args.rounds,
+            buy_in=args.buy_in,
+            strategy=args.strategy,
+            rng=random.Random(args.seed),
+            on_note=note,
+        )
+        if not args.stay:
+            with contextlib.suppress(ClientError):
+                await client.leave(args.table)
+        await asyncio.sleep(0)  # let the printer write what is queued
+        while not queue.empty():
+            event = queue.get_nowait()
+            _emit(out, args.json, to_json(event), describe(event))
+        summary = {
+            "type": "client.summary",
+            "table_id": args.table,
+            "rounds": stats.rounds,
+            "voids": stats.voids,
+            "wagered": stats.wagered,
+            "net": stats.net,
+            "verified": stats.verified,
+            "unverified": len(stats.unverified),
+            "errors": stats.errors,
+        }
+        line = (
+            f"played {stats.rounds} round(s) at {args.table}: net {stats.net:+d}, "
+            f"{stats.verified} verified, {len(stats.unverified)} not verified"
+        )
+        _emit(out, args.json, summary, line)
+        code = 1 if stats.unverified else 0
+    finally:
+        printing.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await printing
+        save_session(args.session, client)
+        await client.close()
+    return code
+
+
+def record_line(r: RoundRecord) -> str:
+    """One history record for a person."""
+    text = f"#{r.round} {r.table_id} seat {r.seat}: {r.outcome.upper()}"
+    text += f" bet {r.bet} paid {r.payout}"
+    if r.commission:
+        text += f" commission {r.commission}"
+    if r.bonus_bet:
+        text += f" bonus {r.bonus_bet} paid {r.bonus_payout}"
+    text += f"; balance {r.balance}"
+    if r.cards:
+        text += f"\n    cards {cards_label(r.cards)}"
+    if r.hand is not None:
+        text += f"\n    {hand_line(r.hand).replace('seat', 'you, seat', 1)}"
+    if r.dealer is not None:
+        text += f"\n    {hand_line(r.dealer)}"
+    if r.high is not None and r.low is not None:
+        text += f"\n    high {r.high}, low {r.low}"
+    if r.void_reason:
+        text += f"\n    void: {r.void_reason}"
+    return text
+
+
+async def _records(client: Client, table: str | None, limit: int) -> list[RoundRecord]:
+    records: list[RoundRecord] = []
+    cursor: str | None = None
+    while len(records) < limit:
+        page = await client.history(cursor=cursor, limit=min(50, limit), table_id=table)
+        records.extend(page.rounds)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return records[:limit]
+
+
+async def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
+    """Print the player's past rounds, newest first."""
+    async with make_client(args, reconnect=False) as client:
+        save_session(args.session, client)
+        records = await _records(client, args.table, args.limit)
+    if not records:
+        _emit(out, args.json, {"type": "client.history", "rounds": 0}, "no rounds played yet")
+    for r in records:
+        data = as_map(OkReply(rid="h", result=HistoryPage(rounds=(r,))))["result"]["rounds"][0]
+        _emit(out, args.json, {"type": "client.round", **data}, record_line(r))
+    return 0
+
+
+def _verification_out(out: TextIO, as_json: bool, v: Verification) -> None:
+    mark = "verified" if v.ok else "NOT VERIFIED"
+    data = {"type": "client.verified", "table_id": v.table_id, "round": v.round}
+    line = f"#{v.round} {v.table_id}: {mark}: {v.detail}"
+    _emit(out, as_json, {**data, "ok": v.ok, "detail": v.detail}, line)
+
+
+def verify_log(lines: Sequence[str], table: str | None) -> list[Verification]:
+    """Verify every round with a seed in the JSON lines of ``paigow-cli play --json``."""
+    rounds: dict[tuple[str, int], dict[str, Any]] = {}
+    for line in lines:
+        with contextlib.suppress(ValueError):
+            data = json.loads(line)
+            if not isinstance(data, dict) or "table_id" not in data or "round" not in data:
+                continue
+            if table is not None and data["table_id"] != table:
+                continue
+            entry = rounds.setdefault((data["table_id"], data["round"]), {"dealt": {}, "split": {}})
+            kind = data.get("type")
+            if kind in ("commitment", "snapshot") and data.get("commitment"):
+                entry.setdefault("commitment", data["commitment"])
+            if kind == "snapshot" and data.get("your_cards") and data.get("your_seat") is not None:
+                entry["dealt"][data["your_seat"]] = data["your_cards"]
+            if kind == "cards":
+                entry["dealt"][data["seat"]] = data["cards"]
+            if kind in ("reveal", "snapshot"):
+                for h in data.get("hands", []):
+                    entry["split"][h["hand"]] = h["high"] + h["low"]
+            if kind == "seed":
+                entry["seed"] = data["seed"]
+                entry.setdefault("commitment", data["commitment"])
+    out = []
+    for (table_id, round_no), entry in sorted(rounds.items()):
+        if "seed" not in entry:
+            continue
+        ok, detail, checked = check_deal(
+            entry["seed"], entry["commitment"], dealt=entry["dealt"], split=entry["split"]
+        )
+        out.append(Verification(table_id, round_no, ok, detail, checked))
+    return out
+
+
+async def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
+    """Re-derive logged rounds from their seeds; exit 1 if any check fails."""
+    if args.log is not None:
+        text = await asyncio.to_thread(Path(args.log).read_text, encoding="utf-8")
+        lines = text.splitlines()
+        results = verify_log(lines, args.table)
+    else:
+        async with make_client(args, reconnect=False) as client:
+            save_session(args.session, client)
+            records = await _records(client, args.table, args.limit)
+        results = [verify_record(r) for r in records]
+    if args.round is not None:
+        results = [v for v in results if v.round == args.round]
+    if not results:
+        what = f"round {args.round}" if args.round is not None else "any round"
+        _emit(out, args.json, {"type": "client.verified", "found": 0}, f"no record of {what}")
+        return 2
+    for v in results:
+        _verification_out(out, args.json, v)
+    return 0 if all(v.ok for v in results) else 1
+
+
+async def cmd_bots(args: argparse.Namespace, out: TextIO) -> int:
+    """Run ``--count`` bots (see :mod:`clients.bots`) and print their totals."""
+    from clients.bots import run_bots
+
+    tables = args.tables.split(",")
+    report = await run_bots(
+        args.url, tables, count=args.count, rounds=args.rounds, bet=args.bet, seed=args.seed
+    )
+    _emit(out, args.json, {"type": "client.bots", **report.as_dict()}, report.summary())
+    return 0 if report.ok else 1
+
+
+# --- parsing ------------------------------------------------------------------------
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--url", default=os.environ.get("PAIGOW_URL", DEFAULT_URL))
+    parser.add_argument("--name", help="display name (guests)")
+    parser.add_argument("--token", default=os.environ.get("PAIGOW_TOKEN"), help="account token")
+    parser.add_argument(
+        "--session",
+        type=Path,
+        default=default_session_path(),
+        help="file keeping the resume token between runs (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--no-session", dest="session", action="store_const", const=None, help="keep none"
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object per line")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every subcommand (the interactive table has its own, see main)."""
+    parser = argparse.ArgumentParser(prog="paigow-cli", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    play = sub.add_parser("play", help="play rounds without a screen")
+    _common(play)
+    play.add_argument("--table", required=True)
+    play.add_argument("--bet", type=int, required=True)
+    play.add_argument("--bonus", type=int, default=0)
+    play.add_argument("--rounds", type=int, default=1)
+    play.add_argument("--buy-in", type=int)
+    play.add_argument("--strategy", choices=STRATEGIES, default="house-way")
+    play.add_argument("--seed", type=int, help="seed of the random strategy")
+    play.add_argument("--stay", action="store_true", help="keep the seat at the end")
+    history = sub.add_parser("history", help="your past rounds")
+    _common(history)
+    history.add_argument("--table")
+    history.add_argument("--limit", type=int, default=20)
+    verify = sub.add_parser("verify", help="re-derive rounds from their seeds")
+    _common(verify)
+    verify.add_argument("round", type=int, nargs="?", help="the round (default: every one)")
+    verify.add_argument("--table")
+    verify.add_argument("--limit", type=int, default=50, help="history records to check")
+    verify.add_argument("--log", help="a `play --json` log to check, offline")
+    bots = sub.add_parser("bots", help="N bots playing (load tests)")
+    _common(bots)
+    bots.add_argument("--tables", default="jade")
+    bots.add_argument("--count", type=int, default=6)
+    bots.add_argument("--rounds", type=int, default=3)
+    bots.add_argument("--bet", type=int, default=10)
+    bots.add_argument("--seed", type=int)
+    table = sub.add_parser("table", help="the full-screen table (the default)")
+    _common(table)
+    table.add_argument("url_arg", nargs="?", metavar="URL")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``paigow-cli``; returns the exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list or args_list[0] not in (*COMMANDS, "-h", "--help"):
+        args_list = ["table", *args_list]
+    args = build_parser().parse_args(args_list)
+    if args.command == "table":
+        from clients.tui import run_tui
+
+        if args.url_arg:
+            args.url = args.url_arg
+        return run_tui(args)
+    runners = {"play": cmd_play, "history": cmd_history, "verify": cmd_verify, "bots": cmd_bots}
+    try:
+        return asyncio.run(runners[args.command](args, sys.stdout))
+    except ClientError as exc:
+        print(f"paigow-cli: {exc}", file=sys.stderr)
+        return 2 if "connect" in str(exc) else 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

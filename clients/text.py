@@ -1,0 +1,166 @@
+"""Words and symbols for people: cards with suit symbols, one line per event, JSON lines.
+
+Shared by the scripted mode (``paigow-cli play``) and the full-screen table, so an
+event reads the same everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from clients.core import ClientEvent, Connected, Disconnected, Notice, Verified, plain_error
+from clients.model import DEALER
+from protocol.cards import JOKER, RANK_CHARS, SUIT_SYMBOLS
+from protocol.codec import as_map
+from protocol.messages import (
+    BetPlaced,
+    Cards,
+    Commitment,
+    HandSet,
+    Hidden,
+    PhaseChange,
+    Results,
+    Reveal,
+    RoundVoid,
+    SeatChange,
+    SeedReveal,
+    Snapshot,
+)
+from protocol.structs import HandView, SeatResult
+
+RED_SUITS = (1, 2)  # diamonds, hearts
+
+
+def card_label(card: int) -> str:
+    """A card with its suit symbol: ``A♠``, ``10♥``; the joker is ``JK★``."""
+    if card == JOKER:
+        return "JK★"
+    rank = RANK_CHARS[card >> 2]
+    return ("10" if rank == "T" else rank) + SUIT_SYMBOLS[card & 3]
+
+
+def card_markup(card: int) -> str:
+    """:func:`card_label` with Rich markup: red or black suits, the joker in magenta."""
+    if card == JOKER:
+        return "[bold magenta]JK★[/]"
+    style = "bold red" if card & 3 in RED_SUITS else "bold"
+    return f"[{style}]{card_label(card)}[/]"
+
+
+def cards_label(cards: Iterable[int]) -> str:
+    """Cards separated by spaces, with suit symbols."""
+    return " ".join(card_label(c) for c in cards)
+
+
+def who(hand: int) -> str:
+    """``dealer`` for hand 6, else ``seat N``, numbered from 1 for people (wire seat + 1)."""
+    return "dealer" if hand == DEALER else f"seat {hand + 1}"
+
+
+def hand_line(h: HandView) -> str:
+    """A revealed hand: both halves, named."""
+    foul = " FOUL" if h.foul else ""
+    way = " (house way)" if h.house_way and h.hand != DEALER else ""
+    return (
+        f"{who(h.hand)}: {cards_label(h.high)} [{h.high_name}] / "
+        f"{cards_label(h.low)} [{h.low_name}]{foul}{way}"
+    )
+
+
+def result_line(r: SeatResult) -> str:
+    """A seat's settlement: outcome, both comparisons, payout, commission, bonus, balance."""
+    return f"{who(r.seat)}: {r.outcome.upper()} (high {r.high}, low {r.low}) " + money_line(r)
+
+
+def money_line(r: SeatResult) -> str:
+    """Bet, payout, commission, bonus and the new balance of a result."""
+    text = f"bet {r.bet} paid {r.payout}"
+    if r.commission:
+        text += f" commission {r.commission}"
+    if r.bonus_bet:
+        text += f", bonus {r.bonus_bet} paid {r.bonus_payout}"
+        if r.bonus_class:
+            text += f" ({r.bonus_class.replace('_', ' ')})"
+    return text + f"; balance {r.balance}"
+
+
+def describe(event: ClientEvent) -> str | None:
+    """One line for a person, or None for events not worth a line (``hidden``)."""
+    if isinstance(event, Connected):
+        w = event.welcome
+        state = "resumed" if w.resumed else "connected"
+        return f"{state} as {w.name} ({w.player_id}), protocol {w.version}.{w.minor}"
+    if isinstance(event, Disconnected):
+        code = f" [{event.code}]" if event.code is not None else ""
+        if event.retrying:
+            return f"connection lost{code}: {event.reason}; retrying in {event.delay_s:.1f}s"
+        return f"disconnected{code}: {event.reason}"
+    if isinstance(event, Verified):
+        v = event.verification
+        mark = "verified ✓" if v.ok else "NOT VERIFIED ✗"
+        return f"round {v.round}: {mark}: {v.detail}"
+    if isinstance(event, Notice):
+        return f"server: {plain_error(event.error)}"
+    if isinstance(event, Snapshot):
+        return f"{event.table_id}: round {event.round}, {event.phase}"
+    if isinstance(event, PhaseChange):
+        return f"round {event.round}: {event.phase}"
+    if isinstance(event, SeatChange):
+        s = event.seat
+        if s.status == "empty":
+            return f"{who(s.seat)} is free"
+        return f"{who(s.seat)}: {s.name} {s.status.replace('_', ' ')}, balance {s.balance}"
+    if isinstance(event, BetPlaced):
+        bonus = f" + bonus {event.bonus}" if event.bonus else ""
+        return f"{who(event.seat)} bets {event.amount}{bonus} (balance {event.balance})"
+    if isinstance(event, Cards):
+        return f"your cards: {cards_label(event.cards)}"
+    if isinstance(event, Commitment):
+        return f"round {event.round}: commitment {event.commitment[:16]}…"
+    if isinstance(event, HandSet):
+        how = " by the house way" if event.house_way else ""
+        return f"{who(event.seat)} has set{how}"
+    if isinstance(event, Reveal):
+        return "reveal: " + "; ".join(hand_line(h) for h in event.hands)
+    if isinstance(event, Results):
+        return "results: " + "; ".join(result_line(r) for r in event.results)
+    if isinstance(event, SeedReveal):
+        return f"round {event.round}: seed {event.seed[:16]}…"
+    if isinstance(event, RoundVoid):
+        return f"round {event.round} void ({event.reason}): {event.message}; bets returned"
+    if isinstance(event, Hidden):
+        return None
+    return None
+
+
+def to_json(event: ClientEvent) -> dict[str, Any]:
+    """A JSON-ready map: a server event's wire map, or ``client.*`` for the client's own."""
+    if isinstance(event, Connected):
+        w = event.welcome
+        return {
+            "type": "client.connected",
+            "player_id": w.player_id,
+            "name": w.name,
+            "resumed": w.resumed,
+            "version": w.version,
+        }
+    if isinstance(event, Disconnected):
+        return {
+            "type": "client.disconnected",
+            "code": event.code,
+            "reason": event.reason,
+            "retrying": event.retrying,
+        }
+    if isinstance(event, Verified):
+        v = event.verification
+        return {
+            "type": "client.verified",
+            "table_id": v.table_id,
+            "round": v.round,
+            "ok": v.ok,
+            "detail": v.detail,
+        }
+    if isinstance(event, Notice):
+        return {"type": "client.notice", **as_map(event.error)}
+    return as_map(event)

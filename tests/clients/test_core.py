@@ -1,0 +1,164 @@
+"""The client core against a real server: a round, a resume mid-round, history, verify."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+import pytest
+
+from clients import handrank
+from clients.core import Client, ServerError
+from clients.model import TableModel, verify_record
+from protocol.codec import encode
+from protocol.messages import PhaseChange
+from server.app import App
+from tests.clients.helpers import url_of
+
+
+@pytest.mark.asyncio
+async def test_join_bet_set_settle_verify_history(app: App) -> None:
+    async with Client(url_of(app), name="Ann") as client:
+        joined = await client.join("fast", 500)
+        model = client.tables["fast"]
+        assert model.your_seat == joined.seat
+        await client.bet("fast", 50, bonus=5)
+        await client.wait_until(lambda: model.phase == "setting" and bool(model.your_cards), 10)
+        cards, round_no = model.your_cards, model.round
+        low = handrank.legal_lows(cards)[0]
+        choice = await client.set_hand("fast", low)
+        assert choice.applied
+        assert set(choice.low) == set(low)
+        expected = handrank.preview(model.your_cards, low)
+        assert (choice.high_name, choice.low_name) == expected[:2]
+        await client.wait_until(lambda: model.verification is not None, 10)
+        result = model.my_result
+        assert result is not None
+        assert result.bet == 50
+        assert result.bonus_bet == 5
+        assert model.verification is not None
+        assert model.verification.ok
+        assert model.verification.hands_checked >= 3  # our deal, our split, the dealer's
+        seat = model.my_seat
+        assert seat is not None
+        assert seat.balance == result.balance
+        page = await client.history()
+        record = page.rounds[0]
+        assert record.round == round_no
+        assert record.cards == cards
+        assert verify_record(record).ok
+        left = await client.leave("fast")
+        assert left.account == 10_000 - 500 + result.balance
+
+
+@pytest.mark.asyncio
+async def test_reconnect_mid_round_resumes_the_round(app: App) -> None:
+    async with Client(url_of(app), backoff_s=0.05) as client:
+        await client.join("fast", 500)
+        model = client.tables["fast"]
+        await client.bet("fast", 20)
+        await client.wait_until(lambda: model.phase == "setting" and bool(model.your_cards), 10)
+        cards, round_no, player = model.your_cards, model.round, client.player_id
+        client.drop_connection()
+        await client.wait_until(lambda: client.reconnects == 1 and client.connected, 5)
+        assert client.welcome is not None
+        assert client.welcome.resumed
+        assert client.player_id == player
+        # The round goes on where it was: same cards, and the hand can still be set.
+        assert model.round == round_no
+        assert model.your_cards == cards
+        choice = await client.house_way("fast", apply=True)
+        assert choice.applied
+        assert choice.round == round_no
+        await client.wait_until(lambda: model.verification is not None, 10)
+        assert model.my_result is not None
+        assert model.verification is not None
+        assert model.verification.ok
+        assert model.house_way.get(model.your_seat or 0) is True
+
+
+@pytest.mark.asyncio
+async def test_a_seq_gap_resyncs_with_a_snapshot(app: App) -> None:
+    async with Client(url_of(app)) as client:
+        model = await client.watch("slow")
+        seq = model.seq
+        bogus = PhaseChange(table_id="slow", seq=seq + 5, round=99, phase="setting")
+        client.feed(encode(bogus))
+        assert model.resyncing
+        await client.wait_until(lambda: not model.resyncing, 5)
+        assert model.seq == seq
+        assert model.round != 99
+        assert model.phase == "idle"
+
+
+@pytest.mark.asyncio
+async def test_errors_are_plain_and_the_lobby_reads(app: App) -> None:
+    async with Client(url_of(app)) as client:
+        tables = await client.list_tables()
+        assert {t.table_id for t in tables} == {"fast", "slow"}
+        info = await client.table_info("fast")
+        assert info.denominations == (5, 10, 25)
+        assert info.paytable
+        server = await client.server_info()
+        assert server.protocol_min <= 1 <= server.protocol_max
+        await client.join("slow", 100)
+        with pytest.raises(ServerError) as caught:
+            await client.bet("slow", 500)
+        assert caught.value.code == "insufficient_balance"
+        assert "lower the bet or rebuy" in str(caught.value)
+        with pytest.raises(ServerError) as refused:
+            await client.set_hand("slow", (0, 1))
+        assert refused.value.code in ("wrong_phase", "no_bet")
+        rtt = await client.ping()
+        assert rtt < 1
+        assert abs(client.server_now_ms() - app_time_ms()) < 2000
+
+
+def app_time_ms() -> int:
+    import time
+
+    return int(time.time() * 1000)
+
+
+@pytest.mark.asyncio
+async def test_two_players_see_each_other_and_hidden_cards(app: App) -> None:
+    async with Client(url_of(app), name="A") as a, Client(url_of(app), name="B") as b:
+        await a.join("fast", 300)
+        await b.join("fast", 300)
+        ma, mb = a.tables["fast"], b.tables["fast"]
+        await a.bet("fast", 10)
+        await b.bet("fast", 10)
+        await a.wait_until(lambda: ma.results != {}, 10)
+        await b.wait_until(lambda: mb.verification is not None, 10)
+        assert set(mb.results) == set(ma.results)
+        assert len(mb.results) == 2
+        assert mb.verification is not None
+        assert mb.verification.ok
+        assert ma.your_cards != mb.your_cards
+        # Each saw its own cards only, and both see every revealed hand.
+        assert len(mb.hands) == 3
+
+
+def test_model_ignores_duplicates_and_flags_gaps() -> None:
+    model = TableModel("t")
+    event = PhaseChange(table_id="t", seq=1, round=1, phase="betting")
+    assert model.apply(event).value == "gap"  # no snapshot yet
+    model.seq = 0
+    assert model.apply(event).value == "applied"
+    assert model.apply(event).value == "duplicate"
+    assert model.apply(replace(event, seq=3)).value == "gap"
+    assert model.resyncing
+
+
+@pytest.mark.asyncio
+async def test_unknown_event_types_still_count_their_seq(app: App) -> None:
+    import msgpack
+
+    async with Client(url_of(app)) as client:
+        model = await client.watch("slow")
+        seq = model.seq
+        frame = msgpack.packb({"type": "future_event", "table_id": "slow", "seq": seq + 1})
+        client.feed(frame)
+        assert model.seq == seq + 1
+        assert not model.resyncing
+        await asyncio.sleep(0)

@@ -1,0 +1,108 @@
+"""The full-screen table, driven as a person would with Textual's pilot."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from clients import handrank
+from clients.core import Client
+from clients.tui import HelpScreen, LobbyScreen, PaigowApp, TableScreen
+from protocol.codec import decode_server, encode
+from protocol.messages import OkReply, SeedReveal, Snapshot
+from protocol.structs import TableInfo
+from protocol.vectors import SERVER_TO_CLIENT, load_vectors
+from server.app import App
+from tests.clients.helpers import screen_text, url_of
+
+GOLDEN = Path(__file__).parent / "golden"
+SIZE = (80, 24)
+
+
+@pytest.mark.asyncio
+async def test_join_bet_set_and_see_the_result(app: App) -> None:
+    tui = PaigowApp(Client(url_of(app), name="Pat"))
+    async with tui.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        while not (isinstance(tui.screen, LobbyScreen) and tui.screen.summaries):
+            await pilot.pause(0.05)
+        assert "fast" in screen_text(tui)
+        await pilot.press("j")  # the first table, "fast"; the buy-in prompt opens
+        await pilot.pause()
+        await pilot.press("enter")  # accept the default buy-in
+        while not isinstance(tui.screen, TableScreen):
+            await pilot.pause(0.05)
+        table = tui.screen
+        while table.info is None:
+            await pilot.pause(0.05)
+        await pilot.press("2", "3", "enter")  # chips 10 + 25, then bet 35
+        model = table.model
+        while not (model.phase == "setting" and model.your_cards):
+            await pilot.pause(0.05)
+        assert table.pending_bet == 0
+        assert model.my_seat is not None
+        assert model.my_seat.bet == 35
+        a, b = handrank.legal_lows(model.your_cards)[0]
+        for card in (a, b):
+            await pilot.click(f"#card-{model.your_cards.index(card) + 1}")
+        assert set(table.selected) == {a, b}
+        preview = str(table.preview_text())
+        assert "high" in preview
+        assert "FOUL" not in preview
+        await pilot.press("enter")
+        while model.verification is None:
+            await pilot.pause(0.05)
+        await pilot.pause(0.1)
+        text = screen_text(tui)
+        result = model.my_result
+        assert result is not None
+        assert result.outcome.upper() in text
+        assert "✓ verified" in text
+        assert table.choice is not None
+        assert table.choice.high_name in text
+        await pilot.press("question_mark")
+        assert isinstance(tui.screen, HelpScreen)
+        await pilot.press("escape")
+        assert tui.screen is table
+
+
+def _vector(name: str) -> object:
+    for v in load_vectors("messages"):
+        if v["direction"] == SERVER_TO_CLIENT and v["name"] == name:
+            return decode_server(bytes.fromhex(v["hex"]))
+    raise KeyError(name)
+
+
+def _mask(text: str) -> str:
+    """Hide what changes from run to run: the countdown."""
+    return re.sub(r"\b\d+\.\ds\b", "#.#s", text)
+
+
+@pytest.mark.asyncio
+async def test_table_screen_matches_the_golden() -> None:
+    """The worked example of PROTOCOL.md (fixed seed, cards, results) drawn at 80x24."""
+    client = Client("ws://127.0.0.1:9/")
+    tui = PaigowApp(client, connect=False)
+    snapshot = _vector("snapshot_settling")
+    seed = _vector("seed")
+    info = _vector("ok_table_info")
+    assert isinstance(snapshot, Snapshot)
+    assert isinstance(seed, SeedReveal)
+    assert isinstance(info, OkReply)
+    assert isinstance(info.result, TableInfo)
+    async with tui.run_test(size=SIZE) as pilot:
+        tui.infos[snapshot.table_id] = info.result
+        await tui.push_screen(TableScreen(snapshot.table_id))
+        # Far past deadlines: the countdown reads 0.0s whatever the date.
+        client.feed(encode(replace(snapshot, deadline_ms=0)))
+        client.feed(encode(replace(seed, seq=snapshot.seq + 1)))
+        await pilot.pause(0.3)
+        text = _mask(screen_text(tui))
+    golden = GOLDEN / "table_80x24.txt"
+    if os.environ.get("PAIGOW_UPDATE_GOLDEN"):
+        golden.write_text(text, encoding="utf-8")
+    assert text == golden.read_text(encoding="utf-8")
