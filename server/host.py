@@ -195,8 +195,11 @@ class TableHost:
         wake = next_wakeup(self.state)
         timeout = None if wake is None else max(0.0, (wake - self.clock()) / 1000)
         self._wake.clear()
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a
+        # cancellation that arrives as the wait ends, and stop() would hang.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self._wake.wait()
         if not self.ready:
             return
         if wake is not None and self.clock() >= wake:

@@ -84,6 +84,26 @@ BONUS_CLASS_NAMES: Mapping[BonusClass, str] = MappingProxyType(
 )
 
 
+BONUS_CLASS_CODES: Mapping[BonusClass, str] = MappingProxyType(
+    {
+        BonusClass.NATURAL_SEVEN_CARD_STRAIGHT_FLUSH: "natural_7_card_straight_flush",
+        BonusClass.ROYAL_FLUSH_WITH_ROYAL_MATCH: "royal_flush_royal_match",
+        BonusClass.SEVEN_CARD_STRAIGHT_FLUSH_WITH_JOKER: "7_card_straight_flush_joker",
+        BonusClass.FIVE_ACES: "five_aces",
+        BonusClass.ROYAL_FLUSH: "royal_flush",
+        BonusClass.STRAIGHT_FLUSH: "straight_flush",
+        BonusClass.FOUR_OF_A_KIND: "four_of_a_kind",
+        BonusClass.FULL_HOUSE: "full_house",
+        BonusClass.FLUSH: "flush",
+        BonusClass.THREE_OF_A_KIND: "three_of_a_kind",
+        BonusClass.STRAIGHT: "straight",
+        BonusClass.THREE_PAIR: "three_pair",
+        BonusClass.NOTHING: "nothing",
+    }
+)
+"""Each class's stable id on the wire (PROTOCOL.md: a code of at most 32 characters)."""
+
+
 # --- pay tables ------------------------------------------------------------------------
 
 

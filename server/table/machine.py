@@ -617,7 +617,9 @@ def _settle(work: _Step) -> None:
             low=s.low.value,
             bet=seat.bet,
             bonus=seat.bonus,
-            bonus_class=bonus_class.name.lower() if bonus_class is not None else None,
+            bonus_class=(
+                bonus_rules.BONUS_CLASS_CODES[bonus_class] if bonus_class is not None else None
+            ),
             payout=s.returned,
             commission=s.commission,
             bonus_payout=bonus_back,

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from protocol.messages import Cards, Hidden, Reveal, SeedReveal, Snapshot
+from protocol.codec import check
+from protocol.messages import Cards, Hidden, OkReply, Reveal, SeedReveal, Snapshot
+from protocol.structs import HistoryPage, RoundRecord
 from server.table.events import Event
 from server.table.ledger import LedgerEntry, Pot
 from server.table.machine import Transition, step
@@ -97,6 +99,8 @@ class Harness:
         assert [o.seq for o in t.events] == list(range(before.seq + 1, after.seq + 1))
         assert from_bytes(to_bytes(after)) == after
         check_visibility(before, t)
+        for _, record in t.logs:
+            check_record(record)
 
 
 class Overdrawn(Exception):
@@ -104,9 +108,12 @@ class Overdrawn(Exception):
 
 
 def check_visibility(before: TableState, t: Transition) -> None:
-    """No message carries a card its recipient may not see."""
+    """No message carries a card its recipient may not see; every one is valid on the wire."""
     state = t.state
     for out in t.events:
+        check(out.public)
+        for message in out.private.values():
+            check(message)
         public = out.public
         assert not isinstance(public, Cards), "cards sent to everyone"
         if isinstance(public, SeedReveal):
@@ -125,7 +132,14 @@ def check_visibility(before: TableState, t: Transition) -> None:
             assert message.cards == state.hands[index]
     viewers: list[str | None] = [None, *(s.player for _, s in state.occupied())]
     for viewer in viewers:
-        check_snapshot(state, snapshot(state, viewer, 0), viewer)
+        snap = snapshot(state, viewer, 0)
+        check(snap)
+        check_snapshot(state, snap, viewer)
+
+
+def check_record(record: RoundRecord) -> None:
+    """A game log record is valid on the wire (it is sent as it is in history pages)."""
+    check(OkReply(rid="r", result=HistoryPage(rounds=(record,))))
 
 
 def check_snapshot(state: TableState, snap: Snapshot, player: str | None) -> None:

@@ -525,3 +525,17 @@ def test_restart_catch_up_fires_past_deadlines_at_once() -> None:
 def test_transition_table_covers_every_phase_for_ticks() -> None:
     assert all((phase, Tick) in TRANSITIONS for phase in Phase)
     assert (Phase.SETTLING, Void) not in TRANSITIONS  # a settled round is never voided
+
+
+def test_every_bonus_class_code_fits_the_wire() -> None:
+    from protocol.codec import check
+    from protocol.structs import SeatResult as WireResult
+    from server.rules.bonus import BONUS_CLASS_CODES, BonusClass
+
+    assert set(BONUS_CLASS_CODES) == set(BonusClass)
+    for code in BONUS_CLASS_CODES.values():
+        result = WireResult(
+            seat=0, outcome="win", high="win", low="win", bet=10, payout=19, commission=1,
+            bonus_bet=5, bonus_payout=0, balance=100, bonus_class=code,
+        )  # fmt: skip
+        check(Results(table_id="t1", seq=1, round=1, results=(result,)))
