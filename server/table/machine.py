@@ -26,7 +26,7 @@ exactly that amount.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from math import gcd
 from typing import Any
 
@@ -386,7 +386,12 @@ def _bet(work: _Step, player: str, amount: int, bonus: int) -> None:
                 Pot.HELD,
                 Pot.TABLE,
             )
-    seat = replace(
+    if work.state.phase is Phase.IDLE and amount:
+        # The table was waiting for a first bet: betting opens for the committed round,
+        # and says so before the bet that opened it.
+        work.set(phase=Phase.BETTING, deadline=work.now + work.state.config.betting_ms)
+        work.emit(views.phase_changed(work.state))
+    seat = evolve(
         seat,
         balance=available - amount - bonus,
         bet=amount,
@@ -395,10 +400,6 @@ def _bet(work: _Step, player: str, amount: int, bonus: int) -> None:
     )
     work.set_seat(index, seat)
     work.emit(views.bet_changed(work.state, index))
-    if work.state.phase is Phase.IDLE and amount:
-        # The table was waiting for a first bet: betting opens for the committed round.
-        work.set(phase=Phase.BETTING, deadline=work.now + work.state.config.betting_ms)
-        work.emit(views.phase_changed(work.state))
     _maybe_close_betting(work)
 
 
