@@ -108,6 +108,7 @@ class App:
             queue_size=s.send_queue,
             rate=s.rate_per_s,
             server_name=s.server_name,
+            handshake_ms=s.handshake_ms,
         )
         self.server = await serve(
             self.gateway.handle,
@@ -156,9 +157,14 @@ class App:
         if self.server is not None:
             self.server.close(close_connections=False)
             if self.gateway is not None:
-                for conn in list(self.gateway.connections):
-                    with contextlib.suppress(Exception):
-                        await conn.ws.close(CloseCode.GOING_AWAY, "server shutting down")
+                # All at once: a client slow to answer the close must not delay the others.
+                await asyncio.gather(
+                    *(
+                        conn.ws.close(CloseCode.GOING_AWAY, "server shutting down")
+                        for conn in list(self.gateway.connections)
+                    ),
+                    return_exceptions=True,
+                )
             await self.server.wait_closed()
             self.server = None
         for host in self.hosts.values():

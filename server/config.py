@@ -27,6 +27,7 @@ class Settings:
     rate_per_s: int = 20  # messages a connection may send per second (burst: 2x)
     send_queue: int = 256  # outgoing messages queued per connection before it is dropped
     heartbeat_ms: int = 20_000
+    handshake_ms: int = 10_000  # time to send hello (PROTOCOL.md: 10 s)
     lease_ms: int = 5_000
     server_name: str = "paigow"
 
@@ -88,6 +89,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--heartbeat-ms", type=int, default=int(_env("heartbeat_ms") or d.heartbeat_ms)
     )
+    parser.add_argument(
+        "--handshake-ms", type=int, default=int(_env("handshake_ms") or d.handshake_ms)
+    )
     parser.add_argument("--lease-ms", type=int, default=int(_env("lease_ms") or d.lease_ms))
     parser.add_argument("--server-name", default=_env("server_name") or d.server_name)
 
@@ -107,6 +111,7 @@ def from_arguments(args: argparse.Namespace) -> Settings:
         max_connections=args.max_connections,
         rate_per_s=args.rate,
         heartbeat_ms=args.heartbeat_ms,
+        handshake_ms=args.handshake_ms,
         lease_ms=args.lease_ms,
         server_name=args.server_name,
     )

@@ -16,9 +16,11 @@ import contextlib
 import enum
 import hashlib
 import logging
+import math
 import secrets
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from math import gcd
 from typing import Any
 
@@ -89,6 +91,8 @@ log = logging.getLogger(__name__)
 
 SERVER_VERSION = "0.1.0"
 _RESUME_TTL_S = 24 * 3600
+_DROP_CLOSE_S = 2.0
+"""How long a client dropped for not reading gets to complete the closing handshake."""
 
 
 class Closing(Exception):
@@ -102,25 +106,43 @@ class Closing(Exception):
 
 
 class RateLimiter:
-    """A token bucket: ``rate`` messages a second, bursts up to ``burst``."""
+    """A token bucket: ``rate`` messages a second, bursts up to ``burst``.
 
-    def __init__(self, rate: float, burst: float) -> None:
+    :attr:`flooding` tells a client far over the rate: more than ``close_factor``
+    times the rate within one second (PROTOCOL.md, section 12: close 4008).
+    """
+
+    def __init__(
+        self, rate: float, burst: float, close_factor: float = L.RATE_CLOSE_FACTOR
+    ) -> None:
         self.rate = rate
         self.burst = burst
         self.tokens = burst
         self.stamp = time.monotonic()
-        self.refused = 0  # consecutive refusals
+        self.window = self.stamp  # start of the current one-second window
+        self.seen = 0  # messages in the window
+        self.close_at = close_factor * rate
 
     def take(self) -> bool:
         now = time.monotonic()
+        if now - self.window >= 1:
+            self.window, self.seen = now, 0
+        self.seen += 1
         self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
         if self.tokens >= 1:
             self.tokens -= 1
-            self.refused = 0
             return True
-        self.refused += 1
         return False
+
+    @property
+    def flooding(self) -> bool:
+        """Whether the client sent far more than the rate in the current second."""
+        return self.seen > self.close_at
+
+    def wait_ms(self) -> int:
+        """Milliseconds until the next message is allowed."""
+        return max(1, math.ceil((1 - self.tokens) / self.rate * 1000))
 
 
 class Connection:
@@ -137,6 +159,7 @@ class Connection:
         self.limiter = RateLimiter(rate, 2 * rate)
         self.errors = 0  # consecutive invalid messages
         self.closing: tuple[CloseCode, str] | None = None
+        self.dropping: asyncio.Task[None] | None = None  # closing a slow consumer
 
     def send_bytes(self, data: bytes) -> None:
         """Queue a frame; a client too slow to empty its queue is disconnected."""
@@ -145,19 +168,37 @@ class Connection:
         try:
             self.queue.put_nowait(data)
         except asyncio.QueueFull:
+            # The writer may be stuck in a send that the client never reads, so it
+            # cannot be the one to close: a task of its own does, with a bound.
             self.closing = (CloseCode.TRY_AGAIN_LATER, "too slow: outgoing queue full")
-            with contextlib.suppress(asyncio.QueueFull):
-                self.queue.get_nowait()
-                self.queue.put_nowait(b"")  # wakes the writer, which then closes
+            self.dropping = asyncio.get_running_loop().create_task(self._drop())
+
+    async def _drop(self) -> None:
+        assert self.closing is not None
+        code, reason = self.closing
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.ws.close(code, reason), _DROP_CLOSE_S)
+        # Still not closed: the client reads nothing, not even the close frame.
+        self.ws.transport.abort()
 
     async def writer(self) -> None:
+        """Send the queued frames in order; an empty one means: close after the others."""
         while True:
             data = await self.queue.get()
-            if self.closing is not None:
-                code, reason = self.closing
-                await self.ws.close(code, reason)
-                return
+            if self.dropping is not None:
+                return  # a slow consumer: :meth:`_drop` closes
+            if not data:
+                break
             await self.ws.send(data)
+        code, reason = self.closing or (CloseCode.NORMAL, "")
+        await self.ws.close(code, reason)
+
+
+async def _discard(ws: ServerConnection) -> None:
+    """Read and drop frames until the connection closes."""
+    with contextlib.suppress(ConnectionClosed):
+        async for _ in ws:
+            pass
 
 
 def error_reply(
@@ -201,6 +242,7 @@ class Gateway:
         queue_size: int,
         rate: int,
         server_name: str,
+        handshake_ms: int = L.HANDSHAKE_TIMEOUT_MS,
     ) -> None:
         self.hosts = hosts
         self.tables = tables
@@ -214,6 +256,7 @@ class Gateway:
         self.queue_size = queue_size
         self.rate = rate
         self.server_name = server_name
+        self.handshake_ms = handshake_ms
         self.connections: set[Connection] = set()
         self.by_player: dict[str, set[Connection]] = {}
         self.handlers: dict[type[Any], Handler] = {
@@ -249,29 +292,44 @@ class Gateway:
             await self._handshake(conn)
             await self._serve(conn)
         except Closing as close:
+            # The error reply goes out first, then the close frame (PROTOCOL.md).
             if close.reply is not None:
                 conn.send_bytes(encode(close.reply))
-            conn.closing = (close.code, close.reason)
-            conn.queue.put_nowait(b"") if not conn.queue.full() else None
+            if conn.closing is None:
+                conn.closing = (close.code, close.reason)
+            # Frames the client still sends are read and dropped: else, with the
+            # incoming queue full, its answer to our close frame would never be read
+            # and the closing handshake would wait for its timeout.
+            discard = asyncio.create_task(_discard(conn.ws))
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(writer, 5)
+                async with asyncio.timeout(5):
+                    await conn.queue.put(b"")
+                    await writer
+            discard.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await discard
         except ConnectionClosed:
             pass
         finally:
             writer.cancel()
             with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
                 await writer
+            if conn.dropping is not None:
+                with contextlib.suppress(Exception):
+                    await conn.dropping
             self.connections.discard(conn)
             self.metrics.connections.dec()
             await self._departed(conn)
 
     async def _handshake(self, conn: Connection) -> None:
         try:
-            frame = await asyncio.wait_for(conn.ws.recv(), L.HANDSHAKE_TIMEOUT_MS / 1000)
+            frame = await asyncio.wait_for(conn.ws.recv(), self.handshake_ms / 1000)
         except TimeoutError:
             raise Closing(CloseCode.HANDSHAKE_TIMEOUT, "no hello in time") from None
+        if isinstance(frame, str):
+            raise Closing(CloseCode.UNSUPPORTED_DATA, "text frames are not part of the protocol")
         try:
-            hello = decode_client(frame)  # type: ignore[arg-type]
+            hello = decode_client(frame)
         except ProtocolError as exc:
             reply = error_reply(exc.code, str(exc), exc.rid)
             raise Closing(CloseCode.HELLO_REQUIRED, "first message must be hello", reply) from None
@@ -313,7 +371,8 @@ class Gateway:
             if host is not None and host.ready:
                 await self._attach(conn, host, entry.seq)
         for host in self._seated_hosts(player):
-            await self._attach(conn, host, None)
+            if host.table_id not in conn.tables:  # else brought up to date just above
+                await self._attach(conn, host, None)
             with contextlib.suppress(TableError):
                 await host.submit(ev.Reconnect(player))
 
@@ -353,13 +412,24 @@ class Gateway:
         async for frame in conn.ws:
             if conn.closing is not None:
                 return
+            if isinstance(frame, str):
+                raise Closing(
+                    CloseCode.UNSUPPORTED_DATA, "text frames are not part of the protocol"
+                )
             if not conn.limiter.take():
-                if conn.limiter.refused > L.RATE_BURST * L.RATE_CLOSE_FACTOR:
+                if conn.limiter.flooding:
                     raise Closing(CloseCode.RATE_LIMITED, "far over the message rate")
-                reply = error_reply(ErrorCode.RATE_LIMITED, "too many messages: slow down", None)
-                conn.send_bytes(encode(reply))
+                # The request is dropped, but its reply still carries its rid (PROTOCOL.md:
+                # every request gets exactly one reply) and when to retry.
+                rid: str | None
+                try:
+                    rid = decode_client(frame).rid
+                except ProtocolError as exc:
+                    rid = exc.rid
+                reply = error_reply(ErrorCode.RATE_LIMITED, "too many messages: slow down", rid)
+                conn.send_bytes(encode(replace(reply, retry_after_ms=conn.limiter.wait_ms())))
                 continue
-            await self._one(conn, frame)  # type: ignore[arg-type]
+            await self._one(conn, frame)
 
     async def _one(self, conn: Connection, frame: bytes) -> None:
         started = time.perf_counter()
@@ -487,26 +557,37 @@ class Gateway:
         host = self._host(msg.table_id)
         player = self._player(conn)
         assert host.state is not None
-        seat = msg.seat
-        if seat is None:
-            free = [i for i, s in enumerate(host.state.seats) if s is None]
-            if not free:
-                raise TableError(ErrorCode.TABLE_FULL, "every seat is taken")
-            seat = free[0]
+        if msg.seat is None and all(s is not None for s in host.state.seats):
+            raise TableError(ErrorCode.TABLE_FULL, "every seat is taken")
         if msg.table_id not in conn.tables:
             await self._attach(conn, host, None)
         account = await self.accounts.balance(player) or 0
-        event = ev.SitDown(player, conn.name, seat, msg.buy_in, secrets.token_bytes(32))
+        # With no seat asked for, the free seat is chosen from the state as it is now;
+        # a join applied meanwhile may take it first: then try the next free one.
+        for _ in range(host.config.seats):
+            assert host.state is not None
+            seat = msg.seat
+            if seat is None:
+                free = [i for i, s in enumerate(host.state.seats) if s is None]
+                if not free:
+                    break
+                seat = free[0]
+            event = ev.SitDown(player, conn.name, seat, msg.buy_in, secrets.token_bytes(32))
 
-        def joined(t: Transition) -> Result:
-            return Joined(
-                table_id=msg.table_id,
-                seat=seat,
-                table_balance=msg.buy_in,
-                account=account - msg.buy_in,
-            )
+            def joined(t: Transition, seat: int = seat) -> Result:
+                return Joined(
+                    table_id=msg.table_id,
+                    seat=seat,
+                    table_balance=msg.buy_in,
+                    account=account - msg.buy_in,
+                )
 
-        return await self._submit(conn, msg.rid, msg.table_id, event, joined)
+            try:
+                return await self._submit(conn, msg.rid, msg.table_id, event, joined)
+            except TableError as exc:
+                if msg.seat is not None or exc.code is not ErrorCode.SEAT_TAKEN:
+                    raise
+        raise TableError(ErrorCode.TABLE_FULL, "every seat is taken")
 
     async def _leave(self, conn: Connection, msg: Leave) -> Outcome:
         return await self._money_reply(conn, msg.rid, msg.table_id, ev.StandUp(self._player(conn)))
@@ -652,7 +733,7 @@ def table_info(host: TableHost) -> TableInfo:
 
     lines = tuple(
         PayLine(
-            bonus_class=cls.name.lower(),
+            bonus_class=bonus_rules.BONUS_CLASS_CODES[cls],  # the wire's ids (<= 32 chars)
             label=bonus_rules.BONUS_CLASS_NAMES[cls][: L.MAX_NAME_LEN],
             pays=odds,
         )

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 import msgpack
+from redis.exceptions import RedisError
 
 from protocol.codec import encode
 from protocol.errors import ErrorCode
@@ -33,6 +34,8 @@ from server.table.state import TableConfig, TableState, from_bytes, new_table, t
 from server.table.views import Outbound
 
 log = logging.getLogger(__name__)
+
+_RETRY_S = 0.05  # pause before a tick that could not be stored is tried again
 
 
 def now_ms() -> int:
@@ -148,6 +151,11 @@ class TableHost:
             except Exception:
                 log.exception("table %s: hosting failed; retrying", self.table_id)
             self._ready.clear()
+            # Give the lease up if it is still ours (we stopped acting on a state we can
+            # no longer trust), so that taking the table again need not wait for it.
+            if self.token is not None:
+                with contextlib.suppress(Exception):
+                    await self.store.release_lease(self.table_id, self.owner, self.token)
             await asyncio.sleep(self.lease_ms / 4000)
 
     async def _acquire(self) -> None:
@@ -171,7 +179,8 @@ class TableHost:
     async def _host(self) -> None:
         renew = asyncio.create_task(self._renew())
         try:
-            while not renew.done():
+            # Until the lease is lost, or a commit found the table changed under us.
+            while self.ready and not renew.done():
                 await self._timer_step()
         finally:
             renew.cancel()
@@ -179,16 +188,28 @@ class TableHost:
                 await renew
 
     async def _renew(self) -> None:
+        renewed = time.monotonic()
         while True:
             await asyncio.sleep(self.lease_ms / 3000)
             assert self.token is not None
-            if not await self.store.renew_lease(
-                self.table_id, self.owner, self.token, self.lease_ms
-            ):
+            try:
+                ours = await self.store.renew_lease(
+                    self.table_id, self.owner, self.token, self.lease_ms
+                )
+            except (RedisError, OSError) as exc:
+                # Redis unreachable for a moment (a restart, a failover): the lease may
+                # still be ours when it is back, so keep trying while it can last.
+                # Commits are fenced, so acting meanwhile is safe.
+                if time.monotonic() - renewed < self.lease_ms / 1000:
+                    log.warning("table %s: lease not renewed (%s); retrying", self.table_id, exc)
+                    continue
+                ours = False
+            if not ours:
                 log.warning("table %s: lease lost", self.table_id)
                 self._ready.clear()
                 self._wake.set()
                 return
+            renewed = time.monotonic()
 
     async def _timer_step(self) -> None:
         assert self.state is not None
@@ -207,6 +228,12 @@ class TableHost:
                 await self.submit(Tick(secrets.token_bytes(32)))
             except TableError as exc:
                 log.warning("table %s: tick refused: %s", self.table_id, exc)
+            except (RedisError, OSError) as exc:
+                # Not stored, so nothing happened: the deadline is still past and the
+                # next step tries again (a commit stored but unanswered is caught by
+                # the version check, and the table is reloaded).
+                log.warning("table %s: tick not stored (%s); retrying", self.table_id, exc)
+                await asyncio.sleep(_RETRY_S)
 
     # --- events -------------------------------------------------------------------
 

@@ -82,8 +82,13 @@ def server_settings(redis_server: EmbeddedRedis, tmp_path: Path) -> Settings:
 
 
 @pytest_asyncio.fixture
-async def app(server_settings: Settings) -> AsyncIterator[App]:
-    """A running server (stopped after the test); its URL is ``ws://127.0.0.1:{app.port}/``."""
+async def app(server_settings: Settings, redis_client: redis.asyncio.Redis) -> AsyncIterator[App]:
+    """A running server (stopped after the test); its URL is ``ws://127.0.0.1:{app.port}/``.
+
+    It needs ``redis_client`` so that the database is flushed before the server starts,
+    never under it (a test asking for both would otherwise flush a running server's
+    leases and tables away, in the order it lists them).
+    """
     server = App(server_settings)
     await server.start()
     try:

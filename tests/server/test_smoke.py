@@ -12,14 +12,14 @@ from protocol.messages import Bet, Hello, Join, OkReply, Results, SeedReveal, Se
 from server.app import App
 
 
-async def _until(ws: object, kind: type, timeout: float = 10) -> ServerMessage:
+async def _until(ws: object, kind: type, within: float = 10) -> ServerMessage:
     async def loop() -> ServerMessage:
         while True:
             m = decode_server(await ws.recv())  # type: ignore[attr-defined]
             if isinstance(m, kind):
                 return m
 
-    return await asyncio.wait_for(loop(), timeout)
+    return await asyncio.wait_for(loop(), within)
 
 
 @pytest.mark.asyncio
@@ -31,6 +31,7 @@ async def test_one_guest_plays_a_round(app: App) -> None:
         await _until(ws, OkReply)
         await ws.send(encode(Bet(rid="b", table_id="fast", amount=50)))
         results = await _until(ws, Results)
-        assert isinstance(results, Results) and len(results.results) == 1
+        assert isinstance(results, Results)
+        assert len(results.results) == 1
         seed = await _until(ws, SeedReveal)
         assert isinstance(seed, SeedReveal)

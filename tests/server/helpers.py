@@ -1,0 +1,494 @@
+"""A small test client and helpers for the shell's tests: real sockets, real Redis.
+
+:class:`Client` wraps one WebSocket: a reader task decodes every frame with the
+protocol's strict ``decode_server`` (so any frame the server sends that breaks the
+spec fails the test), keeps replies by ``rid`` and table events by table, and lets
+a test wait for either with a time limit. Nothing here sleeps for a fixed time: every
+wait polls a condition and gives up after a bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import redis.asyncio
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from protocol.codec import decode_server, encode
+from protocol.messages import (
+    Cards,
+    ErrorReply,
+    Hello,
+    Hidden,
+    OkReply,
+    PhaseChange,
+    Pong,
+    ServerMessage,
+    Snapshot,
+    TableEvent,
+)
+from protocol.structs import TableSeq, Welcome
+from server.app import App
+from server.store.audit import AuditReport, audit
+from server.table.state import from_bytes
+
+T = TypeVar("T")
+Reply = OkReply | ErrorReply | Pong
+
+TIMEOUT = 10.0  # default bound of every wait, in seconds
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def now_ms() -> int:
+    """This machine's clock, as the server reads it (same host)."""
+    return time.time_ns() // 1_000_000
+
+
+async def until(
+    check: Callable[[], T | None] | Callable[[], Awaitable[T | None]],
+    within: float = TIMEOUT,
+    what: str = "condition",
+    every: float = 0.02,
+) -> T:
+    """Poll ``check`` (sync or async) until it returns something truthy; fail after ``within``."""
+    deadline = time.monotonic() + within
+    while True:
+        value = check()
+        if asyncio.iscoroutine(value) or isinstance(value, Awaitable):
+            value = await value
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {within} s waiting for {what}")
+        await asyncio.sleep(every)
+
+
+@dataclass
+class Closed:
+    """How the server closed a connection (None: no close frame received)."""
+
+    code: int | None
+    reason: str
+
+
+class Disconnected(AssertionError):
+    """What a test waited for cannot come: the server closed the connection."""
+
+
+class Client:
+    """One test connection; see the module docstring."""
+
+    def __init__(self, ws: ClientConnection, label: str = "") -> None:
+        self.ws = ws
+        self.label = label
+        self.messages: list[ServerMessage] = []
+        self.replies: dict[str | None, list[Reply]] = {}
+        self.events: dict[str, list[TableEvent]] = {}
+        self.closed: Closed | None = None
+        self.failure: Exception | None = None  # why the reader stopped, if not a close
+        self.welcome: Welcome | None = None
+        self._rids = itertools.count(1)
+        self._changed = asyncio.Condition()
+        self._reader = asyncio.create_task(self._read())
+
+    # --- connecting ---------------------------------------------------------------
+
+    @classmethod
+    async def open(cls, url: str, label: str = "", **kwargs: Any) -> Client:
+        """A connection with no hello sent yet."""
+        ws = await connect(url, open_timeout=TIMEOUT, close_timeout=2, **kwargs)
+        return cls(ws, label)
+
+    @classmethod
+    async def hello(
+        cls,
+        url: str,
+        *,
+        label: str = "",
+        token: str | None = None,
+        name: str | None = None,
+        resume_token: str | None = None,
+        last_seq: Iterable[tuple[str, int]] = (),
+        **kwargs: Any,
+    ) -> Client:
+        """A connection after a successful hello (a guest unless ``token`` is given)."""
+        client = await cls.open(url, label, **kwargs)
+        try:
+            reply = await client.call(
+                Hello,
+                min_version=1,
+                max_version=1,
+                client="tests/1",
+                token=token,
+                guest=token is None,
+                name=name,
+                resume_token=resume_token,
+                last_seq=tuple(TableSeq(table_id=t, seq=s) for t, s in last_seq),
+            )
+            assert isinstance(reply, OkReply), reply
+            assert isinstance(reply.result, Welcome)
+            client.welcome = reply.result
+        except BaseException:
+            await client.close()
+            raise
+        return client
+
+    @property
+    def player(self) -> str:
+        """The player id from the welcome."""
+        assert self.welcome is not None
+        return self.welcome.player_id
+
+    # --- reading ------------------------------------------------------------------
+
+    async def _read(self) -> None:
+        try:
+            async for frame in self.ws:
+                assert isinstance(frame, bytes), f"the server sent a text frame: {frame!r}"
+                message = decode_server(frame)
+                async with self._changed:
+                    self.messages.append(message)
+                    if isinstance(message, OkReply | ErrorReply | Pong):
+                        self.replies.setdefault(message.rid, []).append(message)
+                    else:
+                        self.events.setdefault(message.table_id, []).append(message)
+                    self._changed.notify_all()
+        except ConnectionClosed:
+            pass
+        except Exception as exc:  # a frame that breaks the spec: the test fails
+            self.failure = exc
+        finally:
+            rcvd = self.ws.protocol.close_rcvd
+            closed = Closed(rcvd.code, rcvd.reason) if rcvd is not None else Closed(None, "")
+            async with self._changed:
+                self.closed = closed
+                self._changed.notify_all()
+
+    async def wait(self, check: Callable[[], T | None], within: float = TIMEOUT) -> T:
+        """Wait until ``check()`` (called under the lock after each message) is truthy."""
+        result: T | None = None
+
+        def done() -> bool:
+            nonlocal result
+            if self.failure is not None:
+                raise AssertionError(f"{self.label}: bad frame from the server") from self.failure
+            result = check()
+            if not result and self.closed is not None:
+                raise Disconnected(f"{self.label}: closed by the server: {self.closed}")
+            return bool(result)
+
+        async with self._changed:
+            try:
+                await asyncio.wait_for(self._changed.wait_for(done), within)
+            except TimeoutError:
+                raise AssertionError(
+                    f"{self.label or 'client'}: timed out after {within} s; "
+                    f"last messages: {self.messages[-5:]!r}; closed: {self.closed}"
+                ) from None
+        assert result is not None
+        return result
+
+    async def wait_closed(self, within: float = TIMEOUT) -> Closed:
+        """Wait until the server closes the connection."""
+        await self.wait(lambda: self.closed is not None, within)
+        assert self.closed is not None
+        return self.closed
+
+    def table(self, table_id: str) -> list[TableEvent]:
+        """The events received from ``table_id`` so far."""
+        return self.events.get(table_id, [])
+
+    async def event(
+        self,
+        table_id: str,
+        kind: type[T],
+        check: Callable[[T], bool] = lambda _: True,
+        *,
+        after: int = 0,
+        within: float = TIMEOUT,
+    ) -> T:
+        """The first event of ``kind`` at ``table_id`` (from index ``after``) passing ``check``."""
+
+        def find() -> T | None:
+            for m in self.table(table_id)[after:]:
+                if isinstance(m, kind) and check(m):
+                    return m
+            return None
+
+        return await self.wait(find, within)
+
+    async def phase(
+        self, table_id: str, phase: str, *, after: int = 0, within: float = TIMEOUT
+    ) -> PhaseChange:
+        """The first ``phase`` event entering ``phase`` (from index ``after``)."""
+        return await self.event(
+            table_id, PhaseChange, lambda m: m.phase == phase, after=after, within=within
+        )
+
+    def last_seq(self, table_id: str) -> int:
+        """The last ``seq`` seen at ``table_id`` (0 if none)."""
+        events = self.table(table_id)
+        return events[-1].seq if events else 0
+
+    # --- requests -----------------------------------------------------------------
+
+    def next_rid(self) -> str:
+        return f"{self.label or 'r'}{next(self._rids)}"
+
+    async def send(self, data: bytes | str) -> None:
+        await self.ws.send(data)
+
+    async def call(self, kind: type[Any], within: float = TIMEOUT, **fields: Any) -> Reply:
+        """Send one request of ``kind`` and return its one reply."""
+        rid = self.next_rid()
+        await self.ws.send(encode(kind(rid=rid, **fields)))
+        replies = await self.wait(lambda: self.replies.get(rid), within)
+        assert len(replies) == 1, replies
+        return replies[0]
+
+    async def ok(self, kind: type[Any], **fields: Any) -> Any:
+        """Send a request that must succeed; its ``result``."""
+        reply = await self.call(kind, **fields)
+        assert isinstance(reply, OkReply), f"{self.label}: {kind.__name__} {fields}: {reply}"
+        return reply.result
+
+    async def error(self, kind: type[Any], code: str, **fields: Any) -> ErrorReply:
+        """Send a request that must fail with ``code``; the error."""
+        reply = await self.call(kind, **fields)
+        assert isinstance(reply, ErrorReply), f"{self.label}: expected {code}, got {reply}"
+        assert reply.code == code, f"{self.label}: expected {code}, got {reply}"
+        return reply
+
+    async def close(self) -> None:
+        """Close the connection and stop the reader (safe to call twice)."""
+        with contextlib.suppress(Exception):
+            await self.ws.close()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(self._reader, 5)
+        if self.failure is not None:
+            raise AssertionError(f"{self.label}: bad frame from the server") from self.failure
+
+
+async def close_all(clients: Iterable[Client]) -> None:
+    """Close every client."""
+    await asyncio.gather(*(c.close() for c in clients))
+
+
+def assert_gapless(events: Sequence[TableEvent], label: str = "") -> None:
+    """``seq`` goes up by one from event to event; a snapshot may reset the count."""
+    last: int | None = None
+    for m in events:
+        if isinstance(m, Snapshot):
+            assert last is None or m.seq >= last, f"{label}: snapshot went back: {m.seq} < {last}"
+            last = m.seq
+            continue
+        if last is not None:
+            assert m.seq == last + 1, f"{label}: seq {m.seq} after {last}"
+        last = m.seq
+
+
+def by_seq(events: Sequence[TableEvent]) -> dict[int, TableEvent]:
+    """The events that are not snapshots, by ``seq`` (each seq once)."""
+    out: dict[int, TableEvent] = {}
+    for m in events:
+        if not isinstance(m, Snapshot):
+            assert m.seq not in out or out[m.seq] == m, f"two events with seq {m.seq}"
+            out[m.seq] = m
+    return out
+
+
+def assert_same_public_events(clients: Sequence[Client], table_id: str) -> None:
+    """Where two clients saw the same ``seq``, they saw the same event, except that a
+    ``cards`` event is the recipient's own (and only theirs) and ``hidden`` for others.
+    """
+    seen = [(c, by_seq(c.table(table_id))) for c in clients]
+    common = set.intersection(*(set(events) for _, events in seen))
+    assert common, "the clients saw no event in common"
+    for seq in sorted(common):
+        messages = [(c, events[seq]) for c, events in seen]
+        if any(isinstance(m, Cards | Hidden) for _, m in messages):
+            for _, m in messages:
+                assert isinstance(m, Cards | Hidden), m
+            continue
+        first = messages[0][1]
+        for c, m in messages[1:]:
+            assert m == first, f"seq {seq}: {c.label} saw {m}, others {first}"
+
+
+# Three quick tables: a round takes about a second once everybody has acted.
+QUICK_TABLES = """
+[[table]]
+id = "{id}"
+name = "Quick {id}"
+min_bet = 10
+max_bet = 500
+denominations = [5, 10, 25]
+bonus_min = 5
+bonus_max = 100
+min_buy_in = 100
+max_buy_in = 5000
+betting_ms = {betting_ms}
+dealing_ms = 100
+setting_ms = {setting_ms}
+revealing_ms = 150
+settling_ms = 150
+grace_ms = 5000
+"""
+
+
+def quick_tables(*ids: str, betting_ms: int = 3000, setting_ms: int = 3000) -> str:
+    """A tables file with one quick table per id."""
+    return "".join(
+        QUICK_TABLES.format(id=i, betting_ms=betting_ms, setting_ms=setting_ms) for i in ids
+    )
+
+
+def url(app: App) -> str:
+    """The WebSocket URL of an in-process server."""
+    return f"ws://127.0.0.1:{app.port}/"
+
+
+# --- server processes ------------------------------------------------------------------
+
+
+def free_port() -> int:
+    """A free TCP port on the loopback interface."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+_LISTENING = re.compile(r"listening on ws://[^:]+:(\d+)/")
+
+
+class ServerProcess:
+    """``python -m server`` as a child process, its output in a log file."""
+
+    def __init__(self, args: Sequence[str], log: Path, env: dict[str, str] | None = None) -> None:
+        self.log = log
+        self._log_file = log.open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "server", *args],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log_file,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+        )
+        self.port: int | None = None
+
+    @property
+    def url(self) -> str:
+        assert self.port is not None
+        return f"ws://127.0.0.1:{self.port}/"
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    async def started(self, within: float = 20.0) -> int:
+        """Wait for the 'listening' line (printed once every table is hosted)."""
+
+        def listening() -> int | None:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"the server exited early:\n{self.output()[-3000:]}")
+            match = _LISTENING.search(self.output())
+            return int(match.group(1)) if match else None
+
+        self.port = await until(listening, within, "the server to listen")
+        return self.port
+
+    def kill(self) -> None:
+        """SIGKILL, at once."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def terminate(self) -> None:
+        """SIGTERM (graceful shutdown)."""
+        self.proc.send_signal(signal.SIGTERM)
+
+    async def exited(self, within: float = 20.0) -> int:
+        await until(lambda: self.proc.poll() is not None, within, "the server to exit")
+        return self.proc.returncode
+
+    def close(self) -> None:
+        """Kill if still running, reap, close the log."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+        self._log_file.close()
+
+
+def server_args(
+    redis_url: str,
+    tables_file: Path,
+    data_dir: Path,
+    *,
+    secret: str,
+    lease_ms: int = 1000,
+    port: int = 0,
+    extra: Sequence[str] = (),
+) -> list[str]:
+    """The command line of a server on ``redis_url``."""
+    return [
+        "--redis-url",
+        redis_url,
+        "--port",
+        str(port),
+        "--tables-file",
+        str(tables_file),
+        "--data-dir",
+        str(data_dir),
+        "--token-secret",
+        secret,
+        "--lease-ms",
+        str(lease_ms),
+        *extra,
+        "serve",
+    ]
+
+
+def run_cli(args: Sequence[str], within: float = 30) -> subprocess.CompletedProcess[str]:
+    """``python -m server ARGS`` to completion."""
+    return subprocess.run(
+        [sys.executable, "-m", "server", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=within,
+        check=False,
+    )
+
+
+def http_get(port: int, path: str) -> tuple[int, str]:
+    """Status and body of a plain HTTP GET (blocking; call it in a thread)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        with exc:
+            return exc.code, exc.read().decode()
+
+
+async def audit_report(client: redis.asyncio.Redis) -> AuditReport:
+    """The store's audit, as ``paigow-server audit`` runs it."""
+    return await audit(client, lambda state: from_bytes(state).money())

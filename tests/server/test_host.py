@@ -1,0 +1,58 @@
+"""A table host that finds its table changed under it reloads it instead of stalling."""
+
+from __future__ import annotations
+
+import pytest
+import redis.asyncio
+
+from protocol.messages import Bet, Join, SeatChange
+from server.app import App
+from server.host import now_ms, pack_outbound
+from server.store.tables import CommitStatus, TableStore
+from server.table import events as ev
+from server.table.machine import step
+from server.table.state import to_bytes
+from tests.server.helpers import Client, audit_report, until, url
+
+
+@pytest.mark.asyncio
+async def test_a_commit_the_host_did_not_see_reloads_the_table(
+    app: App, redis_client: redis.asyncio.Redis
+) -> None:
+    """A commit stored but never answered (a lost reply) looks like this to the host:
+    the stored version is ahead of its own. Its next commit is refused (stale version),
+    the request gets ``unavailable``, and the host reloads the table and carries on."""
+    host = app.hosts["slow"]
+    client = await Client.hello(url(app))
+    try:
+        await client.ok(Join, table_id="slow", buy_in=500)
+        assert host.state is not None
+        assert host.token is not None
+        old_token = host.token
+        # Store the next state of the table behind the host's back, with its token.
+        t = step(host.state, ev.Disconnect(client.player), now_ms())
+        result = await TableStore(redis_client).commit(
+            "slow",
+            token=host.token,
+            expected_version=host.state.version,
+            new_version=t.state.version,
+            state=to_bytes(t.state),
+            events=[(o.seq, pack_outbound(o)) for o in t.events],
+        )
+        assert result.status is CommitStatus.OK
+        error = await client.error(Bet, "unavailable", table_id="slow", amount=100)
+        assert error.retryable
+        # The host reloads the stored table (quickly: it gives its own lease up).
+        await until(lambda: host.ready and host.token != old_token, 5, "the reload")
+        assert host.state is not None
+        assert host.state.version == t.state.version
+        await client.ok(Bet, table_id="slow", amount=100)
+        # The stored change is not lost: the seat went away, then came back with the bet.
+        seat = host.state.seats[host.state.seat_of(client.player) or 0]
+        assert seat is not None
+        assert seat.bet == 100
+        assert any(isinstance(m, SeatChange) for m in client.table("slow"))
+        report = await audit_report(redis_client)
+        assert report.ok, report.explain()
+    finally:
+        await client.close()
