@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import bench.protocol
 import bench.rules
+import bench.server
 import bench.table
 
 
 def main() -> None:
-    """Run the benchmarks of the rules engine, the table and the protocol codec."""
+    """Run the benchmarks of the rules engine, the table, the protocol codec and the server."""
     bench.rules.main()
     bench.table.main()
     bench.protocol.main()
+    bench.server.main()
 
 
 if __name__ == "__main__":

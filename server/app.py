@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import secrets
@@ -38,6 +39,8 @@ from server.tables_file import load_tables
 log = logging.getLogger(__name__)
 
 SECRET_FILE = "token-secret"
+REDIS_POOL_SIZE = 64
+REDIS_POOL_WAIT_S = 30.0
 REDIS_URL_FILE = "redis.url"
 
 
@@ -79,13 +82,19 @@ class App:
         """Start Redis (if embedded), host the tables and listen."""
         s = self.settings
         tables = load_tables(s.tables_file)
-        if s.redis_url is None:
+        url = s.redis_url
+        if url is None:
             self.embedded = EmbeddedRedis(s.data_dir / "redis")
             await self.embedded.astart()
             (s.data_dir / REDIS_URL_FILE).write_text(self.embedded.url)
-            self.redis = self.embedded.client()
-        else:
-            self.redis = redis.asyncio.Redis.from_url(s.redis_url)
+            url = self.embedded.url
+        # A bounded pool that waits for a free connection: redis-py's default pool
+        # refuses at once past 100 connections, which under load turned bets into
+        # internal errors and lost table leases.
+        pool = redis.asyncio.BlockingConnectionPool.from_url(
+            url, max_connections=REDIS_POOL_SIZE, timeout=REDIS_POOL_WAIT_S
+        )
+        self.redis = redis.asyncio.Redis(connection_pool=pool)
         await self.redis.ping()
         store = TableStore(self.redis)
         accounts = AccountStore(self.redis)
@@ -170,7 +179,7 @@ class App:
         for host in self.hosts.values():
             await host.stop()
         if self.redis is not None:
-            await self.redis.aclose()
+            await self.redis.aclose(close_connection_pool=True)
             self.redis = None
         if self.embedded is not None:
             await self.embedded.astop()
@@ -188,6 +197,11 @@ async def run(settings: Settings, ready: asyncio.Event | None = None) -> None:
         loop.add_signal_handler(sig, stop.set)
     try:
         await app.start()
+        # DESIGN.md: with thousands of connections, full collections stall the loop;
+        # everything built at start-up is long-lived, so it leaves the collector.
+        gc.collect()
+        gc.freeze()
+        gc.set_threshold(50_000, 20, 100)
         print(f"paigow-server listening on ws://{settings.host}:{app.port}/", flush=True)
         if ready is not None:
             ready.set()

@@ -1,0 +1,569 @@
+"""Benchmark of the game server (issue 5), beside a bare ``websockets`` server in the same run.
+
+What runs, in order, each server in a process of its own and the load from another
+(``bench/driver.py``, through the reference client core ``clients/core.py``):
+
+1. the game server on its embedded Redis with one table of short phases: six bots
+   play rounds; Redis ``INFO commandstats`` before and after gives commands per round;
+2. the bare server (``bench/bare.py``: same messages, same fan-out to six
+   connections a table, msgpack, no Redis, no state machine): the machine's limit;
+3. the game server again, with 1,667 tables whose betting phase lasts 10 minutes, so
+   ``bet`` can be changed again and again (each change is stored in Redis before its
+   ``ok``, then ``bet_placed`` goes to the six players of the table).
+
+For 2 and 3, the same driver run: 1,000 players connect and sit down; latency with
+each acting once every 5 to 10 s; throughput with each acting again as soon as it is
+acknowledged (closed loop); then up to 10,000 players: server RSS per player and
+latency again. Printed side by side, with the configuration beside each figure.
+Goals (issue 5, to report against): game rate >= 0.5 x bare; p99 < 25 ms at 10,000
+players; <= 24 KiB per idle connected player.
+
+Run with ``python -m bench.server`` (a few minutes). ``PAIGOW_BENCH_PROFILE=FILE``
+also profiles the game server (cProfile, one more throughput window) and prints
+where its time goes. ``PAIGOW_BENCH_SERVER_ROOT=DIR`` runs the game server from
+another checkout (to measure a change), and ``PAIGOW_BENCH_SMALL`` /
+``PAIGOW_BENCH_LARGE`` change the player counts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import io
+import json
+import math
+import os
+import platform
+import pstats
+import re
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
+from bench.driver import children, raise_fd_limit, rss_kib
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = int(os.environ.get("PAIGOW_BENCH_SMALL", "1000"))
+LARGE = int(os.environ.get("PAIGOW_BENCH_LARGE", "10000"))
+SEATS = 6
+ROUNDS = 8
+LATENCY_S = 15.0
+THROUGHPUT_S = 8.0
+WARMUP_S = 2.0
+GOAL_RATIO = 0.5
+GOAL_P99_MS = 25.0
+GOAL_KIB = 24.0
+LONG_BETTING_MS = 600_000
+
+LOAD_TABLE = """[[table]]
+id = "{id}"
+name = "Bench {id}"
+min_bet = 10
+max_bet = 1000
+denominations = [5, 10, 25, 100]
+min_buy_in = 100
+max_buy_in = 10000
+betting_ms = {betting_ms}
+"""
+
+ROUND_TABLE = """[[table]]
+id = "r0000"
+name = "Bench rounds"
+min_bet = 10
+max_bet = 1000
+denominations = [5, 10, 25, 100]
+min_buy_in = 100
+max_buy_in = 10000
+betting_ms = 1000
+dealing_ms = 100
+setting_ms = 5000
+revealing_ms = 200
+settling_ms = 200
+"""
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait_line(proc: subprocess.Popen[str], pattern: str, seconds: float) -> str:
+    """The first stdout line of ``proc`` matching ``pattern``; RuntimeError after ``seconds``."""
+    assert proc.stdout is not None
+    deadline = time.monotonic() + seconds
+    regex = re.compile(pattern)
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+        if ready:
+            line = proc.stdout.readline()
+            if not line and proc.poll() is not None:
+                break
+            if regex.search(line):
+                return line.strip()
+        elif proc.poll() is not None:
+            break
+    raise RuntimeError(f"{proc.args!r} did not print {pattern!r} (exit code {proc.poll()})")
+
+
+def _stop(proc: subprocess.Popen[str], seconds: float = 30.0) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(seconds)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _env(root: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(root)
+    return env
+
+
+class GameServer:
+    """``python -m server`` on its embedded Redis, in ``data_dir``."""
+
+    def __init__(self, root: Path, data_dir: Path, tables: Path, profile: Path | None) -> None:
+        self.port = _free_port()
+        self.data_dir = data_dir
+        args = [
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--data-dir",
+            str(data_dir),
+            "--tables-file",
+            str(tables),
+        ]
+        if profile is not None:
+            command = [sys.executable, "-m", "bench.profiled", str(profile), *args]
+        else:
+            command = [sys.executable, "-m", "server", *args]
+        self.log = (data_dir.parent / f"{data_dir.name}.log").open("w")
+        self.proc = subprocess.Popen(
+            command,
+            cwd=root,
+            env=_env(root) if profile is None else {**_env(root), "PYTHONPATH": f"{root}:{ROOT}"},
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+        )
+        try:
+            _wait_line(self.proc, r"paigow-server listening", 180)
+        except RuntimeError:
+            self.stop()
+            raise
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/"
+
+    @property
+    def redis_url(self) -> str:
+        return (self.data_dir / "redis.url").read_text().strip()
+
+    def loop(self) -> str:
+        """uvloop or asyncio, from the shared objects the process has mapped."""
+        try:
+            maps = Path(f"/proc/{self.proc.pid}/maps").read_text()
+        except OSError:
+            return "unknown"
+        return "uvloop" if "uvloop" in maps else "asyncio"
+
+    def stop(self) -> None:
+        _stop(self.proc)
+        self.log.close()
+
+
+class BareServer:
+    """``python -m bench.bare``."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bench.bare", "--port", "0"],
+            cwd=ROOT,
+            env=_env(ROOT),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        line = _wait_line(self.proc, r"bare listening on", 30)
+        match = re.search(r"on (\d+) loop=(\S+) gc=(.*)$", line)
+        assert match is not None
+        self.port = int(match.group(1))
+        self.loop = match.group(2)
+        self.gc = match.group(3)
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/"
+
+    def stop(self) -> None:
+        _stop(self.proc, 10)
+
+
+def _driver(args: list[str]) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.driver", *args],
+        cwd=ROOT,
+        env=_env(ROOT),
+        stdout=subprocess.PIPE,
+        text=True,
+        check=False,
+        timeout=400,
+    )
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"driver failed (exit code {proc.returncode})")
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+def _load_args(url: str, pid: int, tables: int, profile_pid: int = 0) -> list[str]:
+    return [
+        "load",
+        "--url",
+        url,
+        "--prefix",
+        "b",
+        "--tables",
+        str(tables),
+        "--server-pid",
+        str(pid),
+        "--small",
+        str(SMALL),
+        "--large",
+        str(LARGE),
+        "--latency-s",
+        str(LATENCY_S),
+        "--throughput-s",
+        str(THROUGHPUT_S),
+        "--warmup-s",
+        str(WARMUP_S),
+        "--profile-pid",
+        str(profile_pid),
+    ]
+
+
+def _server_gc(root: Path) -> str:
+    """What the game server does to its collector, from its source."""
+    calls = []
+    for path in (root / "server").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        calls += re.findall(r"gc\.(?:set_threshold|freeze|disable)\([^)]*\)", text)
+    if not calls:
+        return f"Python default {gc.get_threshold()} (server/ calls no gc.*)"
+    return ", ".join(sorted(set(calls)))
+
+
+def _versions() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        uv = version("uvloop")
+    except PackageNotFoundError:
+        uv = "not installed"
+    return (
+        f"websockets {version('websockets')}, redis-py {version('redis')}, "
+        f"msgpack {'.'.join(map(str, msgpack.version))}, uvloop {uv}"
+    )
+
+
+def _redis_version() -> str:
+    binary = shutil.which("redis-server") or str(Path(sys.executable).parent / "redis-server")
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, check=False)
+        match = re.search(r"v=(\S+)", out.stdout)
+        if match:
+            return match.group(1)
+    return "unknown"
+
+
+# --- printing ---------------------------------------------------------------------------
+
+
+def _fmt(value: float, spec: str = ",.0f") -> str:
+    return "n/a" if math.isnan(value) else format(value, spec)  # NaN: nothing measured
+
+
+def _ratio(game: float, bare: float) -> str:
+    if not bare or math.isnan(game) or math.isnan(bare):
+        return "n/a"
+    return f"{game / bare:.2f}"
+
+
+def _row(label: str, game: str, bare: str, ratio: str = "", note: str = "") -> None:
+    print(f"  {label:<44} {game:>14} {bare:>14} {ratio:>7}  {note}")
+
+
+def _report(game: dict[str, Any], bare: dict[str, Any]) -> None:
+    gt, bt = game["throughput"], bare["throughput"]
+    print()
+    _row("", "game server", "bare server", "ratio")
+    conns = f"{gt['acting']:,} of {gt['players']:,} players in closed loop"
+    _row(
+        "actions acknowledged per second",
+        _fmt(gt["actions_per_s"]),
+        _fmt(bt["actions_per_s"]),
+        _ratio(gt["actions_per_s"], bt["actions_per_s"]),
+        f"goal >= {GOAL_RATIO} ({conns}, {THROUGHPUT_S:g} s)",
+    )
+    if gt["errors"] or bt["errors"]:
+        print(
+            f"    refused or failed actions in that window: game {gt['errors']:,} "
+            f"{gt['error_kinds']}, bare {bt['errors']:,} {bt['error_kinds']}"
+        )
+    _row(
+        "table events delivered per second",
+        _fmt(gt["events_per_s"]),
+        _fmt(bt["events_per_s"]),
+        _ratio(gt["events_per_s"], bt["events_per_s"]),
+        "bet_placed to 6 players a table",
+    )
+    _row(
+        "  server process CPU (cores busy)",
+        _fmt(gt["server_cpu"], ".2f"),
+        _fmt(bt["server_cpu"], ".2f"),
+        "",
+        f"Redis {gt['redis_cpu']:.2f}; driver {gt['driver_cpu']:.2f} / {bt['driver_cpu']:.2f}",
+    )
+    g_per_cpu = gt["actions_per_s"] / gt["server_cpu"] if gt["server_cpu"] else float("nan")
+    b_per_cpu = bt["actions_per_s"] / bt["server_cpu"] if bt["server_cpu"] else float("nan")
+    g_total = gt["server_cpu"] + gt["redis_cpu"]
+    g_per_all = gt["actions_per_s"] / g_total if g_total else float("nan")
+    _row(
+        "  actions per server CPU-second",
+        _fmt(g_per_cpu),
+        _fmt(b_per_cpu),
+        _ratio(g_per_cpu, b_per_cpu),
+        f"(game incl. Redis CPU: {_fmt(g_per_all)}, ratio {_ratio(g_per_all, b_per_cpu)})",
+    )
+    _row(
+        "  p50 / p99 ack latency under that load",
+        f"{_fmt(gt['p50_ms'], '.1f')} / {_fmt(gt['p99_ms'], '.1f')} ms",
+        f"{_fmt(bt['p50_ms'], '.1f')} / {_fmt(bt['p99_ms'], '.1f')} ms",
+    )
+    for key in ("latency_small", "latency_large"):
+        g, b = game[key], bare[key]
+        goal = f"goal p99 < {GOAL_P99_MS:g} ms" if key == "latency_large" else ""
+        _row(
+            f"p50 / p99 ack latency, {g['players']:,} / {b['players']:,} players",
+            f"{_fmt(g['p50_ms'], '.1f')} / {_fmt(g['p99_ms'], '.1f')} ms",
+            f"{_fmt(b['p50_ms'], '.1f')} / {_fmt(b['p99_ms'], '.1f')} ms",
+            "",
+            f"{goal} ({g['acting']:,} acting, 1 action / 4.2-8.3 s each)".replace("( ", "("),
+        )
+        print(
+            f"    game / bare: {g['count']:,} / {b['count']:,} actions in {LATENCY_S:g} s, "
+            f"{g['errors']} / {b['errors']} errors; CPU busy: server {g['server_cpu']:.2f} / "
+            f"{b['server_cpu']:.2f}, driver {g['driver_cpu']:.2f} / {b['driver_cpu']:.2f}; "
+            f"driver's own loop lag p99 {g['driver_lag_p99_ms']:.0f} / "
+            f"{b['driver_lag_p99_ms']:.0f} ms, max {g['driver_lag_max_ms']:.0f} / "
+            f"{b['driver_lag_max_ms']:.0f} ms"
+        )
+    for label, d in (("game", game), ("bare", bare)):
+        for key in ("latency_small", "latency_large"):
+            if d[key]["errors"]:
+                print(f"    {label}, {d[key]['players']:,} players: errors {d[key]['error_kinds']}")
+        c = d["connect_large"]
+        if c["retries"]:
+            print(
+                f"    {label}: {c['retries']:,} joins were refused with a retryable error "
+                f"(e.g. 'server fault; try again') and tried again"
+            )
+        if c["connected"] < c["target"]:
+            print(
+                f"  NOTE {label}: only {c['connected']:,} of {c['target']:,} players could "
+                f"connect ({c['failures']} failures, first: {c['first_error']}); the largest "
+                f"that worked is reported"
+            )
+
+    def per_player(d: dict[str, Any]) -> tuple[float, float]:
+        total = (d["mem_large"]["rss_kib"] - d["rss_start_kib"]) / max(1, d["mem_large"]["players"])
+        added = d["mem_large"]["players"] - d["connect_small"]["connected"]
+        marginal = (d["mem_large"]["rss_kib"] - d["rss_before_large_kib"]) / max(1, added)
+        return total, marginal
+
+    g_total_kib, g_marg = per_player(game)
+    b_total_kib, b_marg = per_player(bare)
+    players = game["mem_large"]["players"]
+    _row(
+        f"server RSS per connected player, {players:,} idle",
+        f"{g_total_kib:.1f} KiB",
+        f"{b_total_kib:.1f} KiB",
+        _ratio(g_total_kib, b_total_kib),
+        f"goal <= {GOAL_KIB:g} KiB (RSS delta from start / players)",
+    )
+    _row(
+        f"  marginal, from {game['connect_small']['connected']:,} to {players:,} players",
+        f"{g_marg:.1f} KiB",
+        f"{b_marg:.1f} KiB",
+        _ratio(g_marg, b_marg),
+        f"(game RSS {game['mem_large']['rss_kib'] / 1024:,.0f} MiB, its Redis "
+        f"{game['redis_rss_kib'] / 1024:,.0f} MiB)",
+    )
+    ok = [
+        ("rate ratio", gt["actions_per_s"] >= GOAL_RATIO * bt["actions_per_s"]),
+        (
+            "p99 at 10,000",
+            game["latency_large"]["p99_ms"] < GOAL_P99_MS and game["mem_large"]["players"] >= LARGE,
+        ),
+        ("memory per player", g_total_kib <= GOAL_KIB),
+    ]
+    print("  goals: " + ", ".join(f"{n} {'met' if m else 'NOT met'}" for n, m in ok))
+
+
+def _report_rounds(rounds: dict[str, Any]) -> None:
+    n = rounds["rounds"]
+    executed: dict[str, int] = rounds["executed"]
+    sent: dict[str, int] = rounds["sent"]
+
+    def detail(calls: dict[str, int]) -> str:
+        top = sorted(calls.items(), key=lambda kv: -kv[1])
+        return ", ".join(f"{k} {v / n:.1f}" for k, v in top[:10])
+
+    print(
+        f"Redis commands per round (6 players at 1 table, {n} rounds in "
+        f"{rounds['seconds']:.1f} s, game server alone on its embedded Redis {_redis_version()}):"
+    )
+    print(
+        f"  sent by the server (round trips, MONITOR): {sum(sent.values()) / n:.1f} "
+        f"({detail(sent)})"
+    )
+    print(
+        f"  executed, scripts' inner calls included (INFO commandstats): "
+        f"{sum(executed.values()) / n:.1f} ({detail(executed)})"
+    )
+
+
+def _report_profile(path: Path, root: Path) -> None:
+    if not path.exists():
+        print(f"profile: {path} was not written")
+        return
+    for sort, count in (("tottime", 25), ("cumulative", 30)):
+        buf = io.StringIO()
+        stats = pstats.Stats(str(path), stream=buf)
+        stats.sort_stats(sort).print_stats(count)
+        text = buf.getvalue().replace(str(root) + "/", "").replace(sys.prefix, "<venv>")
+        lines = text.splitlines()
+        start = next((i for i, line in enumerate(lines) if "ncalls" in line), 0)
+        print(f"profile of the game server, by {sort} (cProfile, throughput window):")
+        for line in lines[start:]:
+            if line.strip():
+                print("  " + line[:160])
+
+
+# --- main -------------------------------------------------------------------------------
+
+
+def _config(game_loop: str, bare_loop: str, bare_gc: str, root: Path, fd: tuple[int, int]) -> None:
+    cores = os.cpu_count()
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else cores
+    print(
+        f"configuration: Python {platform.python_version()} ({platform.python_implementation()}) "
+        f"on {platform.machine()}, {cores} cores ({usable} usable) shared by server, its Redis "
+        f"and the driver; {_versions()}; Redis {_redis_version()} (embedded, appendonly)"
+    )
+    print(
+        f"  game server: loop {game_loop}, gc {_server_gc(root)}, one process; "
+        f"bare server: loop {bare_loop}, gc {bare_gc}; driver: uvloop, gc (50000, 20, 100) + "
+        f"freeze, clients/core.py Client per player; open files limit {fd[0]} (hard {fd[1]})"
+    )
+
+
+def main() -> None:
+    """Run everything (a few minutes) and print the figures side by side."""
+    started = time.monotonic()
+    fd = raise_fd_limit()
+    root = Path(os.environ.get("PAIGOW_BENCH_SERVER_ROOT", str(ROOT))).resolve()
+    profile_env = os.environ.get("PAIGOW_BENCH_PROFILE")
+    profile = Path(profile_env).resolve() if profile_env else None
+    tables = -(-LARGE // SEATS)
+    print(
+        f"game server benchmark (issue 5): server from {root}; {SMALL:,} then {LARGE:,} "
+        f"players over {tables:,} tables of {SEATS}"
+    )
+    print(
+        "  an action: a bet change (10 <-> 20 chips) by seats 1-5 of a table; seat 6 only "
+        "watches (a table deals once all its players have bet); each action gets its ok and "
+        "a bet_placed to all 6"
+    )
+    if fd[0] < LARGE + 100:
+        print(f"  NOTE: open files limit {fd[0]} < {LARGE:,} connections: expect fewer players")
+    with tempfile.TemporaryDirectory(prefix="paigow-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        rounds_file = tmp / "rounds.toml"
+        rounds_file.write_text(ROUND_TABLE)
+        load_file = tmp / "tables.toml"
+        load_file.write_text(
+            "\n".join(
+                LOAD_TABLE.format(id=f"b{i:04d}", betting_ms=LONG_BETTING_MS) for i in range(tables)
+            )
+        )
+
+        print("1/3 rounds: game server, 1 table, 6 bots ...", flush=True)
+        game = GameServer(root, tmp / "rounds", rounds_file, None)
+        try:
+            rounds = _driver(
+                [
+                    "rounds",
+                    "--url",
+                    game.url,
+                    "--prefix",
+                    "r",
+                    "--rounds",
+                    str(ROUNDS),
+                    "--redis-url",
+                    game.redis_url,
+                ]
+            )
+        finally:
+            game.stop()
+
+        print("2/3 bare websockets server ...", flush=True)
+        bare_server = BareServer()
+        try:
+            bare = _driver(_load_args(bare_server.url, bare_server.proc.pid, tables))
+        finally:
+            bare_server.stop()
+
+        print(f"3/3 game server, {tables:,} tables, embedded Redis ...", flush=True)
+        t0 = time.monotonic()
+        game = GameServer(root, tmp / "game", load_file, profile)
+        print(f"    started in {time.monotonic() - t0:.1f} s", flush=True)
+        game_loop = game.loop()
+        try:
+            pid = game.proc.pid
+            played = _driver(_load_args(game.url, pid, tables, pid if profile else 0))
+            redis_pids = children(pid)
+            played["redis_rss_end_kib"] = sum(rss_kib(p) for p in redis_pids)
+        finally:
+            game.stop()
+
+    _config(game_loop, bare_server.loop, bare_server.gc, root, fd)
+    _report(played, bare)
+    _report_rounds(rounds)
+    if profile is not None:
+        p = played["profiled"]
+        print(
+            f"profiled window: {p['actions_per_s']:,.0f} actions/s under cProfile "
+            f"(server CPU {p['server_cpu']:.2f})"
+        )
+        _report_profile(profile, root)
+    print(f"(whole run: {time.monotonic() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
