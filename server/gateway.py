@@ -79,6 +79,7 @@ from server.host import TableHost, now_ms
 from server.metrics import Metrics
 from server.rules import bonus as bonus_rules
 from server.store.accounts import AccountStore
+from server.store.sessions import Session, SessionStore
 from server.store.tables import TableStore
 from server.table import events as ev
 from server.table.errors import TableError
@@ -173,6 +174,12 @@ class Connection:
             self.closing = (CloseCode.TRY_AGAIN_LATER, "too slow: outgoing queue full")
             self.dropping = asyncio.get_running_loop().create_task(self._drop())
 
+    def close_soon(self, code: CloseCode, reason: str) -> None:
+        """Close the connection with ``code`` from outside its handler (bounded in time)."""
+        if self.closing is None:
+            self.closing = (code, reason)
+            self.dropping = asyncio.get_running_loop().create_task(self._drop())
+
     async def _drop(self) -> None:
         assert self.closing is not None
         code, reason = self.closing
@@ -249,6 +256,7 @@ class Gateway:
         self.accounts = accounts
         self.secret = secret
         self.resume_secret = hashlib.sha256(b"paigow-resume\0" + secret).digest()
+        self.sessions = SessionStore(tables.redis)
         self.metrics = metrics
         self.guests = guests
         self.guest_balance = guest_balance
@@ -306,14 +314,13 @@ class Gateway:
                     await conn.queue.put(b"")
                     await writer
             discard.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await discard
+            await asyncio.gather(discard, return_exceptions=True)
         except ConnectionClosed:
             pass
         finally:
             writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
-                await writer
+            # gather keeps a cancellation of this handler from being swallowed here.
+            await asyncio.gather(writer, return_exceptions=True)
             if conn.dropping is not None:
                 with contextlib.suppress(Exception):
                     await conn.dropping
@@ -352,7 +359,7 @@ class Gateway:
             minor=PROTOCOL_MINOR,
             session_id=conn.session_id,
             resume_token=tokens.issue(
-                self.resume_secret, conn.player_id or "", _RESUME_TTL_S, int(time.time())
+                self.resume_secret, conn.session_id, _RESUME_TTL_S, int(time.time())
             ),
             player_id=conn.player_id or "",
             name=conn.name,
@@ -377,39 +384,59 @@ class Gateway:
                 await host.submit(ev.Reconnect(player))
 
     async def _authenticate(self, conn: Connection, hello: Hello) -> bool:
+        """Who ``conn`` speaks for; True when it resumes a live session."""
         now_s = int(time.time())
+        session = None
         if hello.resume_token is not None:
             try:
-                player = tokens.verify(self.resume_secret, hello.resume_token, now_s)
+                session_id = tokens.verify(self.resume_secret, hello.resume_token, now_s)
             except tokens.TokenError as exc:
                 reply = error_reply(
                     ErrorCode.UNAUTHORIZED, f"resume token refused: {exc}", hello.rid
                 )
                 raise Closing(CloseCode.UNAUTHORIZED, "resume refused", reply) from None
-            conn.player_id = player
-            conn.guest = player.startswith("g-")
-            conn.name = hello.name or player
-            return True
+            session = await self.sessions.load(session_id)
         if hello.token is not None:
             try:
                 player = tokens.verify(self.secret, hello.token, now_s)
             except tokens.TokenError as exc:
                 reply = error_reply(ErrorCode.UNAUTHORIZED, f"token refused: {exc}", hello.rid)
                 raise Closing(CloseCode.UNAUTHORIZED, "token refused", reply) from None
+            if session is not None and session.player != player:
+                session = None  # a session of someone else: start a fresh one
             conn.player_id = player
-            conn.name = hello.name or player
-            return False
-        if not self.guests:
+            conn.name = hello.name or (session.name if session else player)
+        elif session is not None:
+            conn.player_id, conn.guest = session.player, session.guest
+            conn.name = hello.name or session.name
+        elif not self.guests:
             reply = error_reply(ErrorCode.UNAUTHORIZED, "guests are not allowed here", hello.rid)
             raise Closing(CloseCode.UNAUTHORIZED, "no guests", reply)
-        conn.player_id = "g-" + secrets.token_hex(6)
-        conn.guest = True
-        conn.name = hello.name or "Guest"
-        await self.accounts.ensure_guest(conn.player_id, self.guest_balance)
-        return False
+        else:
+            conn.player_id = "g-" + secrets.token_hex(6)
+            conn.guest = True
+            conn.name = hello.name or "Guest"
+            await self.accounts.ensure_guest(conn.player_id, self.guest_balance)
+        if session is not None:
+            conn.session_id = session.session_id
+            # PROTOCOL.md: a second connection resuming a session closes the first.
+            for other in list(self.connections):
+                if other is not conn and other.session_id == conn.session_id:
+                    other.close_soon(CloseCode.SESSION_REPLACED, "session resumed elsewhere")
+        await self.sessions.save(Session(conn.session_id, conn.player_id, conn.name, conn.guest))
+        return session is not None
 
     async def _serve(self, conn: Connection) -> None:
-        async for frame in conn.ws:
+        silence_s = 2 * self.heartbeat_ms / 1000
+        while True:
+            try:
+                async with asyncio.timeout(silence_s):
+                    frame = await conn.ws.recv()
+            except TimeoutError:
+                # PROTOCOL.md: nothing received for two heartbeat intervals.
+                raise Closing(
+                    CloseCode.HEARTBEAT_TIMEOUT, "no message for two heartbeats"
+                ) from None
             if conn.closing is not None:
                 return
             if isinstance(frame, str):

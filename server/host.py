@@ -115,8 +115,12 @@ class TableHost:
         if task is not None:
             async with self._lock:  # an in-flight commit finishes first
                 task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            # Cancel again if a cancellation was absorbed somewhere (bounded wait each).
+            while not task.done():
+                await asyncio.wait({task}, timeout=1.0)
+                if not task.done():
+                    log.warning("table %s: still stopping; cancelling again", self.table_id)
+                    task.cancel()
         if self.token is not None:
             with contextlib.suppress(Exception):
                 await self.store.release_lease(self.table_id, self.owner, self.token)
@@ -184,8 +188,10 @@ class TableHost:
                 await self._timer_step()
         finally:
             renew.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renew
+            # gather, not suppress(CancelledError): a stop() that cancels this task
+            # while it waits here must not be swallowed with the renewal's own
+            # cancellation, or _run would carry on and stop() would wait forever.
+            await asyncio.gather(renew, return_exceptions=True)
 
     async def _renew(self) -> None:
         renewed = time.monotonic()

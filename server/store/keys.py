@@ -35,7 +35,7 @@ Name                                  Type       Contents
 ``pg:log:{p}``                        list       game logs of player ``p``, newest first,
                                                  capped; each an 8-byte big-endian ordinal
                                                  followed by the record
-``pg:session:{id}``                   hash       reserved: a resumable session (with a TTL)
+``pg:session:{id}``                   hash       a resumable session: player, name, guest (TTL)
 ====================================  =========  ==============================================
 
 ``{t}`` is a table id, ``{p}`` a player name (validated by
@@ -127,7 +127,7 @@ class Keys:
         return f"{self.prefix}log:{player}"
 
     def session(self, session_id: str) -> str:
-        """Hash (reserved): a resumable session."""
+        """Hash: a resumable session (player, name, guest), with a TTL."""
         return f"{self.prefix}session:{session_id}"
 
 

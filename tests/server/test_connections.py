@@ -7,6 +7,7 @@ import contextlib
 import socket
 
 import pytest
+import redis.asyncio
 from websockets.protocol import State
 
 from protocol.codec import encode
@@ -25,6 +26,7 @@ from protocol.messages import (
 from protocol.structs import ServerInfo, TableList
 from server.app import App
 from server.config import Settings
+from server.store.keys import DEFAULT_KEYS
 from tests.server.conftest import StartApp
 from tests.server.helpers import Client, close_all, http_get, until, url
 
@@ -256,3 +258,57 @@ async def test_not_ready_while_a_table_is_owned_elsewhere(
         with contextlib.suppress(BaseException):
             await starting
         await second.stop()
+
+
+@pytest.mark.asyncio
+async def test_resuming_a_session_closes_its_first_connection_4005(app: App) -> None:
+    first = await Client.hello(url(app), label="first", name="Ann")
+    try:
+        assert first.welcome is not None
+        second = await Client.hello(
+            url(app), label="second", resume_token=first.welcome.resume_token
+        )
+        try:
+            assert second.welcome is not None
+            assert second.welcome.resumed
+            assert second.player == first.player
+            assert second.welcome.session_id == first.welcome.session_id
+            assert second.welcome.name == "Ann"
+            closed = await first.wait_closed()
+            assert closed.code == CloseCode.SESSION_REPLACED
+        finally:
+            await second.close()
+    finally:
+        await first.close()
+
+
+@pytest.mark.asyncio
+async def test_an_expired_session_is_not_resumed(
+    app: App, redis_client: redis.asyncio.Redis
+) -> None:
+    first = await Client.hello(url(app), label="first")
+    try:
+        assert first.welcome is not None
+        await redis_client.delete(DEFAULT_KEYS.session(first.welcome.session_id))
+        second = await Client.hello(
+            url(app), label="second", resume_token=first.welcome.resume_token
+        )
+        try:
+            assert second.welcome is not None
+            assert not second.welcome.resumed
+            assert second.player != first.player  # a guest's identity went with the session
+        finally:
+            await second.close()
+    finally:
+        await first.close()
+
+
+@pytest.mark.asyncio
+async def test_a_silent_client_is_closed_after_two_heartbeats_4004(start_app: StartApp) -> None:
+    app = await start_app(heartbeat_ms=1000)
+    client = await Client.hello(url(app))
+    try:
+        closed = await client.wait_closed(within=10)
+        assert closed.code == CloseCode.HEARTBEAT_TIMEOUT
+    finally:
+        await client.close()
