@@ -118,13 +118,16 @@ class App:
             rate=s.rate_per_s,
             server_name=s.server_name,
             handshake_ms=s.handshake_ms,
+            max_connections=s.max_connections,
         )
         self.server = await serve(
             self.gateway.handle,
             s.host,
             s.port,
             process_request=self._http,
-            origins=list(s.origins) or None,  # type: ignore[arg-type]
+            # Browsers send Origin and are checked; other clients (the CLI, bots) send
+            # none, which is allowed (None in the list).
+            origins=[*s.origins, None] if s.origins else None,  # type: ignore[list-item]
             compression=None,  # small binary frames: deflate costs more than it saves
             max_size=L.MAX_CLIENT_FRAME_BYTES,
             max_queue=16,

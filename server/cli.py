@@ -22,6 +22,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 
 import redis.asyncio
+from redis.exceptions import RedisError
 
 from server.app import data_redis_url, run, token_secret
 from server.auth import tokens
@@ -136,7 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {name:16} {value}")
         _run(settings)
         return 0
-    except (tokens.TokenError, ValueError, OSError) as exc:
+    except (tokens.TokenError, ValueError, OSError, RedisError) as exc:
+        # 2, not 1: an audit that could not run is not an audit that failed.
         print(f"paigow-server: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

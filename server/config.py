@@ -47,7 +47,8 @@ class Settings:
 
 
 def _env(name: str) -> str | None:
-    return os.environ.get(_ENV_PREFIX + name.upper())
+    """``PAIGOW_<NAME>``; an empty value counts as unset (as compose files often leave it)."""
+    return os.environ.get(_ENV_PREFIX + name.upper()) or None
 
 
 def _bool(text: str) -> bool:
@@ -87,6 +88,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--rate", type=int, default=int(_env("rate_per_s") or d.rate_per_s))
     parser.add_argument(
+        "--send-queue",
+        type=int,
+        default=int(_env("send_queue") or d.send_queue),
+        help="frames queued for a client before it is dropped as too slow",
+    )
+    parser.add_argument(
         "--heartbeat-ms", type=int, default=int(_env("heartbeat_ms") or d.heartbeat_ms)
     )
     parser.add_argument(
@@ -110,6 +117,7 @@ def from_arguments(args: argparse.Namespace) -> Settings:
         origins=tuple(args.origins),
         max_connections=args.max_connections,
         rate_per_s=args.rate,
+        send_queue=args.send_queue,
         heartbeat_ms=args.heartbeat_ms,
         handshake_ms=args.handshake_ms,
         lease_ms=args.lease_ms,

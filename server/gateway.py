@@ -250,6 +250,7 @@ class Gateway:
         rate: int,
         server_name: str,
         handshake_ms: int = L.HANDSHAKE_TIMEOUT_MS,
+        max_connections: int = 20_000,
     ) -> None:
         self.hosts = hosts
         self.tables = tables
@@ -265,6 +266,7 @@ class Gateway:
         self.rate = rate
         self.server_name = server_name
         self.handshake_ms = handshake_ms
+        self.max_connections = max_connections
         self.connections: set[Connection] = set()
         self.by_player: dict[str, set[Connection]] = {}
         self.handlers: dict[type[Any], Handler] = {
@@ -292,6 +294,9 @@ class Gateway:
 
     async def handle(self, ws: ServerConnection) -> None:
         """Serve one WebSocket until it closes."""
+        if len(self.connections) >= self.max_connections:
+            await ws.close(CloseCode.TRY_AGAIN_LATER, "server full")
+            return
         conn = Connection(ws, self.queue_size, self.rate)
         self.connections.add(conn)
         self.metrics.connections.inc()

@@ -30,7 +30,14 @@ from server.store.tables import CommitStatus, TableStore
 from server.table.errors import TableError
 from server.table.events import Event, Tick, Void
 from server.table.machine import Transition, next_wakeup, step
-from server.table.state import TableConfig, TableState, from_bytes, new_table, to_bytes
+from server.table.state import (
+    TableConfig,
+    TableState,
+    evolve,
+    from_bytes,
+    new_table,
+    to_bytes,
+)
 from server.table.views import Outbound
 
 log = logging.getLogger(__name__)
@@ -172,6 +179,16 @@ class TableHost:
         stored = await self.store.load(self.table_id)
         self.token = token
         self.state = from_bytes(stored.state) if stored is not None else new_table(self.config)
+        if self.state.config != self.config:
+            # The tables file changed since this table was stored: its limits, timers and
+            # options take effect now (written with the next change), so the lobby and
+            # the table agree. A change of seat count would orphan seats: kept as stored.
+            if self.state.config.seats == self.config.seats:
+                log.info("table %s: settings from the tables file applied", self.table_id)
+                self.state = evolve(self.state, config=self.config)
+            else:
+                log.warning("table %s: seat count differs from the file; kept", self.table_id)
+                self.config = self.state.config
         log.info(
             "table %s: hosting with token %d at version %d",
             self.table_id,

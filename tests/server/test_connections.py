@@ -13,6 +13,7 @@ from websockets.protocol import State
 from protocol.codec import encode
 from protocol.errors import CloseCode
 from protocol.messages import (
+    Bet,
     ErrorReply,
     GetServerInfo,
     GetTableInfo,
@@ -27,6 +28,7 @@ from protocol.structs import ServerInfo, TableList
 from server.app import App
 from server.config import Settings
 from server.store.keys import DEFAULT_KEYS
+from tests.conftest import FAST_TABLES
 from tests.server.conftest import StartApp
 from tests.server.helpers import Client, close_all, http_get, until, url
 
@@ -310,5 +312,42 @@ async def test_a_silent_client_is_closed_after_two_heartbeats_4004(start_app: St
     try:
         closed = await client.wait_closed(within=10)
         assert closed.code == CloseCode.HEARTBEAT_TIMEOUT
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_past_max_connections_a_client_is_told_to_try_later(start_app: StartApp) -> None:
+    app = await start_app(max_connections=1)
+    first = await Client.hello(url(app))
+    second = await Client.open(url(app))
+    try:
+        closed = await second.wait_closed()
+        assert closed.code == CloseCode.TRY_AGAIN_LATER
+    finally:
+        await close_all([first, second])
+
+
+@pytest.mark.asyncio
+async def test_a_changed_tables_file_applies_to_a_stored_table(start_app: StartApp) -> None:
+    first = await start_app()
+    client = await Client.hello(url(first))
+    try:
+        await client.ok(Join, table_id="slow", buy_in=500)
+        await client.ok(Bet, table_id="slow", amount=10)
+    finally:
+        await client.close()
+    await first.stop()
+    stricter = FAST_TABLES.replace(
+        'id = "slow"\nname = "Slow"', 'id = "slow"\nname = "Slow"\nmin_bet = 50'
+    )
+    second = await start_app(tables=stricter)
+    client = await Client.hello(url(second))
+    try:
+        info = await client.ok(GetTableInfo, table_id="slow")
+        assert info.min_bet == 50
+        host = second.hosts["slow"]
+        assert host.state is not None
+        assert host.state.config.min_bet == 50
     finally:
         await client.close()
