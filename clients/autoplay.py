@@ -147,6 +147,7 @@ async def _loop(
     table_id = model.table_id
     acted_bet: tuple[int, str | None] | None = None
     acted_set: tuple[int, str | None] | None = None
+    bet_in = False  # our bet for the betting phase in progress was accepted or tried
     while True:
         while not queue.empty():
             _count(queue.get_nowait(), model, stats, note)
@@ -156,6 +157,8 @@ async def _loop(
             return
         key = (model.round, model.commitment)
         seat = model.my_seat
+        if model.phase not in ("idle", "betting"):
+            bet_in = False
         try:
             if (
                 stats.rounds < rounds
@@ -163,8 +166,13 @@ async def _loop(
                 and model.phase in ("idle", "betting")
                 and seat.bet == 0
                 and acted_bet != key
+                and not bet_in
             ):
+                # The ok to a bet comes before the events it causes, so the model can
+                # still show betting without our bet (even a new round number, when the
+                # join opened it): one bet per betting phase, until the phase moves on.
                 acted_bet = key
+                bet_in = True
                 if seat.balance < bet + bonus:
                     with contextlib.suppress(ServerError):
                         await client.rebuy(table_id, max(bet * 10, bet + bonus))
