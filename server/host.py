@@ -31,6 +31,7 @@ from server.table.errors import TableError
 from server.table.events import Event, Tick, Void
 from server.table.machine import Transition, next_wakeup, step
 from server.table.state import (
+    Phase,
     TableConfig,
     TableState,
     evolve,
@@ -43,6 +44,7 @@ from server.table.views import Outbound
 log = logging.getLogger(__name__)
 
 _RETRY_S = 0.05  # pause before a tick that could not be stored is tried again
+_FAULT_RETRY_S = 1.0  # pause before a tick the table refused is tried again
 
 
 def now_ms() -> int:
@@ -108,6 +110,7 @@ class TableHost:
         self._wake = asyncio.Event()
         self._ready = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._pending_config: TableConfig | None = None
 
     # --- life cycle ---------------------------------------------------------------
 
@@ -179,13 +182,14 @@ class TableHost:
         stored = await self.store.load(self.table_id)
         self.token = token
         self.state = from_bytes(stored.state) if stored is not None else new_table(self.config)
+        self._pending_config = None
         if self.state.config != self.config:
             # The tables file changed since this table was stored: its limits, timers and
-            # options take effect now (written with the next change), so the lobby and
-            # the table agree. A change of seat count would orphan seats: kept as stored.
+            # options apply from the next moment between rounds. A change of seat count
+            # would orphan seats: the stored one is kept.
             if self.state.config.seats == self.config.seats:
-                log.info("table %s: settings from the tables file applied", self.table_id)
-                self.state = evolve(self.state, config=self.config)
+                self._pending_config = self.config
+                self._apply_pending_config()
             else:
                 log.warning("table %s: seat count differs from the file; kept", self.table_id)
                 self.config = self.state.config
@@ -250,7 +254,10 @@ class TableHost:
             try:
                 await self.submit(Tick(secrets.token_bytes(32)))
             except TableError as exc:
+                # A deadline that cannot fire (a fault the machine cannot void) must not
+                # spin the loop: the deadline stays past, so wait before trying again.
                 log.warning("table %s: tick refused: %s", self.table_id, exc)
+                await asyncio.sleep(_FAULT_RETRY_S)
             except (RedisError, OSError) as exc:
                 # Not stored, so nothing happened: the deadline is still past and the
                 # next step tries again (a commit stored but unanswered is caught by
@@ -274,13 +281,18 @@ class TableHost:
             if not self.ready or self.state is None:
                 raise TableUnavailable(self.table_id)
             started = time.perf_counter()
+            self._apply_pending_config()
             try:
                 transition = step(self.state, event, self.clock())
             except TableError:
                 raise
             except Exception as exc:
                 log.exception("table %s: state machine fault on %r", self.table_id, event)
-                transition = self._void_after_fault(exc)
+                # The void is stored and sent; the request itself failed.
+                await self._commit(self._void_after_fault(exc), None)
+                raise TableError(
+                    ErrorCode.INTERNAL, "server fault: the round was voided and bets returned"
+                ) from exc
             if transition.state is not self.state:
                 await self._commit(transition, reply)
             elif reply is not None:
@@ -288,6 +300,24 @@ class TableHost:
             if self.on_commit is not None:
                 self.on_commit(transition, time.perf_counter() - started)
             return transition
+
+    def _apply_pending_config(self) -> None:
+        """Settings from a changed tables file take effect between rounds only.
+
+        Changing the commission, pay table or foul policy of bets already placed would
+        change a game in progress (a fouled hand under a new ``reject`` policy cannot
+        even be settled). The change is written with the next stored change.
+        """
+        state = self.state
+        if self._pending_config is None or state is None:
+            return
+        between = state.phase in (Phase.IDLE, Phase.SETTLING) or (
+            state.phase is Phase.BETTING and not state.in_round()
+        )
+        if between:
+            log.info("table %s: settings from the tables file applied", self.table_id)
+            self.state = evolve(state, config=self._pending_config)
+            self._pending_config = None
 
     def _void_after_fault(self, exc: Exception) -> Transition:
         assert self.state is not None

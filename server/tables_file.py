@@ -8,6 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from server.rules.bonus import pay_table
 from server.rules.options import HouseWay, RuleOptions
 from server.rules.splits import FoulPolicy
 from server.rules.values import WheelRank
@@ -76,6 +77,8 @@ def _table(entry: dict[str, Any], n: int) -> TableConfig:
             rules["foul"] = FoulPolicy(rules["foul"])
         if "house_way" in rules:
             rules["house_way"] = HouseWay(rules["house_way"])
-        return TableConfig(table_id=table_id, rules=RuleOptions(**rules), **config)
+        options = RuleOptions(**rules)
+        pay_table(options.bonus_pay_table)  # an unknown name would fail every settlement
+        return TableConfig(table_id=table_id, rules=options, **config)
     except (TypeError, ValueError) as exc:
         raise TablesFileError(f"{where}: {exc}") from exc
