@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import redis.asyncio
 
 from server.auth.tokens import check_player
+from server.store.batching import ScriptBatcher
 from server.store.keys import APPLIED_TTL_MS, DEFAULT_KEYS, Keys, applied_bucket
 from server.store.replies import as_bytes, as_int, as_str, stream_entries
 from server.store.scripts import COMMIT, HISTORY, LEASE_ACQUIRE, LEASE_RELEASE, LEASE_RENEW
@@ -150,6 +151,8 @@ class TableStore:
         self._release = client.register_script(LEASE_RELEASE)
         self._commit = client.register_script(COMMIT)
         self._history = client.register_script(HISTORY)
+        # Commits and renewals of many tables share round trips (see batching.py).
+        self._batch = ScriptBatcher(client)
 
     # --- leases -----------------------------------------------------------------
 
@@ -167,8 +170,8 @@ class TableStore:
 
     async def renew_lease(self, table_id: str, owner: str, token: int, ttl_ms: int) -> bool:
         """Extend our lease to ``ttl_ms`` from now; False if it is no longer ours."""
-        done = await self._renew(
-            keys=[self.keys.table_lease(table_id)], args=[f"{token}:{owner}", ttl_ms]
+        done = await self._batch.call(
+            self._renew, [self.keys.table_lease(table_id)], [f"{token}:{owner}", ttl_ms]
         )
         return bool(done)
 
@@ -305,7 +308,7 @@ class TableStore:
         for seq, payload in events:
             args += [seq, payload]
         args += [record for _, record in logs]
-        reply = await self._commit(keys=script_keys, args=args)
+        reply = await self._batch.call(self._commit, script_keys, args)
         status = as_str(reply[0])
         if status == "OK":
             return CommitResult(CommitStatus.OK, applied=int(reply[1]), skipped=int(reply[2]))
