@@ -515,6 +515,8 @@ class Gateway:
             return
         self.by_player.pop(player, None)
         for host in self._seated_hosts(player):
+            if player in self.by_player:
+                return  # back on a new connection meanwhile: not away after all
             with contextlib.suppress(TableError):
                 await host.submit(ev.Disconnect(player))
 
