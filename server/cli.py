@@ -29,7 +29,7 @@ from server.auth import tokens
 from server.config import Settings, add_arguments, from_arguments
 from server.store.accounts import AccountStore
 from server.store.audit import audit
-from server.store.embedded import EmbeddedRedis
+from server.store.embedded import EmbeddedRedis, EmbeddedRedisError
 from server.table.state import from_bytes
 
 _TTL = re.compile(r"^(\d+)([smhd]?)$")
@@ -137,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {name:16} {value}")
         _run(settings)
         return 0
-    except (tokens.TokenError, ValueError, OSError, RedisError) as exc:
+    except (tokens.TokenError, ValueError, OSError, RedisError, EmbeddedRedisError) as exc:
         # 2, not 1: an audit that could not run is not an audit that failed.
         print(f"paigow-server: {exc}", file=sys.stderr)
         return 2
