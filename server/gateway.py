@@ -26,6 +26,7 @@ from typing import Any
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
 
 from protocol import limits as L
 from protocol.codec import decode_client, encode
@@ -92,6 +93,7 @@ log = logging.getLogger(__name__)
 
 SERVER_VERSION = "0.1.0"
 _RESUME_TTL_S = 24 * 3600
+_DIRECT_WRITE_LIMIT = 64 * 1024  # unsent bytes above which frames go through the queue
 _DROP_CLOSE_S = 2.0
 """How long a client dropped for not reading gets to complete the closing handshake."""
 
@@ -161,18 +163,42 @@ class Connection:
         self.errors = 0  # consecutive invalid messages
         self.closing: tuple[CloseCode, str] | None = None
         self.dropping: asyncio.Task[None] | None = None  # closing a slow consumer
+        self.backlog = 0  # frames queued and not yet handed to the socket
 
     def send_bytes(self, data: bytes) -> None:
-        """Queue a frame; a client too slow to empty its queue is disconnected."""
+        """Send a frame now, or queue it; a client too slow to empty its queue is dropped.
+
+        With nothing queued and little unsent in the socket's buffer the frame is
+        written at once, as ``websockets.broadcast`` does: no task switch per frame
+        (the fan-out of one event to a table is most of the server's sending). Else
+        it waits in the bounded queue, in order, for the writer task.
+        """
         if self.closing is not None:
+            return
+        if self.backlog == 0 and self._write_now(data):
             return
         try:
             self.queue.put_nowait(data)
+            self.backlog += 1
         except asyncio.QueueFull:
             # The writer may be stuck in a send that the client never reads, so it
             # cannot be the one to close: a task of its own does, with a bound.
             self.closing = (CloseCode.TRY_AGAIN_LATER, "too slow: outgoing queue full")
             self.dropping = asyncio.get_running_loop().create_task(self._drop())
+
+    def _write_now(self, data: bytes) -> bool:
+        ws = self.ws
+        if ws.protocol.state is not State.OPEN or ws.send_in_progress is not None:
+            return False
+        if ws.transport.get_write_buffer_size() > _DIRECT_WRITE_LIMIT:
+            return False  # the client reads slowly: the queue bounds what it may hold
+        try:
+            ws.protocol.send_binary(data)
+        except Exception:  # the connection is closing: the queue path fails cleanly
+            return False
+        with contextlib.suppress(Exception):
+            ws.send_data()
+        return True
 
     def close_soon(self, code: CloseCode, reason: str) -> None:
         """Close the connection with ``code`` from outside its handler (bounded in time)."""
@@ -197,6 +223,7 @@ class Connection:
             if not data:
                 break
             await self.ws.send(data)
+            self.backlog -= 1  # only now may frames skip the queue again, in order
         code, reason = self.closing or (CloseCode.NORMAL, "")
         await self.ws.close(code, reason)
 
