@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any, TypeVar
 
 import msgpack
@@ -188,14 +189,28 @@ def new_table(config: TableConfig) -> TableState:
 _FORMAT = 1
 
 
+_SCALARS = (int, str, bytes, bool, type(None))
+
+
 def _plain(obj: Any) -> Any:
-    if isinstance(obj, TableState | TableConfig | Seat | SeatResult | RuleOptions):
-        return {f.name: _plain(getattr(obj, f.name)) for f in fields(obj)}
+    # Every commit serializes the whole state: scalars first, records by their slots.
+    if type(obj) in _SCALARS:
+        return obj
+    if isinstance(obj, TableConfig):
+        return _plain_config(obj)
+    if isinstance(obj, TableState | Seat | SeatResult | RuleOptions):
+        return {name: _plain(getattr(obj, name)) for name in type(obj).__slots__}
     if isinstance(obj, StrEnum):
         return obj.value
     if isinstance(obj, tuple | list):
         return [_plain(x) for x in obj]
     return obj
+
+
+@lru_cache(maxsize=1024)
+def _plain_config(config: TableConfig) -> dict[str, Any]:
+    """A table's settings as plain data, built once per settings (they rarely change)."""
+    return {f.name: _plain(getattr(config, f.name)) for f in fields(config)}
 
 
 def _tuple(value: Any) -> Any:
