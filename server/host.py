@@ -68,12 +68,18 @@ class TableUnavailable(TableError):
         super().__init__(ErrorCode.UNAVAILABLE, f"table {table_id} is not available; retry")
 
 
-def pack_outbound(out: Outbound) -> bytes:
+Frames = tuple[bytes, dict[str, bytes]]
+
+
+def encode_outbound(out: Outbound) -> Frames:
+    """An event's frames, encoded once for storing and sending: public, then private."""
+    return encode(out.public), {p: encode(m) for p, m in out.private.items()}
+
+
+def pack_outbound(frames: Frames) -> bytes:
     """An event as stored for replay: the public frame and each private frame."""
-    return msgpack.packb(
-        [encode(out.public), {p: encode(m) for p, m in out.private.items()}],
-        use_bin_type=True,
-    )
+    packed: bytes = msgpack.packb(list(frames), use_bin_type=True)
+    return packed
 
 
 def frame_for(stored: bytes, player: str | None) -> bytes:
@@ -329,7 +335,8 @@ class TableHost:
     async def _commit(self, t: Transition, reply: Callable[[Transition], None] | None) -> None:
         assert self.state is not None
         assert self.token is not None
-        packed = [(o.seq, pack_outbound(o)) for o in t.events]
+        frames = [encode_outbound(o) for o in t.events]
+        packed = [(o.seq, pack_outbound(f)) for o, f in zip(t.events, frames, strict=True)]
         result = await self.store.commit(
             self.table_id,
             token=self.token,
@@ -354,12 +361,11 @@ class TableHost:
         self._wake.set()
         if reply is not None:
             reply(t)
-        for out in t.events:
-            self._fan_out(out)
+        for event_frames in frames:
+            self._fan_out(event_frames)
 
-    def _fan_out(self, out: Outbound) -> None:
-        public = encode(out.public)
-        private = {p: encode(m) for p, m in out.private.items()}
+    def _fan_out(self, frames: Frames) -> None:
+        public, private = frames
         for sub in list(self.subscribers):
             player = sub.player_id
             sub.send_bytes(private.get(player, public) if player is not None else public)

@@ -7,7 +7,7 @@ import redis.asyncio
 
 from protocol.messages import Bet, Join, SeatChange
 from server.app import App
-from server.host import now_ms, pack_outbound
+from server.host import encode_outbound, now_ms, pack_outbound
 from server.store.tables import CommitStatus, TableStore
 from server.table import events as ev
 from server.table.machine import step
@@ -37,7 +37,7 @@ async def test_a_commit_the_host_did_not_see_reloads_the_table(
             expected_version=host.state.version,
             new_version=t.state.version,
             state=to_bytes(t.state),
-            events=[(o.seq, pack_outbound(o)) for o in t.events],
+            events=[(o.seq, pack_outbound(encode_outbound(o))) for o in t.events],
         )
         assert result.status is CommitStatus.OK
         error = await client.error(Bet, "unavailable", table_id="slow", amount=100)
