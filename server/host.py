@@ -337,22 +337,32 @@ class TableHost:
         assert self.token is not None
         frames = [encode_outbound(o) for o in t.events]
         packed = [(o.seq, pack_outbound(f)) for o, f in zip(t.events, frames, strict=True)]
-        result = await self.store.commit(
-            self.table_id,
-            token=self.token,
-            expected_version=self.state.version,
-            new_version=t.state.version,
-            state=to_bytes(t.state),
-            entries=t.entries,
-            events=packed,
-            logs=[(player, pack_record(record)) for player, record in t.logs],
-        )
-        if result.status is CommitStatus.INSUFFICIENT:
+        state = to_bytes(t.state)
+        try:
+            result = await self.store.commit(
+                self.table_id,
+                token=self.token,
+                expected_version=self.state.version,
+                new_version=t.state.version,
+                state=state,
+                entries=t.entries,
+                events=packed,
+                logs=[(player, pack_record(record)) for player, record in t.logs],
+            )
+        except (RedisError, OSError):
+            # The reply was lost: was the change stored? Answering "failed" for a stored
+            # change would let a retry move the chips twice. Ask Redis (if it answers).
+            stored = await self.store.load(self.table_id)
+            if stored is None or stored.version != t.state.version or stored.state != state:
+                raise  # not stored: nothing happened, a retry is safe
+            log.warning("table %s: commit stored, reply lost; carrying on", self.table_id)
+            result = None
+        if result is not None and result.status is CommitStatus.INSUFFICIENT:
             raise TableError(
                 ErrorCode.INSUFFICIENT_BALANCE,
                 f"your account holds {result.balance} chips: lower the amount",
             )
-        if result.status in (CommitStatus.STALE_LEASE, CommitStatus.STALE_VERSION):
+        if result is not None and result.stale:
             # Another process owns the table now: stop acting on it.
             self._ready.clear()
             self._wake.set()
