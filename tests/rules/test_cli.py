@@ -12,9 +12,9 @@ import pytest
 
 from protocol.fairness import commitment, deal
 from server.rules.cards import cards_text, parse_cards
-from server.rules.cli import main
 from server.rules.houseways import house_way
 from server.rules.options import HouseWay
+from server.rules_cli import main
 
 SCRIPT = Path(sys.executable).with_name("paigow-rules")
 SEED_HEX = bytes(range(32)).hex()
