@@ -21,7 +21,6 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from math import gcd
 from typing import Any
 
 from websockets.asyncio.server import ServerConnection
@@ -787,9 +786,6 @@ class Gateway:
 def table_info(host: TableHost) -> TableInfo:
     """A table's rules, options and bonus pay table (RULES.md: available to every client)."""
     c = host.config
-    unit = 0
-    for d in c.denominations:
-        unit = gcd(unit, d)
     table = bonus_rules.pay_table(c.rules.bonus_pay_table)
 
     lines = tuple(
@@ -807,7 +803,7 @@ def table_info(host: TableHost) -> TableInfo:
         seats=c.seats,
         min_bet=c.min_bet,
         max_bet=c.max_bet,
-        bet_unit=unit,
+        bet_unit=c.bet_unit,
         denominations=c.denominations,
         max_bonus=c.bonus_max,
         buy_in_min=c.min_buy_in,

@@ -85,8 +85,13 @@ def pack_outbound(frames: Frames) -> bytes:
 def frame_for(stored: bytes, player: str | None) -> bytes:
     """The frame ``player`` (None: a spectator) receives of a stored event."""
     public, private = msgpack.unpackb(stored, raw=False)
-    frame: bytes = private.get(player, public) if player is not None else public
-    return frame
+    return pick_frame((public, private), player)
+
+
+def pick_frame(frames: Frames, player: str | None) -> bytes:
+    """``player``'s own frame of an event if it has one, else the public one."""
+    public, private = frames
+    return private.get(player, public) if player is not None else public
 
 
 class TableHost:
@@ -378,10 +383,8 @@ class TableHost:
             self._fan_out(event_frames)
 
     def _fan_out(self, frames: Frames) -> None:
-        public, private = frames
         for sub in list(self.subscribers):
-            player = sub.player_id
-            sub.send_bytes(private.get(player, public) if player is not None else public)
+            sub.send_bytes(pick_frame(frames, sub.player_id))
 
     # --- subscribers ----------------------------------------------------------------
 

@@ -32,9 +32,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from enum import IntEnum, StrEnum
-from itertools import combinations_with_replacement
+from itertools import combinations, combinations_with_replacement
 
-from server.rules.cards import ACE, JOKER, rank_name, rank_of, rank_plural, suit_of
+from server.rules.cards import ACE, rank_name, rank_of, rank_plural
 
 
 class Category(IntEnum):
@@ -294,8 +294,6 @@ def low_value_of(a: int, b: int) -> int:
 
 def best_high_value(cards: Iterable[int], wheel: WheelRank = WheelRank.SECOND) -> int:
     """The best 5-card high-hand value among any five of ``cards`` (5 to 7 cards)."""
-    from itertools import combinations
-
     return max(high_value(five, wheel) for five in combinations(tuple(cards), 5))
 
 
@@ -345,8 +343,3 @@ def low_name(value: int) -> str:
     if category_of(value) is Category.PAIR:
         return f"Pair of {rank_plural(r[0])}"
     return f"{rank_name(r[0]).capitalize()}-{rank_name(r[1])}"
-
-
-def suits_differ(cards: Sequence[int]) -> bool:
-    """Whether the natural cards among ``cards`` are not all of one suit."""
-    return len({suit_of(c) for c in cards if c != JOKER}) > 1

@@ -61,26 +61,3 @@ class LedgerEntry:
             )
         if self.source is self.dest:
             raise ValueError("a ledger entry moves chips between two different pots")
-
-    def to_wire(self) -> dict[str, str | int]:
-        """A plain mapping for msgpack and Redis streams."""
-        return {
-            "key": self.key,
-            "kind": self.kind.value,
-            "player": self.player,
-            "amount": self.amount,
-            "source": self.source.value,
-            "dest": self.dest.value,
-        }
-
-    @classmethod
-    def from_wire(cls, data: dict[str, str | int]) -> LedgerEntry:
-        """The inverse of :meth:`to_wire`."""
-        return cls(
-            key=str(data["key"]),
-            kind=Kind(str(data["kind"])),
-            player=str(data["player"]),
-            amount=int(data["amount"]),
-            source=Pot(str(data["source"])),
-            dest=Pot(str(data["dest"])),
-        )

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from math import gcd
 from typing import Any
 
 from protocol.errors import ErrorCode
@@ -340,9 +339,7 @@ def _open_betting(work: _Step, seed: bytes) -> None:
 
 def _check_bet(work: _Step, amount: int, bonus: int) -> None:
     config = work.state.config
-    unit = 0
-    for d in config.denominations:
-        unit = gcd(unit, d)
+    unit = config.bet_unit
     if amount == 0:
         if bonus:
             raise TableError(ErrorCode.NO_BET, "a bonus bet needs a main bet")

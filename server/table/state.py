@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from functools import lru_cache
+from math import gcd
 from typing import Any, TypeVar
 
 import msgpack
@@ -90,6 +91,11 @@ class TableConfig:
             raise ValueError("a table has 1 to 6 seats")  # RULES.md: up to 6 players
         if not self.denominations or any(d <= 0 for d in self.denominations):
             raise ValueError("chip denominations are positive")
+
+    @property
+    def bet_unit(self) -> int:
+        """Every bet is a multiple of this: what the table's chips can make exactly."""
+        return gcd(*self.denominations)
 
 
 @dataclass(frozen=True, slots=True)

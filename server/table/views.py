@@ -50,12 +50,6 @@ class Outbound:
     public: Message
     private: dict[str, Message] = field(default_factory=dict)
 
-    def for_player(self, player: str | None) -> Message:
-        """The message ``player`` (None: a spectator) receives."""
-        if player is not None:
-            return self.private.get(player, self.public)
-        return self.public
-
 
 def with_seq(message: Message, seq: int) -> Message:
     """``message`` numbered ``seq``."""

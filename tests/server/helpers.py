@@ -367,16 +367,6 @@ def url(app: App) -> str:
 # --- server processes ------------------------------------------------------------------
 
 
-def free_port() -> int:
-    """A free TCP port on the loopback interface."""
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 _LISTENING = re.compile(r"listening on ws://[^:]+:(\d+)/")
 
 

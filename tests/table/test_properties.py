@@ -49,7 +49,6 @@ class TableMachine(RuleBasedStateMachine):
         self.h = Harness(state=new_table(CONFIG), now=1_000)
         self.h.accounts = dict.fromkeys(PLAYERS, START)
         self.total = self.h.total()
-        self.round_started_at: dict[int, int] = {}
 
     def _actor(self, k: int) -> str:
         """Mostly a seated player (so events are often legal), sometimes anyone."""
