@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, Final, cast
+from typing import Any, Final, TypeVar, cast
 
 import msgpack
 
@@ -89,8 +89,14 @@ UNPACK_OPTIONS: Final[Mapping[str, Any]] = {
 Decoder = Callable[[dict[Any, Any], int], Any]
 Encoder = Callable[[Any], dict[str, Any]]
 
+_M = TypeVar("_M", bound="Message")
+
 _MISSING: Final = object()
 _unpackb: Final = msgpack.unpackb
+# One packer for every frame: packb builds a new one per call, a third of a small
+# frame's cost. Sharing is safe: pack runs in C under the GIL with no callback (no
+# ``default`` hook) and resets its buffer on error.
+_pack: Final = msgpack.Packer(autoreset=True).pack
 _HEX_MATCH: Final = re.compile(r"[0-9a-f]*").fullmatch
 
 
@@ -191,7 +197,6 @@ _NS: dict[str, Any] = {
     "_miss": _missing,
     "_extra": _extra,
     "_itemfail": _item_fail,
-    "_new": object.__new__,
     "_PE": ProtocolError,
     "_OOR": OutOfRange,
     "_eunion": _encode_union,
@@ -279,16 +284,31 @@ def _check(spec: Spec, var: str, path: str, depth: str, ind: str) -> list[str]:
             f"{ind}    raise _lenerr({path}, {var}, {spec.min_len}, {spec.max_len})",
         ]
         item = spec.item
+        unique_checked = False
         if isinstance(item, IntSpec) and item.hi - item.lo <= 1024:
-            # Small ranges (cards): a type loop, then one C-level subset test for the range.
+            # Small ranges (cards): type tests (unrolled when the length is fixed), then
+            # one C-level set operation for the range, and for uniqueness if asked.
             allowed = _const(frozenset(range(item.lo, item.hi + 1)))
-            lines += [
-                f"{ind}for e in {var}:",
-                f"{ind}    if type(e) is not int:",
-                f"{ind}        raise _itemerr({path}, {var}, {item.lo}, {item.hi})",
-                f"{ind}if not {allowed}.issuperset({var}):",
-                f"{ind}    raise _itemerr({path}, {var}, {item.lo}, {item.hi})",
-            ]
+            bad_item = f"raise _itemerr({path}, {var}, {item.lo}, {item.hi})"
+            if spec.min_len == spec.max_len and spec.max_len <= 8:
+                types = " or ".join(f"type({var}[{i}]) is not int" for i in range(spec.max_len))
+                lines += [f"{ind}if {types or 'False'}:", f"{ind}    {bad_item}"]
+            else:
+                lines += [
+                    f"{ind}for e in {var}:",
+                    f"{ind}    if type(e) is not int:",
+                    f"{ind}        {bad_item}",
+                ]
+            if spec.unique:
+                unique_checked = True
+                lines += [
+                    f"{ind}if len({allowed}.intersection({var})) != len({var}):",
+                    f"{ind}    if not {allowed}.issuperset({var}):",
+                    f"{ind}        {bad_item}",
+                    f"{ind}    raise _OOR('an item appears twice', {path})",
+                ]
+            else:
+                lines += [f"{ind}if not {allowed}.issuperset({var}):", f"{ind}    {bad_item}"]
         elif isinstance(item, IntSpec):
             lines += [
                 f"{ind}for e in {var}:",
@@ -317,7 +337,7 @@ def _check(spec: Spec, var: str, path: str, depth: str, ind: str) -> list[str]:
                 f"{ind}    raise",
                 f"{ind}{var} = tuple({out})",
             ]
-        if spec.unique:
+        if spec.unique and not unique_checked:
             dup = f"len(set({var})) != len({var})"
             if spec.max_len == 2:
                 dup = f"len({var}) == 2 and {var}[0] == {var}[1]"
@@ -330,6 +350,23 @@ def _check(spec: Spec, var: str, path: str, depth: str, ind: str) -> list[str]:
 
 
 _PENDING_UNIONS: list[tuple[str, dict[str, str]]] = []
+
+
+def _mutable_twin(cls: type[Any]) -> type[Any]:
+    """A class with the slots of the frozen dataclass ``cls`` and no ``__setattr__``.
+
+    CPython lets an object change ``__class__`` between two classes whose instances
+    have the same layout (same base, same ``__slots__`` in the same order), so a
+    decoder fills a twin with plain stores and then makes it a ``cls``. The twin never
+    escapes the codec.
+    """
+    slots = cls.__dict__.get("__slots__")
+    if cls.__bases__ != (object,) or not isinstance(slots, tuple):  # pragma: no cover
+        raise AssertionError(f"{cls.__name__} must be a slotted dataclass of object")
+    twin = type(f"_Mutable{cls.__name__}", (), {"__slots__": slots})
+    probe: Any = twin()
+    probe.__class__ = cls  # fails at import, not at the first frame, if layouts differ
+    return twin
 
 
 def _decoder_name(cls: type[Any]) -> str:
@@ -382,18 +419,19 @@ def _compile(cls: type[Any], done: dict[type[Any], StructSpec]) -> None:
     known = frozenset(f.name for f in spec.fields) | (
         {spec.tag_key} if spec.tag_key else frozenset()
     )
-    # Slots are written through their descriptors: half the cost of a frozen
-    # dataclass's __init__, which goes through object.__setattr__ for each field.
+    # The object is built as an instance of a mutable twin with the same slots, whose
+    # plain attribute stores are a quarter of the cost of the frozen class's
+    # object.__setattr__ calls, then handed its real class (see _mutable_twin).
     lines = [
         f"def {_decoder_name(cls)}(m, d):",
         "    if type(m) is not dict:",
         "        raise _wt('', 'map', m)",
-        f"    o = _new({_const(cls)})",
+        f"    o = {_const(_mutable_twin(cls))}()",
         f"    n = {required}",
     ]
     for f in spec.fields:
         key = repr(f.name)
-        setter = _const(getattr(cls, f.name).__set__)
+        setter = f"o.{f.name} = "
         if not f.has_default:
             lines += [
                 "    try:",
@@ -401,19 +439,20 @@ def _compile(cls: type[Any], done: dict[type[Any], StructSpec]) -> None:
                 "    except KeyError:",
                 f"        raise _miss({key}) from None",
                 *_check(f.spec, "v", key, "d", "    "),
-                f"    {setter}(o, v)",
+                f"    {setter}v",
             ]
         else:
             lines += [
                 f"    v = m.get({key}, _MISSING)",
                 "    if v is _MISSING:",
-                f"        {setter}(o, {_const(f.default)})",
+                f"        {setter}{_const(f.default)}",
                 "    else:",
                 "        n += 1",
                 *_check(f.spec, "v", key, "d", "        "),
-                f"        {setter}(o, v)",
+                f"        {setter}v",
             ]
     lines += ["    if len(m) != n:", f"        _extra(m, {_const(known)}, d)"]
+    lines.append(f"    o.__class__ = {_const(cls)}")
     if hasattr(cls, "__post_init__"):
         lines.append("    o.__post_init__()")
     lines.append("    return o")
@@ -436,7 +475,11 @@ def _max_depth(spec: Spec) -> int:
     return 0
 
 
-def _build() -> tuple[dict[str, Decoder], dict[str, Decoder], dict[type[Any], Encoder]]:
+_ClientDecoders = dict[str, Callable[[dict[Any, Any], int], ClientMessage]]
+_ServerDecoders = dict[str, Callable[[dict[Any, Any], int], ServerMessage]]
+
+
+def _build() -> tuple[_ClientDecoders, _ServerDecoders, dict[type[Any], Encoder]]:
     done: dict[type[Any], StructSpec] = {}
     for cls in (*CLIENT_MESSAGES, *SERVER_MESSAGES):
         _compile(cls, done)
@@ -458,7 +501,10 @@ def _build() -> tuple[dict[str, Decoder], dict[str, Decoder], dict[type[Any], En
 
 
 _CLIENT_DECODERS, _SERVER_DECODERS, _ENCODERS = _build()
-_ALL_DECODERS: Final = {**_CLIENT_DECODERS, **_SERVER_DECODERS}
+_ALL_DECODERS: Final[dict[str, Callable[[dict[Any, Any], int], Message]]] = {
+    **_CLIENT_DECODERS,
+    **_SERVER_DECODERS,
+}
 
 
 # --- public API -----------------------------------------------------------------------
@@ -487,12 +533,17 @@ def encode(message: Message) -> bytes:
     except KeyError:
         raise EncodeError(f"{type(message).__name__} is not a protocol message") from None
     try:
-        return msgpack.packb(encoder(message))
+        return _pack(encoder(message))
     except Exception as exc:
         raise EncodeError(f"cannot encode {type(message).__name__}: {exc}") from exc
 
 
-def _decode(data: object, max_size: int, decoders: dict[str, Decoder], side: str) -> Any:
+def _decode(
+    data: object,
+    max_size: int,
+    decoders: Mapping[str, Callable[[dict[Any, Any], int], _M]],
+    side: str,
+) -> _M:
     if type(data) is not bytes:
         if isinstance(data, str):
             raise MalformedFrame("a text frame: messages travel in binary frames only")
@@ -569,23 +620,17 @@ def decode(data: bytes) -> Message:
     Raises a :exc:`~protocol.errors.DecodeError` subclass, and nothing else, for any
     input that is not one valid message.
     """
-    return cast(Message, _decode(data, L.MAX_FRAME_BYTES, _ALL_DECODERS, "of this protocol"))
+    return _decode(data, L.MAX_FRAME_BYTES, _ALL_DECODERS, "of this protocol")
 
 
 def decode_client(data: bytes) -> ClientMessage:
     """A client-to-server message (what the server calls); other types are unknown here."""
-    return cast(
-        ClientMessage,
-        _decode(data, L.MAX_CLIENT_FRAME_BYTES, _CLIENT_DECODERS, "a client may send"),
-    )
+    return _decode(data, L.MAX_CLIENT_FRAME_BYTES, _CLIENT_DECODERS, "a client may send")
 
 
 def decode_server(data: bytes) -> ServerMessage:
     """A server-to-client message (what a client calls); other types are unknown here."""
-    return cast(
-        ServerMessage,
-        _decode(data, L.MAX_SERVER_FRAME_BYTES, _SERVER_DECODERS, "a server may send"),
-    )
+    return _decode(data, L.MAX_SERVER_FRAME_BYTES, _SERVER_DECODERS, "a server may send")
 
 
 def check(message: Message) -> None:
