@@ -25,12 +25,20 @@ return token
 """
 
 LEASE_RENEW = """
--- KEYS[1] lease; ARGV[1] '<token>:<owner>', ARGV[2] ttl ms. 1 if still ours.
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
+-- KEYS[i] the lease of table i, ARGV[i] its '<token>:<owner>'; ARGV[#KEYS + 1] ttl ms.
+-- One call renews every lease of a process: a list, 1 where the lease was still ours
+-- (and is extended), 0 where it was not.
+local ttl = ARGV[#KEYS + 1]
+local out = {}
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[i] then
+    redis.call('PEXPIRE', KEYS[i], ttl)
+    out[i] = 1
+  else
+    out[i] = 0
+  end
 end
-return 0
+return out
 """
 
 LEASE_RELEASE = """

@@ -63,6 +63,33 @@ async def test_lease_is_exclusive_and_tokens_grow(store: TableStore) -> None:
 
 
 @pytest.mark.asyncio
+async def test_renewals_in_one_loop_pass_are_one_call_each_answered(
+    store: TableStore, redis_client: redis.asyncio.Redis
+) -> None:
+    tables = [f"t{i}" for i in range(50)]
+    tokens = [await store.acquire_lease(t, "node-a", 10_000) for t in tables]
+    assert all(token is not None for token in tokens)
+    assert await store.renew_lease("t0", "node-a", tokens[0] or 0, 20_000)  # script loaded
+    before = await _evalsha_calls(redis_client)
+    renewals = [
+        store.renew_lease(t, "node-a", token or 0, 20_000)
+        for t, token in zip(tables, tokens, strict=True)
+    ]
+    results = await asyncio.gather(
+        *renewals,
+        store.renew_lease("t0", "node-b", 1, 20_000),  # not ours: refused, the rest unharmed
+    )
+    assert results == [True] * 50 + [False]
+    assert await _evalsha_calls(redis_client) - before == 1
+    assert 10_000 < await redis_client.pttl(store.keys.table_lease("t7")) <= 20_000
+
+
+async def _evalsha_calls(client: redis.asyncio.Redis) -> int:
+    stats = await client.info("commandstats")
+    return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
+
+
+@pytest.mark.asyncio
 async def test_lease_renewal_and_expiry(store: TableStore) -> None:
     token = await store.acquire_lease(T, "node-a", 80)
     assert token is not None
