@@ -15,6 +15,7 @@ import logging
 import os
 import secrets
 import signal
+from collections.abc import Callable
 from http import HTTPStatus
 from pathlib import Path
 
@@ -69,6 +70,8 @@ class App:
         self.gateway: Gateway | None = None
         self.server: Server | None = None
         self.owner = f"{os.uname().nodename}:{os.getpid()}:{secrets.token_hex(4)}"
+        self._unwatch_gc: Callable[[], None] | None = None
+        self._lag_probe: asyncio.Task[None] | None = None
 
     @property
     def port(self) -> int:
@@ -82,6 +85,8 @@ class App:
         """Start Redis (if embedded), host the tables and listen."""
         s = self.settings
         tables = load_tables(s.tables_file)
+        self._unwatch_gc = self.metrics.watch_gc()
+        self._lag_probe = asyncio.create_task(self.metrics.probe_loop_lag(), name="loop-lag")
         url = s.redis_url
         if url is None:
             self.embedded = EmbeddedRedis(s.data_dir / "redis")
@@ -166,6 +171,13 @@ class App:
 
     async def stop(self) -> None:
         """Stop in reverse order; safe to call twice."""
+        if self._lag_probe is not None:
+            self._lag_probe.cancel()
+            await asyncio.gather(self._lag_probe, return_exceptions=True)
+            self._lag_probe = None
+        if self._unwatch_gc is not None:
+            self._unwatch_gc()
+            self._unwatch_gc = None
         if self.server is not None:
             self.server.close(close_connections=False)
             if self.gateway is not None:

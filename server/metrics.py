@@ -1,8 +1,24 @@
-"""Prometheus metrics of one server process (served on ``/metrics``)."""
+"""Prometheus metrics of one server process (served on ``/metrics``).
+
+Besides requests and commits, two stall gauges an operator needs when players report
+lag: how late the event loop runs a timer (anything that blocks the loop blocks every
+table and connection of the process) and how long the garbage collector pauses.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import time
+from collections.abc import Callable
+from typing import Any, NoReturn
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+LAG_PROBE_S = 0.1
+"""The loop-lag probe's period: a timer that fires this often and times itself."""
+
+_STALL_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 
 
 class Metrics:
@@ -36,7 +52,43 @@ class Metrics:
         self.tables_hosted = Gauge(
             "paigow_tables_hosted", "Tables this process hosts", registry=self.registry
         )
+        self.loop_lag = Histogram(
+            "paigow_loop_lag_seconds",
+            f"How late the event loop ran a timer due every {LAG_PROBE_S:g} s",
+            buckets=_STALL_BUCKETS,
+            registry=self.registry,
+        )
+        self.gc_pause = Histogram(
+            "paigow_gc_pause_seconds",
+            "Garbage-collector pauses, by generation collected",
+            ["generation"],
+            buckets=_STALL_BUCKETS,
+            registry=self.registry,
+        )
 
     def render(self) -> bytes:
         """The Prometheus text exposition."""
         return generate_latest(self.registry)
+
+    def watch_gc(self) -> Callable[[], None]:
+        """Time every collection into :attr:`gc_pause`; returns the function that stops it."""
+        started = 0.0
+        by_generation = [self.gc_pause.labels(str(g)) for g in range(3)]
+
+        def callback(phase: str, info: dict[str, Any]) -> None:
+            nonlocal started
+            if phase == "start":
+                started = time.perf_counter()
+            else:
+                by_generation[info["generation"]].observe(time.perf_counter() - started)
+
+        gc.callbacks.append(callback)
+        return lambda: gc.callbacks.remove(callback)
+
+    async def probe_loop_lag(self) -> NoReturn:
+        """Observe, forever, how late a :data:`LAG_PROBE_S` sleep wakes up."""
+        loop = asyncio.get_running_loop()
+        while True:
+            due = loop.time() + LAG_PROBE_S
+            await asyncio.sleep(LAG_PROBE_S)
+            self.loop_lag.observe(max(0.0, loop.time() - due))

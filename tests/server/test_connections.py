@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import socket
 import time
 
 import pytest
 import redis.asyncio
+from prometheus_client.parser import text_string_to_metric_families
 from websockets.protocol import State
 
 from protocol.codec import encode
@@ -30,6 +32,7 @@ from protocol.structs import ServerInfo, TableList
 from server.app import App
 from server.auth import tokens
 from server.config import Settings
+from server.metrics import LAG_PROBE_S
 from server.store.accounts import AccountStore
 from server.store.keys import DEFAULT_KEYS
 from server.tables_file import TablesFileError, parse_tables
@@ -230,6 +233,40 @@ async def test_health_ready_and_metrics(app: App) -> None:
         assert status in (400, 404, 426)
     finally:
         await client.close()
+
+
+def _block_the_loop(seconds: float) -> None:
+    """What a CPU-bound bug does to the server: nothing else runs meanwhile."""
+    time.sleep(seconds)
+
+
+def _buckets(body: str, name: str) -> dict[tuple[tuple[str, str], ...], float]:
+    """The bucket counts of histogram ``name`` in a Prometheus text body, by labels."""
+    return {
+        tuple(sorted(s.labels.items())): s.value
+        for family in text_string_to_metric_families(body)
+        if family.name == name
+        for s in family.samples
+        if s.name == name + "_bucket"
+    }
+
+
+@pytest.mark.asyncio
+async def test_metrics_show_loop_stalls_and_collector_pauses(app: App) -> None:
+    """A blocked event loop and a full collection are both visible on ``/metrics``."""
+    _, body = await asyncio.to_thread(http_get, app.port, "/metrics")
+    before = _buckets(body, "paigow_loop_lag_seconds")
+    slow = (("le", "0.25"),)
+    _block_the_loop(0.4)
+    await asyncio.sleep(LAG_PROBE_S * 3)  # the probe wakes up late, then again on time
+    gc.collect()
+    _, body = await asyncio.to_thread(http_get, app.port, "/metrics")
+    after = _buckets(body, "paigow_loop_lag_seconds")
+    count = (("le", "+Inf"),)
+    # One probe was at least 0.4 - 0.1 s late: outside the 0.25 s bucket.
+    assert after[count] - after[slow] >= before[count] - before[slow] + 1
+    pauses = _buckets(body, "paigow_gc_pause_seconds")
+    assert pauses[(("generation", "2"), ("le", "+Inf"))] >= 1
 
 
 @pytest.mark.asyncio
