@@ -24,15 +24,19 @@ import contextlib
 import gc
 import json
 import logging
+import math
 import os
 import random
 import resource
 import signal
 import sys
 import time
+import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from prometheus_client.parser import text_string_to_metric_families
 
 from clients.autoplay import play_rounds
 from clients.core import Client, ClientError, ServerError
@@ -139,6 +143,64 @@ async def _lag_probe(lags: list[float], period: float = 0.01) -> None:
         lags.append(time.perf_counter() - started - period)
 
 
+# --- the game server's own stall metrics ------------------------------------------------------
+
+STALL_HISTOGRAMS = ("paigow_loop_lag_seconds", "paigow_gc_pause_seconds")
+
+
+def _scrape(url: str) -> dict[str, dict[float, float]]:
+    """Cumulative bucket counts of the server's stall histograms, by series.
+
+    Series are ``loop`` and ``gc<generation>``; ``{}`` when ``url`` is empty (the bare
+    server has no metrics) or cannot be read.
+    """
+    if not url:
+        return {}
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            body = response.read().decode()
+    except OSError:
+        return {}
+    series: dict[str, dict[float, float]] = {}
+    for family in text_string_to_metric_families(body):
+        if family.name not in STALL_HISTOGRAMS:
+            continue
+        for sample in family.samples:
+            if sample.name != family.name + "_bucket":
+                continue
+            name = (
+                "loop" if "generation" not in sample.labels else "gc" + sample.labels["generation"]
+            )
+            series.setdefault(name, {})[float(sample.labels["le"])] = sample.value
+    return series
+
+
+def stall_delta(
+    before: dict[str, dict[float, float]], after: dict[str, dict[float, float]]
+) -> dict[str, dict[str, float]]:
+    """Per series, over a window: ``count``, ``over_25ms``, ``over_100ms`` and ``max_le``
+    (the smallest bucket bound holding every observation: the longest stall was at most
+    that; ``inf`` if some exceeded the largest bound)."""
+    out: dict[str, dict[str, float]] = {}
+    for name, buckets in after.items():
+        old = before.get(name, {})
+        delta = {le: n - old.get(le, 0.0) for le, n in buckets.items()}
+        total = delta.get(math.inf, 0.0)
+        bounds = sorted(le for le, n in delta.items() if n >= total)
+        out[name] = {
+            "count": total,
+            "over_25ms": total - delta.get(0.025, 0.0),
+            "over_100ms": total - delta.get(0.1, 0.0),
+            "max_le": bounds[0] if total and bounds else 0.0,
+        }
+    return out
+
+
+async def server_stalls(url: str) -> dict[str, dict[float, float]]:
+    """:func:`_scrape` off the event loop."""
+    return await asyncio.to_thread(_scrape, url)
+
+
 # --- players -----------------------------------------------------------------------------
 
 
@@ -162,8 +224,11 @@ class Player:
 class Driver:
     """Players of one run against one server."""
 
-    def __init__(self, url: str, prefix: str, tables: int, server_pid: int) -> None:
+    def __init__(
+        self, url: str, prefix: str, tables: int, server_pid: int, metrics_url: str = ""
+    ) -> None:
         self.url = url
+        self.metrics_url = metrics_url
         self.prefix = prefix
         self.tables = tables
         self.server_pid = server_pid
@@ -284,12 +349,14 @@ class Driver:
         started = time.perf_counter()
         active = self.active
         s0, d0 = cpu_seconds(self.server_pid), _own_cpu()
+        stalls0 = await server_stalls(self.metrics_url)
         lags: list[float] = []
         probe = asyncio.create_task(_lag_probe(lags))
         await asyncio.gather(*(one(p, rng.uniform(0, mean)) for p in active))
         probe.cancel()
         elapsed = time.perf_counter() - started
         s1, d1 = cpu_seconds(self.server_pid), _own_cpu()
+        stalls = stall_delta(stalls0, await server_stalls(self.metrics_url))
         lag = summary(lags)
         result: dict[str, Any] = summary(latencies)
         result.update(
@@ -303,6 +370,7 @@ class Driver:
             server_cpu=(s1 - s0) / elapsed,
             driver_cpu=(d1 - d0) / elapsed,
             rate=len(latencies) / seconds,
+            server_stalls=stalls,
             alive=self.alive(),
             elapsed=elapsed,
         )
@@ -390,7 +458,7 @@ class Driver:
 
 
 async def run_load(args: argparse.Namespace) -> dict[str, Any]:
-    driver = Driver(args.url, args.prefix, args.tables, args.server_pid)
+    driver = Driver(args.url, args.prefix, args.tables, args.server_pid, args.metrics_url)
     out: dict[str, Any] = {}
     out["fd_limit"] = list(raise_fd_limit())
     out["loop"] = type(asyncio.get_running_loop()).__module__.split(".")[0]
@@ -520,6 +588,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile-pid", type=int, default=0)
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--redis-url", default="")
+    parser.add_argument("--metrics-url", default="", help="the game server's /metrics")
     args = parser.parse_args(argv)
     logging.getLogger("clients").setLevel(logging.ERROR)  # the server's known 33-char class id
     raise_fd_limit()

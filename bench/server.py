@@ -231,8 +231,12 @@ def _driver(args: list[str]) -> dict[str, Any]:
     return result
 
 
-def _load_args(url: str, pid: int, tables: int, profile_pid: int = 0) -> list[str]:
+def _load_args(
+    url: str, pid: int, tables: int, profile_pid: int = 0, metrics_url: str = ""
+) -> list[str]:
     return [
+        "--metrics-url",
+        metrics_url,
         "load",
         "--url",
         url,
@@ -308,6 +312,30 @@ def _row(label: str, game: str, bare: str, ratio: str = "", note: str = "") -> N
     print(f"  {label:<44} {game:>14} {bare:>14} {ratio:>7}  {note}")
 
 
+def _stalls(stalls: dict[str, dict[str, float]]) -> str:
+    """The game server's own stall metrics over a window, on one line."""
+    if not stalls:
+        return "game server stalls: not measured (no /metrics)"
+
+    def bound(le: float) -> str:
+        return "over 5 s" if math.isinf(le) else f"<= {le * 1000:g} ms"
+
+    loop = stalls.get("loop", {})
+    parts = [
+        f"game server's loop: {loop.get('count', 0):,.0f} probes, "
+        f"{loop.get('over_25ms', 0):,.0f} late > 25 ms, {loop.get('over_100ms', 0):,.0f} "
+        f"> 100 ms, longest {bound(loop.get('max_le', 0.0))}"
+    ]
+    for gen in ("gc0", "gc1", "gc2"):
+        g = stalls.get(gen)
+        if g and g["count"]:
+            parts.append(
+                f"{gen}: {g['count']:,.0f} collections, {g['over_25ms']:,.0f} > 25 ms, "
+                f"longest {bound(g['max_le'])}"
+            )
+    return "; ".join(parts)
+
+
 def _report(game: dict[str, Any], bare: dict[str, Any]) -> None:
     gt, bt = game["throughput"], bare["throughput"]
     print()
@@ -373,6 +401,7 @@ def _report(game: dict[str, Any], bare: dict[str, Any]) -> None:
             f"{b['driver_lag_p99_ms']:.0f} ms, max {g['driver_lag_max_ms']:.0f} / "
             f"{b['driver_lag_max_ms']:.0f} ms"
         )
+        print("    " + _stalls(g["server_stalls"]))
     for label, d in (("game", game), ("bare", bare)):
         for key in ("latency_small", "latency_large"):
             if d[key]["errors"]:
@@ -546,7 +575,8 @@ def main() -> None:
         game_loop = game.loop()
         try:
             pid = game.proc.pid
-            played = _driver(_load_args(game.url, pid, tables, pid if profile else 0))
+            metrics = f"http://127.0.0.1:{game.port}/metrics"
+            played = _driver(_load_args(game.url, pid, tables, pid if profile else 0, metrics))
             redis_pids = children(pid)
             played["redis_rss_end_kib"] = sum(rss_kib(p) for p in redis_pids)
         finally:
