@@ -29,6 +29,7 @@ from protocol.errors import CloseCode
 from server.config import Settings
 from server.gateway import Gateway
 from server.host import TableHost
+from server.leases import LeaseKeeper
 from server.metrics import Metrics
 from server.store.accounts import AccountStore
 from server.store.embedded import EmbeddedRedis
@@ -69,6 +70,7 @@ class App:
         self.hosts: dict[str, TableHost] = {}
         self.gateway: Gateway | None = None
         self.server: Server | None = None
+        self.leases: LeaseKeeper | None = None
         self.owner = f"{os.uname().nodename}:{os.getpid()}:{secrets.token_hex(4)}"
         self._unwatch_gc: Callable[[], None] | None = None
         self._lag_probe: asyncio.Task[None] | None = None
@@ -103,9 +105,16 @@ class App:
         await self.redis.ping()
         store = TableStore(self.redis)
         accounts = AccountStore(self.redis)
+        self.leases = LeaseKeeper(store, self.owner, s.lease_ms)
+        self.leases.start()
         for config in tables:
             host = TableHost(
-                config, store, self.owner, lease_ms=s.lease_ms, on_commit=self._committed
+                config,
+                store,
+                self.owner,
+                lease_ms=s.lease_ms,
+                on_commit=self._committed,
+                leases=self.leases,
             )
             self.hosts[config.table_id] = host
             host.start()
@@ -193,6 +202,9 @@ class App:
             self.server = None
         for host in self.hosts.values():
             await host.stop()
+        if self.leases is not None:
+            await self.leases.stop()
+            self.leases = None
         if self.redis is not None:
             await self.redis.aclose(close_connection_pool=True)
             self.redis = None

@@ -26,6 +26,7 @@ from redis.exceptions import RedisError
 from protocol.codec import encode
 from protocol.errors import ErrorCode
 from server.gamelog import pack_record
+from server.leases import LeaseKeeper
 from server.store.tables import CommitStatus, TableStore
 from server.table.errors import TableError
 from server.table.events import Event, Tick, Void
@@ -106,7 +107,10 @@ class TableHost:
         lease_ms: int = 5_000,
         clock: Callable[[], int] = now_ms,
         on_commit: Callable[[Transition, float], None] | None = None,
+        leases: LeaseKeeper | None = None,
     ) -> None:
+        """``leases`` renews the lease with the other tables of the process; without
+        one, the host runs a keeper of its own."""
         self.config = config
         self.table_id = config.table_id
         self.store = store
@@ -122,12 +126,16 @@ class TableHost:
         self._ready = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._pending_config: TableConfig | None = None
+        self._own_leases = leases is None
+        self.leases = leases or LeaseKeeper(store, owner, lease_ms)
 
     # --- life cycle ---------------------------------------------------------------
 
     def start(self) -> None:
         """Start hosting in the background (lease, load, timer)."""
         if self._task is None:
+            if self._own_leases:
+                self.leases.start()
             self._task = asyncio.create_task(self._run(), name=f"table-{self.table_id}")
 
     async def stop(self) -> None:
@@ -142,6 +150,9 @@ class TableHost:
                 if not task.done():
                     log.warning("table %s: still stopping; cancelling again", self.table_id)
                     task.cancel()
+        self.leases.drop(self.table_id)
+        if self._own_leases:
+            await self.leases.stop()
         if self.token is not None:
             with contextlib.suppress(Exception):
                 await self.store.release_lease(self.table_id, self.owner, self.token)
@@ -213,44 +224,18 @@ class TableHost:
         self._ready.set()
 
     async def _host(self) -> None:
-        renew = asyncio.create_task(self._renew())
+        assert self.token is not None
+        self.leases.hold(self.table_id, self.token, self._lease_lost)
         try:
             # Until the lease is lost, or a commit found the table changed under us.
-            while self.ready and not renew.done():
+            while self.ready:
                 await self._timer_step()
         finally:
-            renew.cancel()
-            # gather, not suppress(CancelledError): a stop() that cancels this task
-            # while it waits here must not be swallowed with the renewal's own
-            # cancellation, or _run would carry on and stop() would wait forever.
-            await asyncio.gather(renew, return_exceptions=True)
+            self.leases.drop(self.table_id)
 
-    async def _renew(self) -> None:
-        renewed = time.monotonic()
-        while True:
-            # On a grid shared by every table of the process, so that their renewals
-            # fall in the same loop pass and go out as one call (TableStore.renew_lease).
-            interval = self.lease_ms / 3000
-            await asyncio.sleep(interval - time.monotonic() % interval)
-            assert self.token is not None
-            try:
-                ours = await self.store.renew_lease(
-                    self.table_id, self.owner, self.token, self.lease_ms
-                )
-            except (RedisError, OSError) as exc:
-                # Redis unreachable for a moment (a restart, a failover): the lease may
-                # still be ours when it is back, so keep trying while it can last.
-                # Commits are fenced, so acting meanwhile is safe.
-                if time.monotonic() - renewed < self.lease_ms / 1000:
-                    log.warning("table %s: lease not renewed (%s); retrying", self.table_id, exc)
-                    continue
-                ours = False
-            if not ours:
-                log.warning("table %s: lease lost", self.table_id)
-                self._ready.clear()
-                self._wake.set()
-                return
-            renewed = time.monotonic()
+    def _lease_lost(self) -> None:
+        self._ready.clear()
+        self._wake.set()
 
     async def _timer_step(self) -> None:
         assert self.state is not None

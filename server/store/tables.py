@@ -13,7 +13,6 @@ off): states and events are opaque bytes.
 
 from __future__ import annotations
 
-import asyncio
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -155,8 +154,6 @@ class TableStore:
         self._history = client.register_script(HISTORY)
         # Commits and renewals of many tables share round trips (see batching.py).
         self._batch = ScriptBatcher(client)
-        self._renewals: dict[int, list[tuple[str, str, asyncio.Future[bool]]]] = {}
-        self._renewing: set[asyncio.Task[None]] = set()
 
     # --- leases -----------------------------------------------------------------
 
@@ -172,41 +169,21 @@ class TableStore:
         )
         return None if token is None else int(token)
 
+    async def renew_leases(
+        self, owner: str, leases: Sequence[tuple[str, int]], ttl_ms: int
+    ) -> list[bool]:
+        """Extend each ``(table_id, token)`` lease of ``owner`` to ``ttl_ms`` from now, in
+        one script call; per lease, whether it was still ours (if not, nothing is done)."""
+        if not leases:
+            return []
+        keys = [self.keys.table_lease(table_id) for table_id, _ in leases]
+        args: list[Any] = [f"{token}:{owner}" for _, token in leases]
+        done = await self._batch.call(self._renew, keys, [*args, ttl_ms])
+        return [bool(ours) for ours in done]
+
     async def renew_lease(self, table_id: str, owner: str, token: int, ttl_ms: int) -> bool:
-        """Extend our lease to ``ttl_ms`` from now; False if it is no longer ours.
-
-        Renewals asked for in one pass of the event loop (with the same ``ttl_ms``) go
-        out as one script call: a process renews hundreds of leases at a time.
-        """
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[bool] = loop.create_future()
-        pending = self._renewals.setdefault(ttl_ms, [])
-        pending.append((self.keys.table_lease(table_id), f"{token}:{owner}", future))
-        if len(pending) == 1:
-            loop.call_soon(self._renew_pending, ttl_ms)
-        return await future
-
-    def _renew_pending(self, ttl_ms: int) -> None:
-        batch = self._renewals.pop(ttl_ms, [])
-        task = asyncio.get_running_loop().create_task(self._renew_batch(ttl_ms, batch))
-        self._renewing.add(task)
-        task.add_done_callback(self._renewing.discard)
-
-    async def _renew_batch(
-        self, ttl_ms: int, batch: list[tuple[str, str, asyncio.Future[bool]]]
-    ) -> None:
-        keys = [key for key, _, _ in batch]
-        args: list[Any] = [value for _, value, _ in batch]
-        try:
-            done = await self._batch.call(self._renew, keys, [*args, ttl_ms])
-        except Exception as exc:
-            for *_, future in batch:
-                if not future.done():
-                    future.set_exception(exc)
-            return
-        for (*_, future), ours in zip(batch, done, strict=True):
-            if not future.done():
-                future.set_result(bool(ours))
+        """:meth:`renew_leases` for one lease."""
+        return (await self.renew_leases(owner, [(table_id, token)], ttl_ms))[0]
 
     async def release_lease(self, table_id: str, owner: str, token: int) -> bool:
         """Give the table up; False if the lease was no longer ours (nothing done)."""

@@ -63,7 +63,7 @@ async def test_lease_is_exclusive_and_tokens_grow(store: TableStore) -> None:
 
 
 @pytest.mark.asyncio
-async def test_renewals_in_one_loop_pass_are_one_call_each_answered(
+async def test_many_leases_are_renewed_in_one_call_each_answered(
     store: TableStore, redis_client: redis.asyncio.Redis
 ) -> None:
     tables = [f"t{i}" for i in range(50)]
@@ -71,17 +71,13 @@ async def test_renewals_in_one_loop_pass_are_one_call_each_answered(
     assert all(token is not None for token in tokens)
     assert await store.renew_lease("t0", "node-a", tokens[0] or 0, 20_000)  # script loaded
     before = await _evalsha_calls(redis_client)
-    renewals = [
-        store.renew_lease(t, "node-a", token or 0, 20_000)
-        for t, token in zip(tables, tokens, strict=True)
-    ]
-    results = await asyncio.gather(
-        *renewals,
-        store.renew_lease("t0", "node-b", 1, 20_000),  # not ours: refused, the rest unharmed
-    )
-    assert results == [True] * 50 + [False]
+    leases = [(t, token or 0) for t, token in zip(tables, tokens, strict=True)]
+    leases.insert(3, ("t9", (tokens[9] or 0) + 1))  # a stale token: refused, the rest unharmed
+    results = await store.renew_leases("node-a", leases, 20_000)
+    assert results == [True] * 3 + [False] + [True] * 47
     assert await _evalsha_calls(redis_client) - before == 1
     assert 10_000 < await redis_client.pttl(store.keys.table_lease("t7")) <= 20_000
+    assert await store.renew_leases("node-b", leases[:1], 20_000) == [False]  # not its own
 
 
 async def _evalsha_calls(client: redis.asyncio.Redis) -> int:

@@ -1,0 +1,89 @@
+"""The lease keeper against a real Redis: one call per cycle, losses reported once."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+
+import pytest
+import redis.asyncio
+
+from server.leases import LeaseKeeper
+from server.store.tables import TableStore
+
+
+async def _evalsha_calls(client: redis.asyncio.Redis) -> int:
+    stats = await client.info("commandstats")
+    return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
+
+
+@pytest.mark.asyncio
+async def test_every_lease_renewed_together_and_a_lost_one_reported_once(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    store = TableStore(redis_client)
+    keeper = LeaseKeeper(store, "node-a", lease_ms=2_000)
+    lost: list[str] = []
+    for i in range(30):
+        token = await store.acquire_lease(f"t{i}", "node-a", 2_000)
+        assert token is not None
+        keeper.hold(f"t{i}", token, functools.partial(lost.append, f"t{i}"))
+    await store.renew_leases("node-a", [], 2_000)  # nothing to do: no call
+    await keeper.renew_now()  # loads the script
+    # Another process takes t5 (its lease expired, say).
+    await redis_client.delete(store.keys.table_lease("t5"))
+    assert await store.acquire_lease("t5", "node-b", 60_000) is not None
+
+    before = await _evalsha_calls(redis_client)
+    await keeper.renew_now()
+    assert await _evalsha_calls(redis_client) - before == 1
+    assert lost == ["t5"]
+    await keeper.renew_now()
+    assert lost == ["t5"]  # reported once, then no longer renewed
+    holder = await store.lease_holder("t5")
+    assert holder is not None
+    assert holder[1] == "node-b"
+    assert 1_000 < await redis_client.pttl(store.keys.table_lease("t7")) <= 2_000
+
+
+@pytest.mark.asyncio
+async def test_the_timer_keeps_a_lease_alive_past_its_length(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    store = TableStore(redis_client)
+    keeper = LeaseKeeper(store, "node-a", lease_ms=300)
+    token = await store.acquire_lease("t1", "node-a", 300)
+    assert token is not None
+    lost: list[str] = []
+    keeper.hold("t1", token, lambda: lost.append("t1"))
+    keeper.start()
+    try:
+        await asyncio.sleep(1.0)  # more than three lease lengths
+        assert await store.lease_holder("t1") == (token, "node-a")
+        keeper.drop("t1")
+        await asyncio.sleep(0.6)  # no longer renewed: expired
+        assert await store.lease_holder("t1") is None
+        assert lost == []
+    finally:
+        await keeper.stop()
+
+
+@pytest.mark.asyncio
+async def test_redis_unreachable_loses_a_lease_only_once_it_may_have_expired(
+    redis_client: redis.asyncio.Redis, tmp_path: object
+) -> None:
+    # A client of a Redis that is not there: every call fails to connect.
+    nowhere = redis.asyncio.Redis(unix_socket_path=f"{tmp_path}/no-redis.sock")
+    keeper = LeaseKeeper(TableStore(nowhere), "node-a", lease_ms=400)
+    lost: list[str] = []
+    keeper.hold("t1", 1, lambda: lost.append("t1"))
+    try:
+        await keeper.renew_now()
+        assert lost == []  # could still be ours when Redis is back
+        started = time.monotonic()
+        await asyncio.sleep(0.45 - (time.monotonic() - started))
+        await keeper.renew_now()
+        assert lost == ["t1"]
+    finally:
+        await nowhere.aclose()
