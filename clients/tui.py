@@ -60,10 +60,14 @@ HELP = """\
             setting: pick / unpick card 1-7 for the low hand (or click it)
   enter     betting: place the bet built   setting: set the hand
   x         clear the bet              r        rebet (last round's bet)
+  p         sit this round out (betting again in this phase cancels it)
   s         ask the house way's suggestion   w  let the house way set it
   u         rebuy                      o        cash out (keeps the seat)
   l         leave the seat             i        rules, pay table, versions
   h         history                    esc      back to the lobby
+
+[b]History[/b]
+  m         load older rounds          esc      back
 
 The commitment (SHA-256 of the shuffle seed) is shown before the bets; after the
 round the revealed seed is checked against it and re-deals your cards and every
@@ -325,6 +329,8 @@ class TableScreen(Screen[None]):
         Binding("b", "bonus_mode", "Bonus"),
         Binding("x", "clear", "Clear"),
         Binding("r", "rebet", "Rebet"),
+        # Not in the footer: it is full at 80 columns; the help (?) lists it.
+        Binding("p", "sit_out", "Sit out", show=False),
         Binding("s", "suggest", "Suggest"),
         Binding("w", "house_set", "House way", show=False),
         Binding("u", "rebuy", "Rebuy", show=False),
@@ -598,6 +604,12 @@ class TableScreen(Screen[None]):
     def action_rebet(self) -> None:
         """Bet as last round."""
         self._run(self.client.rebet(self.table_id), "rebet")
+
+    def action_sit_out(self) -> None:
+        """Sit this round out: the server removes any bet and the seat shows ``out``."""
+        self.pending_bet = self.pending_bonus = 0
+        self._run(self.client.sit_out(self.table_id), "sitting this round out")
+        self.redraw()
 
     def action_suggest(self) -> None:
         """Ask the house way's split, and pick its low cards."""

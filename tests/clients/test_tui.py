@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 
 from clients import handrank
 from clients.core import Client
@@ -106,3 +109,54 @@ async def test_table_screen_matches_the_golden() -> None:
     if os.environ.get("PAIGOW_UPDATE_GOLDEN"):
         golden.write_text(text, encoding="utf-8")
     assert text == golden.read_text(encoding="utf-8")
+
+
+async def _sit_at(pilot: Pilot[int], tui: PaigowApp, table_id: str) -> TableScreen:
+    """From the lobby, move to ``table_id``, join with the default buy-in, await its screen."""
+    while not (isinstance(tui.screen, LobbyScreen) and tui.screen.summaries):
+        await pilot.pause(0.05)
+    lobby = tui.screen
+    row = [t.table_id for t in lobby.summaries].index(table_id)
+    await pilot.press(*["down"] * row, "j")
+    await pilot.pause()
+    await pilot.press("enter")  # accept the default buy-in
+    while not isinstance(tui.screen, TableScreen):
+        await pilot.pause(0.05)
+    return tui.screen
+
+
+async def _until(pilot: Pilot[int], predicate: Callable[[], bool], within: float = 10) -> None:
+    async with asyncio.timeout(within):
+        while not predicate():
+            await pilot.pause(0.05)
+
+
+def _my_seat_line(text: str, name: str) -> str:
+    [line] = [line for line in text.splitlines() if line.startswith("▶") and name in line]
+    return line
+
+
+@pytest.mark.asyncio
+async def test_sit_out_key(app: App) -> None:
+    """``p`` sits the round out (the seat reads ``out``); a refusal is shown, not raised."""
+    tui = PaigowApp(Client(url_of(app), name="Sid"))
+    async with tui.run_test(size=SIZE) as pilot:
+        table = await _sit_at(pilot, tui, "slow")
+        model = table.model
+        await _until(pilot, lambda: model.my_seat is not None)
+        assert model.my_seat is not None
+        assert model.my_seat.status == "playing"
+        assert " out " not in _my_seat_line(screen_text(tui), "Sid")
+        await pilot.press("p")
+        await _until(
+            pilot, lambda: model.my_seat is not None and model.my_seat.status == "sitting_out"
+        )
+        await pilot.pause(0.1)
+        text = screen_text(tui)
+        assert " out " in _my_seat_line(text, "Sid")
+        assert "sitting this round out" in text
+        # Without a seat the server refuses, and the refusal reads like any other error.
+        await pilot.press("l")
+        await _until(pilot, lambda: model.your_seat is None)
+        await pilot.press("p")
+        await _until(pilot, lambda: "you need a seat at this table" in screen_text(tui))
