@@ -44,6 +44,7 @@ from clients.text import (
     money_line,
     result_line,
 )
+from protocol import limits as L
 from protocol.cards import JOKER
 from protocol.messages import Results, Reveal
 from protocol.structs import HandChoice, ServerInfo, TableInfo, TableSummary
@@ -142,38 +143,86 @@ class AmountScreen(ModalScreen[int | None]):
 
 
 class HistoryScreen(Screen[None]):
-    """The player's past rounds, newest first, each with its fairness check."""
+    """The player's past rounds, newest first, each with its fairness check.
+
+    Rounds come ``page_size`` at a time (1..50): the newest page on opening, then each
+    ``m`` appends the next older page, following the server's ``next_cursor`` until it
+    has none. The title says how many rounds are shown and whether older ones remain.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("m", "more", "Older rounds"),
         Binding("escape,q,h", "close", "Back"),
         Binding("question_mark", "app.help", "Help"),
     ]
 
+    def __init__(self, page_size: int = L.MAX_HISTORY_PAGE) -> None:
+        super().__init__()
+        self.page_size = page_size
+        self.shown = 0
+        self.cursor: str | None = None  # next_cursor of the last page read
+        self.complete = False  # the server has no older page
+        self.loading = False
+
     def compose(self) -> ComposeResult:
-        yield Label(Text("History: your rounds, newest first", style="bold"), id="status")
+        yield Label(id="status")
         yield RichLog(id="history", wrap=True, markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
-        self.run_worker(self._load(), exclusive=True)
+        self.action_more()
 
-    async def _load(self) -> None:
+    def title_text(self) -> Text:
+        """How many rounds are shown, and what ``m`` would do."""
+        text = Text("History: ", style="bold")
+        if not self.shown:
+            if self.loading:
+                return text.append("loading…")
+            if self.complete:
+                return text.append("no rounds played yet")
+            return text.append("not loaded").append("  m: try again", "cyan")
+        if self.complete:
+            return text.append(f"all {self.shown} rounds, newest first")
+        text.append(f"the newest {self.shown} rounds")
+        return text.append("  loading older…" if self.loading else "  m: older rounds", "cyan")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide ``m`` from the footer once every round is shown."""
+        return not (action == "more" and self.complete)
+
+    def action_more(self) -> None:
+        """Load the next older page (nothing when one is loading or none is left)."""
+        if self.loading or self.complete:
+            return
+        # The flag, not an exclusive worker, keeps one request in flight: cancelling
+        # a request whose page arrives anyway would make the next one ask it again.
+        self.loading = True
+        self.query_one("#status", Label).update(self.title_text())
+        self.run_worker(self._load_page(), group="history")
+
+    async def _load_page(self) -> None:
         from clients.cli import record_line
 
         app = self.app
         assert isinstance(app, PaigowApp)
         log = self.query_one("#history", RichLog)
         try:
-            page = await app.client.history(limit=50)
-        except ClientError as exc:
-            log.write(Text(f"history unavailable: {exc}", style="red"))
+            page = await app.client.history(cursor=self.cursor, limit=self.page_size)
+        except (ClientError, TimeoutError) as exc:
+            log.write(Text(f"history unavailable: {exc or 'no answer'} (m: try again)", "red"))
             return
-        if not page.rounds:
-            log.write(Text("no rounds played yet"))
-        for record in page.rounds:
-            v = verify_record(record)
-            mark = Text(" ✓ verified" if v.ok else f" ✗ {v.detail}", "green" if v.ok else "red")
-            log.write(Text.assemble(record_line(record), mark))
+        else:
+            for record in page.rounds:
+                v = verify_record(record)
+                ok = (" ✓ verified", "green") if v.ok else (f" ✗ {v.detail}", "red")
+                log.write(Text.assemble(record_line(record), ok))
+            self.shown += len(page.rounds)
+            self.cursor = page.next_cursor
+            self.complete = page.next_cursor is None
+        finally:
+            self.loading = False
+            self.query_one("#status", Label).update(self.title_text())
+            self.refresh_bindings()
 
     def action_close(self) -> None:
         self.app.pop_screen()
@@ -681,7 +730,12 @@ class TableScreen(Screen[None]):
 
 
 class PaigowApp(App[int]):
-    """The interactive client: a lobby, tables, history, rules and help."""
+    """The interactive client: a lobby, tables, history, rules and help.
+
+    ``client`` is connected on mount unless ``connect`` is false; ``on_connect`` is
+    called once it is. ``history_page_size`` (1..50) is how many rounds the history
+    screen asks per page.
+    """
 
     TITLE = "Pai Gow"
     ENABLE_COMMAND_PALETTE = False  # its footer key would crowd 80 columns
@@ -718,9 +772,11 @@ class PaigowApp(App[int]):
         *,
         on_connect: Callable[[Client], None] | None = None,
         connect: bool = True,
+        history_page_size: int = L.MAX_HISTORY_PAGE,
     ) -> None:
         super().__init__()
         self.client = client
+        self.history_page_size = history_page_size
         self.on_connect = on_connect
         self.auto_connect = connect
         self.infos: dict[str, TableInfo] = {}
@@ -888,7 +944,7 @@ class PaigowApp(App[int]):
 
     def action_history(self) -> None:
         """Show the player's past rounds."""
-        self.push_screen(HistoryScreen())
+        self.push_screen(HistoryScreen(self.history_page_size))
 
     def action_server_info(self) -> None:
         """Show the server and protocol versions."""

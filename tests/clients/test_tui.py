@@ -13,8 +13,9 @@ import pytest
 from textual.pilot import Pilot
 
 from clients import handrank
+from clients.autoplay import play_rounds
 from clients.core import Client
-from clients.tui import HelpScreen, LobbyScreen, PaigowApp, TableScreen
+from clients.tui import HelpScreen, HistoryScreen, LobbyScreen, PaigowApp, TableScreen
 from protocol.codec import decode_server, encode
 from protocol.messages import OkReply, SeedReveal, Snapshot
 from protocol.structs import TableInfo
@@ -160,3 +161,38 @@ async def test_sit_out_key(app: App) -> None:
         await _until(pilot, lambda: model.your_seat is None)
         await pilot.press("p")
         await _until(pilot, lambda: "you need a seat at this table" in screen_text(tui))
+
+
+def _history_rounds(text: str) -> list[int]:
+    """The round numbers of the history records on screen, top to bottom."""
+    return [int(n) for n in re.findall(r"^#(\d+) fast ", text, flags=re.MULTILINE)]
+
+
+@pytest.mark.asyncio
+async def test_history_loads_older_pages(app: App) -> None:
+    """Three rounds, two per page: ``m`` adds the older page; every round once, in order."""
+    tui = PaigowApp(Client(url_of(app), name="Hal"), history_page_size=2)
+    async with tui.run_test(size=SIZE) as pilot:
+        await _until(pilot, lambda: tui.client.connected and isinstance(tui.screen, LobbyScreen))
+        stats = await play_rounds(tui.client, "fast", bet=10, rounds=3)
+        played = sorted(stats.played, reverse=True)
+        assert len(played) == 3
+        await pilot.press("h")
+        assert isinstance(tui.screen, HistoryScreen)
+        history = tui.screen
+        await _until(pilot, lambda: history.shown == 2 and not history.loading)
+        await pilot.pause(0.1)
+        text = screen_text(tui)
+        assert _history_rounds(text) == played[:2]
+        assert "m: older rounds" in text
+        assert "m Older rounds" in text
+        await pilot.press("m")
+        await _until(pilot, lambda: history.complete and not history.loading)
+        await pilot.pause(0.1)
+        text = screen_text(tui)
+        assert _history_rounds(text) == played
+        assert "all 3 rounds" in text
+        assert "Older rounds" not in text  # nothing left to load: the key is hidden
+        await pilot.press("m")  # nothing older: no request, nothing added
+        await pilot.pause(0.2)
+        assert _history_rounds(screen_text(tui)) == played
