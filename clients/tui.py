@@ -1,12 +1,13 @@
 """The full-screen table, built with Textual, on the same client core as the scripts.
 
-Screens: the lobby (tables with their limits, seats and players; join with a
-buy-in, or watch), the table (seats, dealer, phase and a live countdown, chips to
-build a bet, your seven cards to split, the reveal and results, the fairness
-mark), the history of your rounds, the table's rules and pay table with the server
-and protocol versions, and help (``?`` everywhere). It fits 80x24 and grows with
-the terminal. Hand names come from the server (``set_hand``, ``house_way`` and the
-reveal); while two cards are being chosen, :mod:`clients.handrank` previews them.
+Screens: the lobby (your account balance; tables with their limits, seats and
+players; join with a buy-in, or watch), the table (seats, dealer, phase and a live
+countdown, chips to build a bet, your seven cards to split, sitting a round out,
+the reveal and results, the fairness mark), the history of your rounds (a page at
+a time), the table's rules and pay table with the server and protocol versions,
+and help (``?`` everywhere). It fits 80x24 and grows with the terminal. Hand names
+come from the server (``set_hand``, ``house_way`` and the reveal); while two cards
+are being chosen, :mod:`clients.handrank` previews them.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from clients.text import (
 from protocol import limits as L
 from protocol.cards import JOKER
 from protocol.messages import Results, Reveal
-from protocol.structs import HandChoice, ServerInfo, TableInfo, TableSummary
+from protocol.structs import Balances, HandChoice, ServerInfo, TableInfo, TableSummary
 
 HELP = """\
 [b]Lobby[/b]
@@ -232,7 +233,14 @@ class HistoryScreen(Screen[None]):
 
 
 class LobbyScreen(Screen[None]):
-    """Every table: join one with a buy-in, or watch it."""
+    """Every table: join one with a buy-in, or watch it; and the player's account.
+
+    The table list and the account balance are read again every ``REFRESH_S``
+    seconds, on reconnecting and on coming back from a table; money moves (join,
+    rebuy, cash out, leave) update the balance as soon as they are answered.
+    """
+
+    REFRESH_S: ClassVar[float] = 3.0
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("j", "join", "Join"),
@@ -250,6 +258,7 @@ class LobbyScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
+        yield Static(id="account")
         yield DataTable(id="tables", cursor_type="row")
         yield RichLog(id="log", wrap=True, markup=False, max_lines=200)
         yield Footer()
@@ -257,8 +266,9 @@ class LobbyScreen(Screen[None]):
     def on_mount(self) -> None:
         table = self.query_one("#tables", DataTable)
         table.add_columns("Table", "Name", "Phase", "Seats", "Watch", "Bet", "Bonus", "Buy-in")
-        self.set_interval(3.0, self.action_refresh)
+        self.set_interval(self.REFRESH_S, self.action_refresh)
         self.update_status()
+        self.update_account()
 
     def update_status(self) -> None:
         """The connection line."""
@@ -266,8 +276,14 @@ class LobbyScreen(Screen[None]):
         assert isinstance(app, PaigowApp)
         self.query_one("#status", Static).update(app.connection_text())
 
+    def update_account(self) -> None:
+        """The account line, from the app's last known balances."""
+        app = self.app
+        assert isinstance(app, PaigowApp)
+        self.query_one("#account", Static).update(app.account_text())
+
     def action_refresh(self) -> None:
-        """Reload the table list."""
+        """Reload the table list and the balances."""
         app = self.app
         assert isinstance(app, PaigowApp)
         if app.client.connected:
@@ -278,6 +294,7 @@ class LobbyScreen(Screen[None]):
         assert isinstance(app, PaigowApp)
         with contextlib.suppress(ClientError, TimeoutError):
             self.summaries = list(await app.client.list_tables())
+        await app.refresh_balance()
         table = self.query_one("#tables", DataTable)
         row = table.cursor_row
         table.clear()
@@ -403,11 +420,15 @@ class TableScreen(Screen[None]):
         self.choice_key: tuple[int, str | None] | None = None
 
     @property
-    def client(self) -> Client:
-        """The app's client."""
+    def _app(self) -> PaigowApp:
         app = self.app
         assert isinstance(app, PaigowApp)
-        return app.client
+        return app
+
+    @property
+    def client(self) -> Client:
+        """The app's client."""
+        return self._app.client
 
     @property
     def model(self) -> TableModel:
@@ -694,6 +715,7 @@ class TableScreen(Screen[None]):
         async def rebuy(amount: int) -> None:
             b = await self.client.rebuy(self.table_id, amount)
             self.log_line(f"rebuy {amount}: account {b.account}")
+            self._app.show_balances(b)
 
         self._ask_amount("Rebuy: chips to bring to the table", rebuy)
 
@@ -703,6 +725,7 @@ class TableScreen(Screen[None]):
         async def cash_out(amount: int) -> None:
             b = await self.client.cash_out(self.table_id, amount)
             self.log_line(f"cashed out: account {b.account}")
+            self._app.show_balances(b)
 
         self._ask_amount("Cash out: chips to take back (0: all)", cash_out)
 
@@ -712,6 +735,7 @@ class TableScreen(Screen[None]):
         async def leave() -> None:
             b = await self.client.leave(self.table_id)
             self.log_line(f"left the table: account {b.account}")
+            self._app.show_balances(b)
 
         self._run(leave())
 
@@ -722,8 +746,9 @@ class TableScreen(Screen[None]):
         app.show_info(self.table_id)
 
     def action_lobby(self) -> None:
-        """Back to the lobby (the seat is kept)."""
+        """Back to the lobby (the seat is kept), its tables and balance read afresh."""
         self.app.pop_screen()
+        self._app.lobby.action_refresh()
 
 
 # --- the app ----------------------------------------------------------------------------
@@ -741,6 +766,7 @@ class PaigowApp(App[int]):
     ENABLE_COMMAND_PALETTE = False  # its footer key would crowd 80 columns
     CSS = """
     #status { height: 1; background: $boost; }
+    #account { height: 1; }
     #seats { height: 7; }
     #cards { height: 3; }
     .card {
@@ -783,6 +809,7 @@ class PaigowApp(App[int]):
         self.server: ServerInfo | None = None
         self.lobby = LobbyScreen()
         self.connect_error: str | None = None
+        self.balances: Balances | None = None  # the last account balance read
 
     def on_mount(self) -> None:
         self.push_screen(self.lobby)
@@ -802,7 +829,6 @@ class PaigowApp(App[int]):
             self.on_connect(self.client)
         with contextlib.suppress(ClientError, TimeoutError):
             self.server = await self.client.server_info()
-        self.lobby.action_refresh()
 
     async def _pump(self, queue: Any) -> None:
         while True:
@@ -821,6 +847,30 @@ class PaigowApp(App[int]):
             )
         state = self.connect_error or "connecting…"
         return Text.assemble((" Pai Gow ", "bold reverse"), f" {c.url}  ", (state, "bold red"))
+
+    def account_text(self) -> Text:
+        """The lobby's account line: the account balance, and the chips at each table."""
+        text = Text(" Account ", style="bold")
+        b = self.balances
+        if b is None:
+            return text.append("…", style="dim")
+        text.append(str(b.account), style="bold green").append(" chips")
+        if b.tables:
+            at = ", ".join(f"{t.table_id} {t.balance}" for t in b.tables)
+            text.append(f"   at the tables {sum(t.balance for t in b.tables)}: {at}")
+        return text
+
+    async def refresh_balance(self) -> None:
+        """Read the balances again (``balance``); on failure the last ones stay shown."""
+        if not self.client.connected:
+            return
+        with contextlib.suppress(ClientError, TimeoutError):
+            self.show_balances(await self.client.balance())
+
+    def show_balances(self, balances: Balances) -> None:
+        """Keep balances just read (``balance``, or a rebuy's, cash out's or leave's reply)."""
+        self.balances = balances
+        self.lobby.update_account()
 
     def say(self, text: str, *, error: bool = False) -> None:
         """Show a line in the current screen's log (and a toast for errors)."""
@@ -850,6 +900,8 @@ class PaigowApp(App[int]):
             if isinstance(event, Disconnected) and not event.retrying:
                 self.notify(line or "disconnected", severity="error", timeout=10)
             self.lobby.update_status()
+            if isinstance(event, Connected):
+                self.lobby.action_refresh()
             for screen in self.screen_stack:
                 if isinstance(screen, TableScreen):
                     screen.log_line(Text(line or "", style="yellow"))
@@ -907,6 +959,9 @@ class PaigowApp(App[int]):
                 return
             await self.client.watch(table_id)
             joined = None
+        else:
+            # The joined reply has the account but not the table balances: read both.
+            await self.refresh_balance()
         screen = await self._open_table(table_id)
         if joined is not None:
             screen.log_line(f"seated at {joined.seat + 1} with {joined.table_balance} chips")

@@ -196,3 +196,48 @@ async def test_history_loads_older_pages(app: App) -> None:
         await pilot.press("m")  # nothing older: no request, nothing added
         await pilot.pause(0.2)
         assert _history_rounds(screen_text(tui)) == played
+
+
+def _account_line(text: str) -> str:
+    [line] = [line for line in text.splitlines() if line.startswith(" Account ")]
+    return line.strip()
+
+
+@pytest.mark.asyncio
+async def test_lobby_shows_the_account_balance(app: App, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guest's starting balance, then the buy-in, rebuy and cash out taken into account."""
+    # No timed refresh during the test: what the lobby shows comes from the moves themselves.
+    monkeypatch.setattr(LobbyScreen, "REFRESH_S", 3600.0)
+    start = app.settings.guest_balance
+    tui = PaigowApp(Client(url_of(app), name="Lou"))
+    async with tui.run_test(size=SIZE) as pilot:
+        await _until(pilot, lambda: tui.balances is not None)
+        await pilot.pause(0.1)
+        assert _account_line(screen_text(tui)) == f"Account {start} chips"
+        table = await _sit_at(pilot, tui, "fast")  # the default buy-in: 200
+        buy_in = 200
+        # Read before the lobby is back on screen (which refreshes it): the join did it.
+        assert tui.balances is not None
+        assert tui.balances.account == start - buy_in
+        await pilot.press("u", "3", "0", "0", "enter")  # rebuy 300
+        await _until(
+            pilot, lambda: tui.balances is not None and tui.balances.account == start - 500
+        )
+        await pilot.press("o", "1", "5", "0", "enter")  # cash out 150
+        await _until(
+            pilot, lambda: tui.balances is not None and tui.balances.account == start - 350
+        )
+        await pilot.press("escape")
+        assert isinstance(tui.screen, LobbyScreen)
+        await pilot.pause(0.2)
+        expected = f"Account {start - 350} chips   at the tables 350: fast 350"
+        assert _account_line(screen_text(tui)) == expected
+        assert table.model.my_seat is not None
+        assert table.model.my_seat.balance == 350
+        await pilot.press("w")  # back to the table (watching it), and leave the seat
+        await _until(pilot, lambda: isinstance(tui.screen, TableScreen))
+        await pilot.press("l")
+        await _until(pilot, lambda: tui.balances is not None and tui.balances.account == start)
+        await pilot.press("escape")
+        await pilot.pause(0.2)
+        assert _account_line(screen_text(tui)) == f"Account {start} chips"
