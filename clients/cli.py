@@ -31,7 +31,7 @@ from typing import Any, TextIO
 from clients.autoplay import STRATEGIES, play_rounds
 from clients.core import DEFAULT_URL, Client, ClientError
 from clients.model import Verification, check_deal, verify_record
-from clients.text import cards_label, describe, hand_line, to_json
+from clients.text import cards_label, describe, hand_line, to_json, who
 from protocol import limits as L
 from protocol.codec import as_map
 from protocol.messages import OkReply
@@ -170,7 +170,8 @@ async def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
 
 def record_line(r: RoundRecord) -> str:
     """One history record for a person."""
-    text = f"#{r.round} {r.table_id} seat {r.seat}: {r.outcome.upper()}"
+    # Seats are numbered from 1 for people, as on the table screen and the hand below.
+    text = f"#{r.round} {r.table_id} {who(r.seat)}: {r.outcome.upper()}"
     text += f" bet {r.bet} paid {r.payout}"
     if r.commission:
         text += f" commission {r.commission}"

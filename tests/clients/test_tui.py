@@ -192,6 +192,8 @@ async def test_history_loads_older_pages(app: App) -> None:
         text = screen_text(tui)
         assert _history_rounds(text) == played
         assert "all 3 rounds" in text
+        # One numbering on a record: the seat heading it is the one "you" played.
+        assert re.search(r"^#\d+ fast seat (\d): .*\n.*\n    you, seat \1:", text, re.MULTILINE)
         assert "Older rounds" not in text  # nothing left to load: the key is hidden
         await pilot.press("m")  # nothing older: no request, nothing added
         await pilot.pause(0.2)
