@@ -52,28 +52,28 @@ from protocol.structs import Balances, HandChoice, ServerInfo, TableInfo, TableS
 
 HELP = """\
 [b]Lobby[/b]
-  ↑ ↓       choose a table           enter/j  join (asks the buy-in)
-  w         watch without a seat     r        refresh
-  h         your history             i        server and protocol versions
-  q         quit
+  ↑ ↓    choose a table          enter/j  join (asks the buy-in)
+  w      watch without a seat    r        refresh
+  h      your history            i        server and protocol versions
+  q      quit
 
 [b]Table[/b]
-  1-9       betting: add a chip of that denomination (b: to the bonus bet)
-            setting: pick / unpick card 1-7 for the low hand (or click it)
-  enter     betting: place the bet built   setting: set the hand
-  x         clear the bet              r        rebet (last round's bet)
-  p         sit this round out (betting again in this phase cancels it)
-  s         ask the house way's suggestion   w  let the house way set it
-  u         rebuy                      o        cash out (keeps the seat)
-  l         leave the seat             i        rules, pay table, versions
-  h         history                    esc      back to the lobby
+  1-9    betting: add a chip of that denomination (b: to the bonus bet)
+         setting: pick / unpick card 1-7 for the low hand (or click it)
+  enter  betting: place the bet built;  setting: set the hand
+  x      clear the bet           r        rebet (last round's bet)
+  p      sit this round out (betting again in this phase cancels it)
+  s      house way suggestion    w        let the house way set it
+  u      rebuy                   o        cash out (keeps the seat)
+  l      leave the seat          i        rules, pay table, versions
+  h      history                 esc      back to the lobby
 
 [b]History[/b]
-  m         load older rounds          esc      back
+  m      load older rounds       esc      back
 
-The commitment (SHA-256 of the shuffle seed) is shown before the bets; after the
-round the revealed seed is checked against it and re-deals your cards and every
-revealed hand: ✓ verified, or ✗ with the reason.
+The commitment (SHA-256 of the shuffle seed) is shown before the bets;
+after the round the revealed seed is checked against it and re-deals
+your cards and every revealed hand: ✓ verified, or ✗ with the reason.
 A lost connection is retried at once with the session's resume token.
 """
 

@@ -15,7 +15,7 @@ from textual.pilot import Pilot
 from clients import handrank
 from clients.autoplay import play_rounds
 from clients.core import Client
-from clients.tui import HelpScreen, HistoryScreen, LobbyScreen, PaigowApp, TableScreen
+from clients.tui import HELP, HelpScreen, HistoryScreen, LobbyScreen, PaigowApp, TableScreen
 from protocol.codec import decode_server, encode
 from protocol.messages import OkReply, SeedReveal, Snapshot
 from protocol.structs import TableInfo
@@ -156,6 +156,9 @@ async def test_sit_out_key(app: App) -> None:
         text = screen_text(tui)
         assert " out " in _my_seat_line(text, "Sid")
         assert "sitting this round out" in text
+        await pilot.press("question_mark")  # the key is listed in the help
+        assert "p      sit this round out" in screen_text(tui)
+        await pilot.press("escape")
         # Without a seat the server refuses, and the refusal reads like any other error.
         await pilot.press("l")
         await _until(pilot, lambda: model.your_seat is None)
@@ -243,3 +246,9 @@ async def test_lobby_shows_the_account_balance(app: App, monkeypatch: pytest.Mon
         await pilot.press("escape")
         await pilot.pause(0.2)
         assert _account_line(screen_text(tui)) == f"Account {start} chips"
+
+
+def test_help_lines_fit_the_dialog_at_80_columns() -> None:
+    """The help dialog leaves 72 columns of text at 80x24: a longer line wraps mid-phrase."""
+    plain = re.sub(r"\[/?b\]", "", HELP)
+    assert max(len(line) for line in plain.splitlines()) <= 72
