@@ -3,7 +3,8 @@
 - ``paigow-cli [URL]``: the full-screen table (lobby, table, history, help on ``?``);
 - ``paigow-cli play --table T --bet N --rounds K --strategy house-way|random [--json]``:
   plays without a screen, one line per event (one JSON object per line with ``--json``);
-- ``paigow-cli history``: the player's past rounds;
+- ``paigow-cli history [--limit N|all]``: the player's past rounds, newest first (all of
+  them by default, read a page at a time);
 - ``paigow-cli verify [ROUND]``: re-derives logged rounds from their seeds, from the
   server's history or (``--log FILE``) from the JSON lines of an earlier ``play``;
 - ``paigow-cli bots``: N bots playing, for load and soak tests.
@@ -30,7 +31,8 @@ from typing import Any, TextIO
 from clients.autoplay import STRATEGIES, play_rounds
 from clients.core import DEFAULT_URL, Client, ClientError
 from clients.model import Verification, check_deal, verify_record
-from clients.text import cards_label, describe, hand_line, to_json
+from clients.text import cards_label, describe, hand_line, to_json, who
+from protocol import limits as L
 from protocol.codec import as_map
 from protocol.messages import OkReply
 from protocol.structs import HistoryPage, RoundRecord
@@ -168,7 +170,8 @@ async def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
 
 def record_line(r: RoundRecord) -> str:
     """One history record for a person."""
-    text = f"#{r.round} {r.table_id} seat {r.seat}: {r.outcome.upper()}"
+    # Seats are numbered from 1 for people, as on the table screen and the hand below.
+    text = f"#{r.round} {r.table_id} {who(r.seat)}: {r.outcome.upper()}"
     text += f" bet {r.bet} paid {r.payout}"
     if r.commission:
         text += f" commission {r.commission}"
@@ -188,28 +191,43 @@ def record_line(r: RoundRecord) -> str:
     return text
 
 
-async def _records(client: Client, table: str | None, limit: int) -> list[RoundRecord]:
+async def _records(
+    client: Client, table: str | None, limit: int | None, page_size: int = L.MAX_HISTORY_PAGE
+) -> tuple[list[RoundRecord], bool]:
+    """The newest ``limit`` records (None: every one the server keeps), newest first, and
+    whether older ones exist beyond them.
+
+    Pages are followed through ``next_cursor``, ``page_size`` rounds per request; one
+    record past ``limit`` is asked for, so "more" is known rather than guessed (with a
+    table filter a page can hold fewer rounds than asked, or none, and still continue).
+    """
     records: list[RoundRecord] = []
     cursor: str | None = None
-    while len(records) < limit:
-        page = await client.history(cursor=cursor, limit=min(50, limit), table_id=table)
+    while limit is None or len(records) <= limit:
+        want = page_size if limit is None else min(page_size, limit + 1 - len(records))
+        page = await client.history(cursor=cursor, limit=want, table_id=table)
         records.extend(page.rounds)
         cursor = page.next_cursor
         if cursor is None:
             break
-    return records[:limit]
+    if limit is None or len(records) <= limit:
+        return records, False
+    return records[:limit], True
 
 
 async def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
-    """Print the player's past rounds, newest first."""
+    """Print the player's past rounds, newest first (every page, or the newest ``--limit``)."""
     async with make_client(args, reconnect=False) as client:
         save_session(args.session, client)
-        records = await _records(client, args.table, args.limit)
+        records, more = await _records(client, args.table, args.limit, args.page_size)
     if not records:
         _emit(out, args.json, {"type": "client.history", "rounds": 0}, "no rounds played yet")
     for r in records:
         data = as_map(OkReply(rid="h", result=HistoryPage(rounds=(r,))))["result"]["rounds"][0]
         _emit(out, args.json, {"type": "client.round", **data}, record_line(r))
+    if more and not args.json:
+        # Only for people: JSON readers get exactly one line per round.
+        out.write("(older rounds not shown; --limit all shows every one)\n")
     return 0
 
 
@@ -264,7 +282,7 @@ async def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     else:
         async with make_client(args, reconnect=False) as client:
             save_session(args.session, client)
-            records = await _records(client, args.table, args.limit)
+            records, _ = await _records(client, args.table, args.limit)
         results = [verify_record(r) for r in records]
     if args.round is not None:
         results = [v for v in results if v.round == args.round]
@@ -308,6 +326,30 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
 
 
+def _count_or_all(text: str) -> int | None:
+    """A positive count, or None for ``all``."""
+    if text.strip().lower() == "all":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number or 'all', not {text!r}")
+    return value
+
+
+def _page_size(text: str) -> int:
+    """A history page size the protocol accepts (1..50)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= L.MAX_HISTORY_PAGE:
+        raise argparse.ArgumentTypeError(f"expected 1..{L.MAX_HISTORY_PAGE}, not {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every subcommand (the interactive table has its own, see main)."""
     parser = argparse.ArgumentParser(prog="paigow-cli", description=__doc__.split("\n\n")[0])
@@ -322,15 +364,40 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--strategy", choices=STRATEGIES, default="house-way")
     play.add_argument("--seed", type=int, help="seed of the random strategy")
     play.add_argument("--stay", action="store_true", help="keep the seat at the end")
-    history = sub.add_parser("history", help="your past rounds")
+    history = sub.add_parser(
+        "history",
+        help="your past rounds",
+        description="Your past rounds, newest first, read from the server a page at a time.",
+    )
     _common(history)
-    history.add_argument("--table")
-    history.add_argument("--limit", type=int, default=20)
+    history.add_argument("--table", help="only this table's rounds")
+    history.add_argument(
+        "--limit",
+        type=_count_or_all,
+        default=None,
+        metavar="N|all",
+        help="how many rounds to show, newest first (default: all, every round the server "
+        "keeps for you)",
+    )
+    history.add_argument(
+        "--page-size",
+        type=_page_size,
+        default=L.MAX_HISTORY_PAGE,
+        metavar="N",
+        help=f"rounds asked per request, 1..{L.MAX_HISTORY_PAGE} (default: %(default)s); "
+        "smaller pages only mean more requests",
+    )
     verify = sub.add_parser("verify", help="re-derive rounds from their seeds")
     _common(verify)
     verify.add_argument("round", type=int, nargs="?", help="the round (default: every one)")
     verify.add_argument("--table")
-    verify.add_argument("--limit", type=int, default=50, help="history records to check")
+    verify.add_argument(
+        "--limit",
+        type=_count_or_all,
+        default=50,
+        metavar="N|all",
+        help="history records to check, newest first (default: %(default)s)",
+    )
     verify.add_argument("--log", help="a `play --json` log to check, offline")
     bots = sub.add_parser("bots", help="N bots playing (load tests)")
     _common(bots)

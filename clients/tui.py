@@ -1,12 +1,13 @@
 """The full-screen table, built with Textual, on the same client core as the scripts.
 
-Screens: the lobby (tables with their limits, seats and players; join with a
-buy-in, or watch), the table (seats, dealer, phase and a live countdown, chips to
-build a bet, your seven cards to split, the reveal and results, the fairness
-mark), the history of your rounds, the table's rules and pay table with the server
-and protocol versions, and help (``?`` everywhere). It fits 80x24 and grows with
-the terminal. Hand names come from the server (``set_hand``, ``house_way`` and the
-reveal); while two cards are being chosen, :mod:`clients.handrank` previews them.
+Screens: the lobby (your account balance; tables with their limits, seats and
+players; join with a buy-in, or watch), the table (seats, dealer, phase and a live
+countdown, chips to build a bet, your seven cards to split, sitting a round out,
+the reveal and results, the fairness mark), the history of your rounds (a page at
+a time), the table's rules and pay table with the server and protocol versions,
+and help (``?`` everywhere). It fits 80x24 and grows with the terminal. Hand names
+come from the server (``set_hand``, ``house_way`` and the reveal); while two cards
+are being chosen, :mod:`clients.handrank` previews them.
 """
 
 from __future__ import annotations
@@ -44,30 +45,35 @@ from clients.text import (
     money_line,
     result_line,
 )
+from protocol import limits as L
 from protocol.cards import JOKER
 from protocol.messages import Results, Reveal
-from protocol.structs import HandChoice, ServerInfo, TableInfo, TableSummary
+from protocol.structs import Balances, HandChoice, ServerInfo, TableInfo, TableSummary
 
 HELP = """\
 [b]Lobby[/b]
-  ↑ ↓       choose a table           enter/j  join (asks the buy-in)
-  w         watch without a seat     r        refresh
-  h         your history             i        server and protocol versions
-  q         quit
+  ↑ ↓    choose a table          enter/j  join (asks the buy-in)
+  w      watch without a seat    r        refresh
+  h      your history            i        server and protocol versions
+  q      quit
 
 [b]Table[/b]
-  1-9       betting: add a chip of that denomination (b: to the bonus bet)
-            setting: pick / unpick card 1-7 for the low hand (or click it)
-  enter     betting: place the bet built   setting: set the hand
-  x         clear the bet              r        rebet (last round's bet)
-  s         ask the house way's suggestion   w  let the house way set it
-  u         rebuy                      o        cash out (keeps the seat)
-  l         leave the seat             i        rules, pay table, versions
-  h         history                    esc      back to the lobby
+  1-9    betting: add a chip of that denomination (b: to the bonus bet)
+         setting: pick / unpick card 1-7 for the low hand (or click it)
+  enter  betting: place the bet built;  setting: set the hand
+  x      clear the bet           r        rebet (last round's bet)
+  p      sit this round out (betting again in this phase cancels it)
+  s      house way suggestion    w        let the house way set it
+  u      rebuy                   o        cash out (keeps the seat)
+  l      leave the seat          i        rules, pay table, versions
+  h      history                 esc      back to the lobby
 
-The commitment (SHA-256 of the shuffle seed) is shown before the bets; after the
-round the revealed seed is checked against it and re-deals your cards and every
-revealed hand: ✓ verified, or ✗ with the reason.
+[b]History[/b]
+  m      load older rounds       esc      back
+
+The commitment (SHA-256 of the shuffle seed) is shown before the bets;
+after the round the revealed seed is checked against it and re-deals
+your cards and every revealed hand: ✓ verified, or ✗ with the reason.
 A lost connection is retried at once with the session's resume token.
 """
 
@@ -138,38 +144,86 @@ class AmountScreen(ModalScreen[int | None]):
 
 
 class HistoryScreen(Screen[None]):
-    """The player's past rounds, newest first, each with its fairness check."""
+    """The player's past rounds, newest first, each with its fairness check.
+
+    Rounds come ``page_size`` at a time (1..50): the newest page on opening, then each
+    ``m`` appends the next older page, following the server's ``next_cursor`` until it
+    has none. The title says how many rounds are shown and whether older ones remain.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("m", "more", "Older rounds"),
         Binding("escape,q,h", "close", "Back"),
         Binding("question_mark", "app.help", "Help"),
     ]
 
+    def __init__(self, page_size: int = L.MAX_HISTORY_PAGE) -> None:
+        super().__init__()
+        self.page_size = page_size
+        self.shown = 0
+        self.cursor: str | None = None  # next_cursor of the last page read
+        self.complete = False  # the server has no older page
+        self.loading = False
+
     def compose(self) -> ComposeResult:
-        yield Label(Text("History: your rounds, newest first", style="bold"), id="status")
+        yield Label(id="status")
         yield RichLog(id="history", wrap=True, markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
-        self.run_worker(self._load(), exclusive=True)
+        self.action_more()
 
-    async def _load(self) -> None:
+    def title_text(self) -> Text:
+        """How many rounds are shown, and what ``m`` would do."""
+        text = Text("History: ", style="bold")
+        if not self.shown:
+            if self.loading:
+                return text.append("loading…")
+            if self.complete:
+                return text.append("no rounds played yet")
+            return text.append("not loaded").append("  m: try again", "cyan")
+        if self.complete:
+            return text.append(f"all {self.shown} rounds, newest first")
+        text.append(f"the newest {self.shown} rounds")
+        return text.append("  loading older…" if self.loading else "  m: older rounds", "cyan")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide ``m`` from the footer once every round is shown."""
+        return not (action == "more" and self.complete)
+
+    def action_more(self) -> None:
+        """Load the next older page (nothing when one is loading or none is left)."""
+        if self.loading or self.complete:
+            return
+        # The flag, not an exclusive worker, keeps one request in flight: cancelling
+        # a request whose page arrives anyway would make the next one ask it again.
+        self.loading = True
+        self.query_one("#status", Label).update(self.title_text())
+        self.run_worker(self._load_page(), group="history")
+
+    async def _load_page(self) -> None:
         from clients.cli import record_line
 
         app = self.app
         assert isinstance(app, PaigowApp)
         log = self.query_one("#history", RichLog)
         try:
-            page = await app.client.history(limit=50)
-        except ClientError as exc:
-            log.write(Text(f"history unavailable: {exc}", style="red"))
+            page = await app.client.history(cursor=self.cursor, limit=self.page_size)
+        except (ClientError, TimeoutError) as exc:
+            log.write(Text(f"history unavailable: {exc or 'no answer'} (m: try again)", "red"))
             return
-        if not page.rounds:
-            log.write(Text("no rounds played yet"))
-        for record in page.rounds:
-            v = verify_record(record)
-            mark = Text(" ✓ verified" if v.ok else f" ✗ {v.detail}", "green" if v.ok else "red")
-            log.write(Text.assemble(record_line(record), mark))
+        else:
+            for record in page.rounds:
+                v = verify_record(record)
+                ok = (" ✓ verified", "green") if v.ok else (f" ✗ {v.detail}", "red")
+                log.write(Text.assemble(record_line(record), ok))
+            self.shown += len(page.rounds)
+            self.cursor = page.next_cursor
+            self.complete = page.next_cursor is None
+        finally:
+            self.loading = False
+            self.query_one("#status", Label).update(self.title_text())
+            self.refresh_bindings()
 
     def action_close(self) -> None:
         self.app.pop_screen()
@@ -179,7 +233,14 @@ class HistoryScreen(Screen[None]):
 
 
 class LobbyScreen(Screen[None]):
-    """Every table: join one with a buy-in, or watch it."""
+    """Every table: join one with a buy-in, or watch it; and the player's account.
+
+    The table list and the account balance are read again every ``REFRESH_S``
+    seconds, on reconnecting and on coming back from a table; money moves (join,
+    rebuy, cash out, leave) update the balance as soon as they are answered.
+    """
+
+    REFRESH_S: ClassVar[float] = 3.0
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("j", "join", "Join"),
@@ -197,6 +258,7 @@ class LobbyScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
+        yield Static(id="account")
         yield DataTable(id="tables", cursor_type="row")
         yield RichLog(id="log", wrap=True, markup=False, max_lines=200)
         yield Footer()
@@ -204,8 +266,9 @@ class LobbyScreen(Screen[None]):
     def on_mount(self) -> None:
         table = self.query_one("#tables", DataTable)
         table.add_columns("Table", "Name", "Phase", "Seats", "Watch", "Bet", "Bonus", "Buy-in")
-        self.set_interval(3.0, self.action_refresh)
+        self.set_interval(self.REFRESH_S, self.action_refresh)
         self.update_status()
+        self.update_account()
 
     def update_status(self) -> None:
         """The connection line."""
@@ -213,8 +276,14 @@ class LobbyScreen(Screen[None]):
         assert isinstance(app, PaigowApp)
         self.query_one("#status", Static).update(app.connection_text())
 
+    def update_account(self) -> None:
+        """The account line, from the app's last known balances."""
+        app = self.app
+        assert isinstance(app, PaigowApp)
+        self.query_one("#account", Static).update(app.account_text())
+
     def action_refresh(self) -> None:
-        """Reload the table list."""
+        """Reload the table list and the balances."""
         app = self.app
         assert isinstance(app, PaigowApp)
         if app.client.connected:
@@ -225,6 +294,7 @@ class LobbyScreen(Screen[None]):
         assert isinstance(app, PaigowApp)
         with contextlib.suppress(ClientError, TimeoutError):
             self.summaries = list(await app.client.list_tables())
+        await app.refresh_balance()
         table = self.query_one("#tables", DataTable)
         row = table.cursor_row
         table.clear()
@@ -325,6 +395,8 @@ class TableScreen(Screen[None]):
         Binding("b", "bonus_mode", "Bonus"),
         Binding("x", "clear", "Clear"),
         Binding("r", "rebet", "Rebet"),
+        # Not in the footer: it is full at 80 columns; the help (?) lists it.
+        Binding("p", "sit_out", "Sit out", show=False),
         Binding("s", "suggest", "Suggest"),
         Binding("w", "house_set", "House way", show=False),
         Binding("u", "rebuy", "Rebuy", show=False),
@@ -348,11 +420,15 @@ class TableScreen(Screen[None]):
         self.choice_key: tuple[int, str | None] | None = None
 
     @property
-    def client(self) -> Client:
-        """The app's client."""
+    def _app(self) -> PaigowApp:
         app = self.app
         assert isinstance(app, PaigowApp)
-        return app.client
+        return app
+
+    @property
+    def client(self) -> Client:
+        """The app's client."""
+        return self._app.client
 
     @property
     def model(self) -> TableModel:
@@ -599,6 +675,12 @@ class TableScreen(Screen[None]):
         """Bet as last round."""
         self._run(self.client.rebet(self.table_id), "rebet")
 
+    def action_sit_out(self) -> None:
+        """Sit this round out: the server removes any bet and the seat shows ``out``."""
+        self.pending_bet = self.pending_bonus = 0
+        self._run(self.client.sit_out(self.table_id), "sitting this round out")
+        self.redraw()
+
     def action_suggest(self) -> None:
         """Ask the house way's split, and pick its low cards."""
         self._run(self._suggest())
@@ -633,6 +715,7 @@ class TableScreen(Screen[None]):
         async def rebuy(amount: int) -> None:
             b = await self.client.rebuy(self.table_id, amount)
             self.log_line(f"rebuy {amount}: account {b.account}")
+            self._app.show_balances(b)
 
         self._ask_amount("Rebuy: chips to bring to the table", rebuy)
 
@@ -642,6 +725,7 @@ class TableScreen(Screen[None]):
         async def cash_out(amount: int) -> None:
             b = await self.client.cash_out(self.table_id, amount)
             self.log_line(f"cashed out: account {b.account}")
+            self._app.show_balances(b)
 
         self._ask_amount("Cash out: chips to take back (0: all)", cash_out)
 
@@ -651,6 +735,7 @@ class TableScreen(Screen[None]):
         async def leave() -> None:
             b = await self.client.leave(self.table_id)
             self.log_line(f"left the table: account {b.account}")
+            self._app.show_balances(b)
 
         self._run(leave())
 
@@ -661,20 +746,27 @@ class TableScreen(Screen[None]):
         app.show_info(self.table_id)
 
     def action_lobby(self) -> None:
-        """Back to the lobby (the seat is kept)."""
+        """Back to the lobby (the seat is kept), its tables and balance read afresh."""
         self.app.pop_screen()
+        self._app.lobby.action_refresh()
 
 
 # --- the app ----------------------------------------------------------------------------
 
 
 class PaigowApp(App[int]):
-    """The interactive client: a lobby, tables, history, rules and help."""
+    """The interactive client: a lobby, tables, history, rules and help.
+
+    ``client`` is connected on mount unless ``connect`` is false; ``on_connect`` is
+    called once it is. ``history_page_size`` (1..50) is how many rounds the history
+    screen asks per page.
+    """
 
     TITLE = "Pai Gow"
     ENABLE_COMMAND_PALETTE = False  # its footer key would crowd 80 columns
     CSS = """
     #status { height: 1; background: $boost; }
+    #account { height: 1; }
     #seats { height: 7; }
     #cards { height: 3; }
     .card {
@@ -706,15 +798,18 @@ class PaigowApp(App[int]):
         *,
         on_connect: Callable[[Client], None] | None = None,
         connect: bool = True,
+        history_page_size: int = L.MAX_HISTORY_PAGE,
     ) -> None:
         super().__init__()
         self.client = client
+        self.history_page_size = history_page_size
         self.on_connect = on_connect
         self.auto_connect = connect
         self.infos: dict[str, TableInfo] = {}
         self.server: ServerInfo | None = None
         self.lobby = LobbyScreen()
         self.connect_error: str | None = None
+        self.balances: Balances | None = None  # the last account balance read
 
     def on_mount(self) -> None:
         self.push_screen(self.lobby)
@@ -734,7 +829,6 @@ class PaigowApp(App[int]):
             self.on_connect(self.client)
         with contextlib.suppress(ClientError, TimeoutError):
             self.server = await self.client.server_info()
-        self.lobby.action_refresh()
 
     async def _pump(self, queue: Any) -> None:
         while True:
@@ -753,6 +847,30 @@ class PaigowApp(App[int]):
             )
         state = self.connect_error or "connecting…"
         return Text.assemble((" Pai Gow ", "bold reverse"), f" {c.url}  ", (state, "bold red"))
+
+    def account_text(self) -> Text:
+        """The lobby's account line: the account balance, and the chips at each table."""
+        text = Text(" Account ", style="bold")
+        b = self.balances
+        if b is None:
+            return text.append("…", style="dim")
+        text.append(str(b.account), style="bold green").append(" chips")
+        if b.tables:
+            at = ", ".join(f"{t.table_id} {t.balance}" for t in b.tables)
+            text.append(f"   at the tables {sum(t.balance for t in b.tables)}: {at}")
+        return text
+
+    async def refresh_balance(self) -> None:
+        """Read the balances again (``balance``); on failure the last ones stay shown."""
+        if not self.client.connected:
+            return
+        with contextlib.suppress(ClientError, TimeoutError):
+            self.show_balances(await self.client.balance())
+
+    def show_balances(self, balances: Balances) -> None:
+        """Keep balances just read (``balance``, or a rebuy's, cash out's or leave's reply)."""
+        self.balances = balances
+        self.lobby.update_account()
 
     def say(self, text: str, *, error: bool = False) -> None:
         """Show a line in the current screen's log (and a toast for errors)."""
@@ -782,6 +900,8 @@ class PaigowApp(App[int]):
             if isinstance(event, Disconnected) and not event.retrying:
                 self.notify(line or "disconnected", severity="error", timeout=10)
             self.lobby.update_status()
+            if isinstance(event, Connected):
+                self.lobby.action_refresh()
             for screen in self.screen_stack:
                 if isinstance(screen, TableScreen):
                     screen.log_line(Text(line or "", style="yellow"))
@@ -839,6 +959,9 @@ class PaigowApp(App[int]):
                 return
             await self.client.watch(table_id)
             joined = None
+        else:
+            # The joined reply has the account but not the table balances: read both.
+            await self.refresh_balance()
         screen = await self._open_table(table_id)
         if joined is not None:
             screen.log_line(f"seated at {joined.seat + 1} with {joined.table_balance} chips")
@@ -876,7 +999,7 @@ class PaigowApp(App[int]):
 
     def action_history(self) -> None:
         """Show the player's past rounds."""
-        self.push_screen(HistoryScreen())
+        self.push_screen(HistoryScreen(self.history_page_size))
 
     def action_server_info(self) -> None:
         """Show the server and protocol versions."""

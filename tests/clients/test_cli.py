@@ -86,3 +86,33 @@ async def test_bots_play_and_verify(app: App) -> None:
     assert report.ok, report.as_dict()
     assert report.rounds == 6
     assert report.verified == 6
+
+
+@pytest.mark.asyncio
+async def test_history_follows_every_page(
+    app: App, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Five rounds read two at a time: every round once, newest first; --limit cuts."""
+    session = str(tmp_path / "session.json")
+    common = ["--url", url_of(app), "--session", session, "--json"]
+    play = ["play", *common, "--table", "fast", "--bet", "10", "--rounds", "5"]
+    assert await asyncio.to_thread(main, play) == 0
+    notes = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    played = [n["round"] for n in notes if n["type"] == "client.round"]
+    assert len(played) == 5
+
+    history = ["history", *common, "--page-size", "2"]
+    assert await asyncio.to_thread(main, history) == 0
+    rounds = [json.loads(line)["round"] for line in capsys.readouterr().out.splitlines()]
+    # Three pages (2 + 2 + 1): all five rounds, each once, newest first.
+    assert rounds == sorted(played, reverse=True)
+
+    assert await asyncio.to_thread(main, [*history, "--limit", "4"]) == 0
+    newest = [json.loads(line)["round"] for line in capsys.readouterr().out.splitlines()]
+    assert newest == rounds[:4]
+
+    text = ["history", "--url", url_of(app), "--session", session, "--page-size", "2"]
+    assert await asyncio.to_thread(main, [*text, "--limit", "4"]) == 0
+    assert "older rounds not shown" in capsys.readouterr().out
+    assert await asyncio.to_thread(main, [*text, "--limit", "5"]) == 0
+    assert "older rounds not shown" not in capsys.readouterr().out
