@@ -85,6 +85,21 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+def kernel_net() -> dict[str, int]:
+    """Machine-wide counters that turn into latency on loopback: packets the kernel
+    dropped from its per-CPU backlog (``/proc/net/softnet_stat``, 2nd column) and TCP
+    segments retransmitted (``/proc/net/snmp``); each drop costs a retransmission
+    timeout of 200 ms or more."""
+    drops = retrans = 0
+    with contextlib.suppress(OSError, ValueError, IndexError), open("/proc/net/softnet_stat") as f:
+        drops = sum(int(line.split()[1], 16) for line in f if line.strip())
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open("/proc/net/snmp") as f:
+            rows = [line.split() for line in f if line.startswith("Tcp:")]
+        retrans = int(rows[1][rows[0].index("RetransSegs")])
+    return {"drops": drops, "retrans": retrans}
+
+
 def children(pid: int) -> list[int]:
     """The child processes of ``pid``."""
     found = []
@@ -350,12 +365,14 @@ class Driver:
         active = self.active
         s0, d0 = cpu_seconds(self.server_pid), _own_cpu()
         stalls0 = await server_stalls(self.metrics_url)
+        net0 = kernel_net()
         lags: list[float] = []
         probe = asyncio.create_task(_lag_probe(lags))
         await asyncio.gather(*(one(p, rng.uniform(0, mean)) for p in active))
         probe.cancel()
         elapsed = time.perf_counter() - started
         s1, d1 = cpu_seconds(self.server_pid), _own_cpu()
+        net1 = kernel_net()
         stalls = stall_delta(stalls0, await server_stalls(self.metrics_url))
         lag = summary(lags)
         result: dict[str, Any] = summary(latencies)
@@ -371,6 +388,8 @@ class Driver:
             driver_cpu=(d1 - d0) / elapsed,
             rate=len(latencies) / seconds,
             server_stalls=stalls,
+            net_drops=net1["drops"] - net0["drops"],
+            tcp_retrans=net1["retrans"] - net0["retrans"],
             alive=self.alive(),
             elapsed=elapsed,
         )

@@ -402,6 +402,11 @@ def _report(game: dict[str, Any], bare: dict[str, Any]) -> None:
             f"{b['driver_lag_max_ms']:.0f} ms"
         )
         print("    " + _stalls(g["server_stalls"]))
+        print(
+            f"    kernel, game / bare window: {g['net_drops']:,} / {b['net_drops']:,} packets "
+            f"dropped from the backlog, {g['tcp_retrans']:,} / {b['tcp_retrans']:,} TCP "
+            "segments retransmitted (a lost packet costs a timeout of 200 ms or more)"
+        )
     for label, d in (("game", game), ("bare", bare)):
         for key in ("latency_small", "latency_large"):
             if d[key]["errors"]:
