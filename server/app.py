@@ -98,13 +98,6 @@ class App:
         await self.redis.ping()
         store = TableStore(self.redis)
         accounts = AccountStore(self.redis)
-        for config in tables:
-            host = TableHost(
-                config, store, self.owner, lease_ms=s.lease_ms, on_commit=self._committed
-            )
-            self.hosts[config.table_id] = host
-            host.start()
-        self.metrics.tables_hosted.set(len(self.hosts))
         self.gateway = Gateway(
             self.hosts,
             store,
@@ -120,6 +113,20 @@ class App:
             handshake_ms=s.handshake_ms,
             max_connections=s.max_connections,
         )
+        # The gateway is told each time a table is hosted here: it attaches the
+        # connections that wait for it and brings the seats' presence up to date.
+        for config in tables:
+            host = TableHost(
+                config,
+                store,
+                self.owner,
+                lease_ms=s.lease_ms,
+                on_commit=self._committed,
+                on_ready=self.gateway.table_ready,
+            )
+            self.hosts[config.table_id] = host
+            host.start()
+        self.metrics.tables_hosted.set(len(self.hosts))
         self.server = await serve(
             self.gateway.handle,
             s.host,
