@@ -107,18 +107,6 @@ class App:
         accounts = AccountStore(self.redis)
         self.leases = LeaseKeeper(store, self.owner, s.lease_ms)
         self.leases.start()
-        for config in tables:
-            host = TableHost(
-                config,
-                store,
-                self.owner,
-                lease_ms=s.lease_ms,
-                on_commit=self._committed,
-                leases=self.leases,
-            )
-            self.hosts[config.table_id] = host
-            host.start()
-        self.metrics.tables_hosted.set(len(self.hosts))
         self.gateway = Gateway(
             self.hosts,
             store,
@@ -134,6 +122,21 @@ class App:
             handshake_ms=s.handshake_ms,
             max_connections=s.max_connections,
         )
+        # The gateway is told each time a table is hosted here: it attaches the
+        # connections that wait for it and brings the seats' presence up to date.
+        for config in tables:
+            host = TableHost(
+                config,
+                store,
+                self.owner,
+                lease_ms=s.lease_ms,
+                on_commit=self._committed,
+                on_ready=self.gateway.table_ready,
+                leases=self.leases,
+            )
+            self.hosts[config.table_id] = host
+            host.start()
+        self.metrics.tables_hosted.set(len(self.hosts))
         self.server = await serve(
             self.gateway.handle,
             s.host,

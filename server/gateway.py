@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
+from redis.exceptions import RedisError
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
@@ -75,7 +76,7 @@ from protocol.version import (
 )
 from server.auth import tokens
 from server.gamelog import unpack_records
-from server.host import TableHost, now_ms
+from server.host import TableHost, TableUnavailable, now_ms
 from server.metrics import Metrics
 from server.rules import bonus as bonus_rules
 from server.store.accounts import AccountStore
@@ -157,6 +158,9 @@ class Connection:
         self.guest = False
         self.session_id = secrets.token_hex(8)
         self.tables: set[str] = set()  # watched (seated included)
+        # Tables asked for in hello's last_seq (table: last seq) and not attached yet,
+        # because they were not hosted here then: see Gateway.table_ready.
+        self.wanted: dict[str, int] = {}
         self.queue: asyncio.Queue[bytes] = asyncio.Queue(queue_size)
         self.limiter = RateLimiter(rate, 2 * rate)
         self.errors = 0  # consecutive invalid messages
@@ -402,16 +406,23 @@ class Gateway:
         conn.send_bytes(encode(OkReply(rid=hello.rid, result=welcome)))
         player = conn.player_id
         assert player is not None
+        # A resumed session picks up its tables where it left them. A table not hosted
+        # here yet (this process is starting, or taking it over from a dead one) is
+        # remembered, and table_ready attaches the connection once it is; no await
+        # between this and joining by_player, so that table_ready sees both or neither.
+        if resumed:
+            conn.wanted = {e.table_id: e.seq for e in hello.last_seq if e.table_id in self.hosts}
         self.by_player.setdefault(player, set()).add(conn)
-        # A resumed session picks up its tables where it left them.
-        for entry in hello.last_seq if resumed else ():
-            host = self.hosts.get(entry.table_id)
-            if host is not None and host.ready:
-                await self._attach(conn, host, entry.seq)
+        for table_id, seq in list(conn.wanted.items()):
+            host = self.hosts[table_id]
+            if host.ready:
+                with contextlib.suppress(TableUnavailable):
+                    await self._attach(conn, host, seq)
         for host in self._seated_hosts(player):
-            if host.table_id not in conn.tables:  # else brought up to date just above
-                await self._attach(conn, host, None)
+            if not host.ready:
+                continue  # table_ready attaches this connection and says the player is back
             with contextlib.suppress(TableError):
+                await self._attach(conn, host, None)  # nothing if attached just above
                 await host.submit(ev.Reconnect(player))
 
     async def _authenticate(self, conn: Connection, hello: Hello) -> bool:
@@ -563,19 +574,99 @@ class Gateway:
             raise TableError(ErrorCode.UNAVAILABLE, f"table {table_id!r} is starting; retry")
         return host
 
-    async def _attach(self, conn: Connection, host: TableHost, last_seq: int | None) -> None:
-        """Subscribe ``conn`` and bring it up to date: missed events, or a snapshot."""
-        if host.table_id in conn.tables:
-            host.unsubscribe(conn)
+    async def _attach(
+        self,
+        conn: Connection,
+        host: TableHost,
+        last_seq: int | None,
+        *,
+        again: bool = False,
+        first: bytes | None = None,
+    ) -> None:
+        """Subscribe ``conn`` to the table and bring it up to date: ``first`` (a
+        request's ``ok``) if given, then the events it missed after ``last_seq``, else a
+        snapshot.
+
+        A connection already attached is left as it is, unless ``again`` (a new
+        ``watch`` gets a new snapshot), so that two paths attaching one connection at
+        once (its hello and :meth:`table_ready`) never send it the events twice. A
+        connection closed meanwhile is not attached. Raises :class:`TableUnavailable`
+        (and sends nothing) when the table is not hosted here.
+        """
+        table_id = host.table_id
         async with host.lock:
+            if not host.ready or host.state is None:
+                raise TableUnavailable(table_id)
+            if table_id in conn.tables and not again:
+                return
+            host.unsubscribe(conn)
             frames = await host.missed(conn, last_seq) if last_seq is not None else None
             if frames is None:
-                assert host.state is not None
                 frames = [encode(snapshot(host.state, conn.player_id, now_ms()))]
+            # After the last await: a connection that closed while we waited has been
+            # through _departed already, and subscribing it now would leak it.
+            if conn not in self.connections:
+                return
+            if first is not None:
+                conn.send_bytes(first)
             for frame in frames:
                 conn.send_bytes(frame)
             host.subscribe(conn)
-        conn.tables.add(host.table_id)
+            conn.tables.add(table_id)
+            conn.wanted.pop(table_id, None)
+
+    async def table_ready(self, host: TableHost) -> None:
+        """The hosts' on-ready hook: bring a table just taken (at start, after a reload,
+        or over from a dead process) in line with the connections of this process.
+
+        First attaches every connection (past its hello) of a player seated there, and
+        every one that asked for the table in its hello while it was not hosted, that
+        is not attached yet. Then submits ``Reconnect`` for each seated player with a
+        connection here whose seat says away, and ``Disconnect`` for each one without
+        one whose seat says connected: the stored state cannot know that their
+        connections died with the previous owner, and nobody else will tell it. The
+        grace time then runs from that ``Disconnect``. An event the table refuses (the
+        seat is gone meanwhile) or a store error is logged and skipped; when the table
+        is lost again the rest waits for the next call.
+        """
+        table_id = host.table_id
+        for player, conns in list(self.by_player.items()):
+            for conn in list(conns):
+                state = host.state
+                seated = state is not None and state.seat_of(player) is not None
+                if table_id in conn.tables or not (seated or table_id in conn.wanted):
+                    continue
+                try:
+                    await self._attach(conn, host, conn.wanted.get(table_id))
+                except TableUnavailable:
+                    return
+                except (RedisError, OSError) as exc:
+                    log.warning("table %s: could not attach %s: %s", table_id, player, exc)
+        # Assumption: a seated player's connections are all in this process (each
+        # process serves its own clients' tables). When several processes share tables,
+        # "has a connection" must come from all of them, not from by_player alone.
+        state = host.state
+        players = [seat.player for _, seat in state.occupied()] if state is not None else []
+        for player in players:
+            state = host.state
+            index = state.seat_of(player) if state is not None else None
+            seat = state.seats[index] if state is not None and index is not None else None
+            if seat is None:
+                continue  # stood up meanwhile
+            here = player in self.by_player
+            if here == seat.connected:
+                continue
+            # Decided and queued on the table's lock with no await in between: a hello
+            # or a close that changes ``here`` after this queues its own event behind.
+            event = ev.Reconnect(player) if here else ev.Disconnect(player)
+            try:
+                await host.submit(event)
+            except TableUnavailable:
+                return
+            except TableError as exc:
+                log.info("table %s: %s refused: %s", table_id, type(event).__name__, exc)
+            except (RedisError, OSError) as exc:
+                log.warning("table %s: %s not stored: %s", table_id, type(event).__name__, exc)
 
     async def _list_tables(self, conn: Connection, msg: ListTables) -> Result:
         summaries = []
@@ -603,12 +694,12 @@ class Gateway:
         host = self._host(msg.table_id)
         if len(conn.tables) >= L.MAX_TABLES_PER_SESSION and msg.table_id not in conn.tables:
             raise TableError(ErrorCode.BAD_MESSAGE, "watching too many tables")
-        # The snapshot must follow the ok: queue the ok first.
-        conn.send_bytes(encode(OkReply(rid=msg.rid)))
-        await self._attach(conn, host, None)
+        # The snapshot must follow the ok: _attach sends the ok first.
+        await self._attach(conn, host, None, again=True, first=encode(OkReply(rid=msg.rid)))
         return REPLIED
 
     async def _unwatch(self, conn: Connection, msg: Unwatch) -> None:
+        conn.wanted.pop(msg.table_id, None)  # not later either, if asked for in hello
         host = self._host(msg.table_id)
         host.unsubscribe(conn)
         conn.tables.discard(msg.table_id)

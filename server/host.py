@@ -8,6 +8,11 @@ are the events sent to the connections at the table (DESIGN.md: a state change i
 durable before anyone hears of it). A timer feeds :class:`Tick` events when the
 state's next deadline passes; after a restart or a takeover the stored deadlines
 carry on, and one already past fires at once.
+
+Each time the host becomes ready (it took the lease and loaded the state) it calls
+its ``on_ready`` hook, so that the shell around it (the gateway) can bring the table
+in line with the connections this process holds: the stored state knows nothing of
+connections that a dead owner lost.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 import msgpack
@@ -107,6 +112,7 @@ class TableHost:
         lease_ms: int = 5_000,
         clock: Callable[[], int] = now_ms,
         on_commit: Callable[[Transition, float], None] | None = None,
+        on_ready: Callable[[TableHost], Awaitable[None]] | None = None,
         leases: LeaseKeeper | None = None,
     ) -> None:
         """``leases`` renews the lease with the other tables of the process; without
@@ -118,6 +124,7 @@ class TableHost:
         self.lease_ms = lease_ms
         self.clock = clock
         self.on_commit = on_commit
+        self.on_ready = on_ready
         self.state: TableState | None = None
         self.token: int | None = None
         self.subscribers: dict[Subscriber, None] = {}  # ordered set
@@ -226,12 +233,29 @@ class TableHost:
     async def _host(self) -> None:
         assert self.token is not None
         self.leases.hold(self.table_id, self.token, self._lease_lost)
+        # Beside the timer, not before it: the hook submits events (each waits for the
+        # lock like any request) and a deadline already past must not wait for it all.
+        announce = asyncio.create_task(self._announce_ready())
         try:
             # Until the lease is lost, or a commit found the table changed under us.
             while self.ready:
                 await self._timer_step()
         finally:
             self.leases.drop(self.table_id)
+            announce.cancel()
+            # gather, not suppress(CancelledError): a stop() that cancels this task
+            # while it waits here must not be swallowed with the hook's own
+            # cancellation, or _run would carry on and stop() would wait forever.
+            await asyncio.gather(announce, return_exceptions=True)
+
+    async def _announce_ready(self) -> None:
+        """Run the ``on_ready`` hook once per taking of the table; its failure is logged."""
+        if self.on_ready is None:
+            return
+        try:
+            await self.on_ready(self)
+        except Exception:
+            log.exception("table %s: on-ready hook failed", self.table_id)
 
     def _lease_lost(self) -> None:
         self._ready.clear()

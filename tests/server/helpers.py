@@ -15,6 +15,7 @@ import itertools
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -38,6 +39,7 @@ from protocol.messages import (
     OkReply,
     PhaseChange,
     Pong,
+    SeatChange,
     ServerMessage,
     Snapshot,
     TableEvent,
@@ -303,6 +305,18 @@ def assert_gapless(events: Sequence[TableEvent], label: str = "") -> None:
         last = m.seq
 
 
+def seat_status(client: Client, table_id: str, seat: int) -> str | None:
+    """The status of ``seat`` as ``client`` knows it from its snapshots and ``seat``
+    events at ``table_id`` (None: nothing received about it yet)."""
+    status: str | None = None
+    for m in client.table(table_id):
+        if isinstance(m, Snapshot):
+            status = m.seats[seat].status
+        elif isinstance(m, SeatChange) and m.seat.seat == seat:
+            status = m.seat.status
+    return status
+
+
 def by_seq(events: Sequence[TableEvent]) -> dict[int, TableEvent]:
     """The events that are not snapshots, by ``seq`` (each seq once)."""
     out: dict[int, TableEvent] = {}
@@ -406,6 +420,24 @@ class ServerProcess:
         self.port = await until(listening, within, "the server to listen")
         return self.port
 
+    async def serving(self, port: int, within: float = 20.0) -> None:
+        """Wait until the server answers ``/healthz`` on ``port`` (given with ``--port``).
+
+        It accepts WebSockets from then on, maybe before its tables are hosted: unlike
+        :meth:`started`, this does not wait for the tables.
+        """
+
+        async def answers() -> int | None:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"the server exited early:\n{self.output()[-3000:]}")
+            try:
+                status, _ = await asyncio.to_thread(http_get, port, "/healthz")
+            except OSError:  # not listening yet
+                return None
+            return port if status == 200 else None
+
+        self.port = await until(answers, within, "the server to answer", every=0.05)
+
     def kill(self) -> None:
         """SIGKILL, at once."""
         if self.proc.poll() is None:
@@ -455,6 +487,15 @@ def server_args(
         *extra,
         "serve",
     ]
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now, for a server that must be reached before
+    it prints its port."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def run_cli(args: Sequence[str], within: float = 30) -> subprocess.CompletedProcess[str]:

@@ -48,10 +48,15 @@ async def test_a_commit_the_host_did_not_see_reloads_the_table(
         assert error.retryable
         # The host reloads the stored table (quickly: it gives its own lease up).
         await until(lambda: host.ready and host.token != old_token, 5, "the reload")
+        # The stored change is not lost: the reloaded seat is away. The client is
+        # connected here, so the host's on-ready hook says the player is back.
+        back = await client.event(
+            "slow", SeatChange, lambda m: m.seq > t.state.seq and m.seat.status == "playing"
+        )
+        assert back.seq == t.state.seq + 1
         assert host.state is not None
-        assert host.state.version == t.state.version
+        assert host.state.version == t.state.version + 1
         await client.ok(Bet, table_id="slow", amount=100)
-        # The stored change is not lost: the seat went away, then came back with the bet.
         seat = host.state.seats[host.state.seat_of(client.player) or 0]
         assert seat is not None
         assert seat.bet == 100

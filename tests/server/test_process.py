@@ -32,13 +32,17 @@ from protocol.messages import (
 from protocol.structs import Balances, HandChoice
 from server.store.embedded import EmbeddedRedis
 from server.store.tables import TableStore
+from server.table.state import from_bytes
 from tests.server.helpers import (
     Client,
     ServerProcess,
     assert_gapless,
     close_all,
+    free_port,
+    http_get,
     now_ms,
     run_cli,
+    seat_status,
     server_args,
 )
 
@@ -53,12 +57,12 @@ max_bet = 500
 denominations = [5, 10, 25]
 min_buy_in = 100
 max_buy_in = 5000
-betting_ms = 5000
+betting_ms = {betting_ms}
 dealing_ms = 100
 setting_ms = {setting_ms}
 revealing_ms = 200
 settling_ms = 200
-grace_ms = 30000
+grace_ms = {grace_ms}
 
 [[table]]
 id = "other"
@@ -82,11 +86,16 @@ def start(
     *,
     setting_ms: int,
     lease_ms: int,
+    betting_ms: int = 5000,
+    grace_ms: int = 30_000,
+    port: int = 0,
 ) -> ServerProcess:
     tables = tmp_path / "tables.toml"
-    tables.write_text(TABLES.format(setting_ms=setting_ms))
+    tables.write_text(
+        TABLES.format(setting_ms=setting_ms, betting_ms=betting_ms, grace_ms=grace_ms)
+    )
     args = server_args(
-        redis_server.url, tables, tmp_path / "data", secret=SECRET, lease_ms=lease_ms
+        redis_server.url, tables, tmp_path / "data", secret=SECRET, lease_ms=lease_ms, port=port
     )
     process = ServerProcess(args, tmp_path / f"server-{len(processes)}.log")
     processes.append(process)
@@ -258,6 +267,171 @@ async def test_sigterm_closes_1001_and_hands_the_tables_over(
         assert snap.phase in ("dealing", "setting")
         # Marked away when its connection closed, back now.
         await back.event("k", SeatChange, lambda m: m.seat.seat == 3 and m.seat.status == "playing")
+        assert audit_passes(redis_server).strip().endswith("audit passed")
+    finally:
+        await close_all(clients)
+
+
+@pytest.mark.asyncio
+async def test_a_player_who_never_comes_back_after_a_sigkill_is_away_then_stood_up(
+    redis_server: EmbeddedRedis,
+    redis_client: redis.asyncio.Redis,
+    tmp_path: Path,
+    processes: list[ServerProcess],
+) -> None:
+    """The stored seats still say "connected" when the process dies mid-round. The new
+    owner holds no connection of p1, so it marks p1 away as it takes the table over;
+    the grace time, counted from then, stands p1 up (the betting phase is far longer:
+    only the grace can do it). p0, who comes back, is connected and plays on."""
+    grace_ms = 3000
+    betting_ms = 60_000
+
+    def launch() -> ServerProcess:
+        return start(
+            processes,
+            redis_server,
+            tmp_path,
+            setting_ms=2000,
+            lease_ms=1000,
+            betting_ms=betting_ms,
+            grace_ms=grace_ms,
+        )
+
+    first = launch()
+    await first.started()
+    players = [await Client.hello(first.url, label=f"p{i}") for i in range(2)]
+    clients = list(players)
+    try:
+        for i, p in enumerate(players):
+            await p.ok(Join, table_id="k", buy_in=1000, seat=i)
+        await asyncio.gather(*(p.ok(Bet, table_id="k", amount=100) for p in players))
+        await players[0].phase("k", "setting")  # mid-round: both hands dealt
+        assert players[0].welcome is not None
+        token = players[0].welcome.resume_token
+        ghost = players[1].player
+
+        first.kill()
+        killed_at = now_ms()
+        for p in players:
+            await p.wait_closed()
+        second = launch()
+        await second.started()
+        back = await Client.hello(second.url, label="p0r", resume_token=token)
+        clients.append(back)
+        assert back.welcome is not None
+        assert back.welcome.resumed
+
+        # p1 is shown away, in the snapshot or in a seat event after it.
+        await back.wait(lambda: seat_status(back, "k", 1) == "away")
+        stored = await TableStore(redis_client).load("k")
+        assert stored is not None
+        seat = from_bytes(stored.state).seats[1]
+        assert seat is not None
+        assert seat.player == ghost
+        assert not seat.connected
+        # Set by the new owner, from its clock when it took the table over.
+        assert seat.disconnected_at is not None
+        assert killed_at <= seat.disconnected_at <= now_ms()
+        # p0 is connected (marked away too if the takeover came before its hello).
+        await back.wait(lambda: seat_status(back, "k", 0) == "playing")
+
+        # The grace time runs out: p1 is stood up, its round played by the house way.
+        await back.wait(lambda: seat_status(back, "k", 1) == "empty", within=grace_ms / 1000 + 10)
+        stood_up_at = now_ms()
+        assert stood_up_at >= seat.disconnected_at + grace_ms
+        assert stood_up_at < seat.disconnected_at + betting_ms
+        history = await TableStore(redis_client).history(ghost)
+        assert len(history.items) == 1  # the round it was dealt into was settled
+        assert seat_status(back, "k", 0) == "playing"
+        stored = await TableStore(redis_client).load("k")
+        assert stored is not None
+        state = from_bytes(stored.state)
+        assert state.seat_of(ghost) is None
+        kept = state.seats[0]
+        assert kept is not None
+        assert kept.connected
+        await close_all(clients)
+        assert audit_passes(redis_server).strip().endswith("audit passed")
+    finally:
+        await close_all(clients)
+
+
+@pytest.mark.asyncio
+async def test_hellos_before_the_restarted_server_hosts_the_table_are_attached_later(
+    redis_server: EmbeddedRedis,
+    redis_client: redis.asyncio.Redis,
+    tmp_path: Path,
+    processes: list[ServerProcess],
+) -> None:
+    """After a SIGKILL the new process accepts connections while the dead owner's lease
+    still holds the table. Hellos sent then are attached once the table is hosted, with
+    nothing more sent: p0, resuming from before its cards, gets the events it missed;
+    p1, away since its connection dropped before the crash, gets a snapshot with its
+    cards and is marked back."""
+    setting_ms = 60_000  # the round waits in its setting phase throughout
+    first = start(processes, redis_server, tmp_path, setting_ms=setting_ms, lease_ms=1000)
+    await first.started()
+    players = [await Client.hello(first.url, label=f"p{i}") for i in range(2)]
+    clients = list(players)
+    try:
+        for i, p in enumerate(players):
+            await p.ok(Join, table_id="k", buy_in=1000, seat=i)
+        await asyncio.gather(*(p.ok(Bet, table_id="k", amount=100) for p in players))
+        cards = [await p.event("k", Cards) for p in players]
+        tokens = [p.welcome.resume_token for p in players if p.welcome is not None]
+        before_cards = players[0].table("k").index(cards[0]) - 1
+        before_seq = players[0].table("k")[before_cards].seq
+        await players[1].close()
+        await players[0].wait(lambda: seat_status(players[0], "k", 1) == "away")
+
+        first.kill()
+        await players[0].wait_closed()
+        # As if the dead owner's lease had not expired yet, for as long as the test needs.
+        lease = TableStore(redis_client).keys.table_lease("k")
+        await redis_client.set(lease, b"0:the-dead-process")
+        port = free_port()
+        second = start(
+            processes, redis_server, tmp_path, setting_ms=setting_ms, lease_ms=1000, port=port
+        )
+        await second.serving(port)
+        resumed = [
+            await Client.hello(
+                second.url, label="p0r", resume_token=tokens[0], last_seq=[("k", before_seq)]
+            ),
+            await Client.hello(second.url, label="p1r", resume_token=tokens[1]),
+        ]
+        clients += resumed
+        for r in resumed:
+            assert r.welcome is not None
+            assert r.welcome.resumed
+        # Both hellos were answered while the table was not hosted here.
+        status, body = await asyncio.to_thread(http_get, port, "/readyz")
+        assert status == 503
+        assert "k" in body.removeprefix("not ready: ").strip().split(", "), body
+        assert resumed[0].table("k") == []
+        assert resumed[1].table("k") == []
+
+        await redis_client.delete(lease)
+        # p0: the events it missed, from the one after its last seq, its cards among them.
+        missed = await resumed[0].event("k", Cards)
+        assert missed == cards[0]
+        assert resumed[0].table("k")[0].seq == before_seq + 1
+        assert not any(isinstance(m, Snapshot) for m in resumed[0].table("k"))
+        # p1: a snapshot with its cards, then the seat event saying it is back.
+        snap = await resumed[1].event("k", Snapshot)
+        assert snap.phase == "setting"
+        assert snap.your_seat == 1
+        assert snap.your_cards == cards[1].cards
+        p0r, p1r = resumed
+        await p0r.wait(lambda: seat_status(p0r, "k", 1) == "playing")
+        await p1r.wait(lambda: seat_status(p1r, "k", 1) == "playing")
+        # p0's connection was here when the table was taken: never marked away.
+        assert seat_status(resumed[0], "k", 0) is None  # no seat event about it
+        assert seat_status(resumed[1], "k", 0) == "playing"
+        kept = players[0].table("k")[: before_cards + 1]
+        assert_gapless(kept + resumed[0].table("k"), "p0")
+        assert_gapless(resumed[1].table("k"), "p1")
+        await close_all(clients)
         assert audit_passes(redis_server).strip().endswith("audit passed")
     finally:
         await close_all(clients)
