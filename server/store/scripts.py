@@ -55,6 +55,9 @@ COMMIT = """
 --       then the account players, then 7 per entry (key kind player amount source
 --       dest account-index, 0 when no side is 'account'), then 2 per event (seq
 --       payload), then 1 per log (record).
+-- Replies: {'OK', applied, skipped, balance per account} (balances after the commit,
+-- in the order of the account players); {'DUPLICATE', stored version, balance per
+-- account} (as they are now); or a refusal ({'STALE_LEASE', token}, ...).
 local n_acc = tonumber(ARGV[11])
 local n_ent = tonumber(ARGV[12])
 local n_evt = tonumber(ARGV[13])
@@ -69,7 +72,11 @@ local new_version = tonumber(ARGV[3])
 local stored_v = tonumber(redis.call('HGET', KEYS[2], 'v') or '0')
 -- The very same commit already stored (a retry after a lost reply): say so.
 if stored_v == new_version and redis.call('HGET', KEYS[2], 's') == ARGV[4] then
-  return {'DUPLICATE', stored_v}
+  local reply = {'DUPLICATE', stored_v}
+  for a = 1, n_acc do
+    reply[2 + a] = tonumber(redis.call('HGET', KEYS[10 + a], 'balance') or '0')
+  end
+  return reply
 end
 local lease = redis.call('GET', KEYS[1])
 if not lease then
@@ -131,10 +138,15 @@ for a = 1, n_acc do
 end
 
 -- 2. Writes.
+-- Each account's balance once this commit is applied: the caller's reply states it,
+-- and a balance read before the commit may be stale by then (other tables, credits).
+local balances = {}
 for a = 1, n_acc do
   if delta[a] ~= 0 then
-    redis.call('HINCRBY', KEYS[10 + a], 'balance', delta[a])
+    balances[a] = redis.call('HINCRBY', KEYS[10 + a], 'balance', delta[a])
     redis.call('SADD', KEYS[10], ARGV[acc_base + a])
+  else
+    balances[a] = tonumber(redis.call('HGET', KEYS[10 + a], 'balance') or '0')
   end
 end
 for _, b in ipairs(fresh) do
@@ -175,7 +187,9 @@ for i = 1, n_log do
   redis.call('LTRIM', key, 0, tonumber(ARGV[8]) - 1)
 end
 
-return {'OK', #fresh, n_ent - #fresh}
+local reply = {'OK', #fresh, n_ent - #fresh}
+for a = 1, n_acc do reply[3 + a] = balances[a] end
+return reply
 """
 
 HISTORY = """

@@ -14,8 +14,8 @@ off): states and events are opaque bytes.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import redis.asyncio
 
@@ -75,7 +75,9 @@ class CommitResult:
     STALE_VERSION and DUPLICATE). ``lease_token``: the current lease's token, None if
     no lease (STALE_LEASE). ``player``, ``balance``, ``needed``: the account that
     would go negative, its balance and the net amount the commit takes from it
-    (INSUFFICIENT).
+    (INSUFFICIENT). ``accounts``: player -> account balance for every account an
+    entry of the commit touches, read inside the commit: right after it for OK, as
+    stored now for DUPLICATE; empty otherwise.
     """
 
     status: CommitStatus
@@ -86,6 +88,7 @@ class CommitResult:
     player: str | None = None
     balance: int | None = None
     needed: int | None = None
+    accounts: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -236,7 +239,8 @@ class TableStore:
         numbers following the stored last seq without a gap) are appended to the
         replay buffer and published on ``publish_channel`` (see
         :func:`encode_published`), and each ``(player, record)`` in ``logs`` is
-        pushed to the player's capped game log.
+        pushed to the player's capped game log. OK and DUPLICATE carry the balance of
+        every account the entries touch (:attr:`CommitResult.accounts`).
 
         Raises ``ValueError`` for arguments that break this contract and
         :class:`StoreError` if the event numbers do not follow the stored ones.
@@ -311,9 +315,18 @@ class TableStore:
         reply = await self._batch.call(self._commit, script_keys, args)
         status = as_str(reply[0])
         if status == "OK":
-            return CommitResult(CommitStatus.OK, applied=int(reply[1]), skipped=int(reply[2]))
+            return CommitResult(
+                CommitStatus.OK,
+                applied=int(reply[1]),
+                skipped=int(reply[2]),
+                accounts=_balances(players, reply[3:]),
+            )
         if status == "DUPLICATE":
-            return CommitResult(CommitStatus.DUPLICATE, stored_version=int(reply[1]))
+            return CommitResult(
+                CommitStatus.DUPLICATE,
+                stored_version=int(reply[1]),
+                accounts=_balances(players, reply[2:]),
+            )
         if status == "STALE_LEASE":
             current = as_str(reply[1])
             return CommitResult(
@@ -374,6 +387,13 @@ class TableStore:
         if len(items) > limit:
             return HistoryPage(items[:limit], items[limit - 1][0])
         return HistoryPage(items, None)
+
+
+def _balances(players: Sequence[str], values: Sequence[object]) -> dict[str, int]:
+    """The script's account balances (one per player, in order) by player."""
+    if len(values) != len(players):
+        raise StoreError(f"expected {len(players)} balances from the commit, got {len(values)}")
+    return {p: as_int(v) for p, v in zip(players, values, strict=True)}
 
 
 def _stream_seq(entry_id: str) -> int:

@@ -201,6 +201,37 @@ async def test_duplicate_key_within_one_commit_is_applied_once(
 
 
 @pytest.mark.asyncio
+async def test_a_commit_returns_the_balances_it_leaves(
+    store: TableStore, accounts: AccountStore
+) -> None:
+    """The balances come from inside the commit, so a reply built from them is never
+    stale: a credit that lands before a retry shows in the DUPLICATE's balances."""
+    await accounts.credit("ann", 1000, "c-ann")
+    await accounts.credit("bob", 50, "c-bob")
+    token = await store.acquire_lease(T, "n", 10_000)
+    assert token is not None
+    entries = [buy_in("k1", "ann", 300), cash_out("k2", "bob", 20), bet("k3", "cid", 5)]
+    first = await store.commit(
+        T, token=token, expected_version=0, new_version=1, state=b"s1", entries=entries
+    )
+    assert first.status is CommitStatus.OK
+    assert first.accounts == {"ann": 700, "bob": 70}  # cid's bet touches no account
+    await accounts.credit("ann", 5, "c-ann-2")
+    again = await store.commit(
+        T, token=token, expected_version=0, new_version=1, state=b"s1", entries=entries
+    )
+    assert again.status is CommitStatus.DUPLICATE
+    assert again.accounts == {"ann": 705, "bob": 70}
+    # An entry already applied moves nothing, but its account's balance is still told.
+    later = await store.commit(
+        T, token=token, expected_version=1, new_version=2, state=b"s2", entries=entries[:1]
+    )
+    assert (later.applied, later.skipped) == (0, 1)
+    assert later.accounts == {"ann": 705}
+    assert await accounts.balance("ann") == 705
+
+
+@pytest.mark.asyncio
 async def test_insufficient_balance_writes_nothing(
     store: TableStore, accounts: AccountStore, redis_client: redis.asyncio.Redis
 ) -> None:
