@@ -616,38 +616,23 @@ class Gateway:
     async def _join(self, conn: Connection, msg: Join) -> Outcome:
         host = self._host(msg.table_id)
         player = self._player(conn)
-        assert host.state is not None
-        if msg.seat is None and all(s is not None for s in host.state.seats):
-            raise TableError(ErrorCode.TABLE_FULL, "every seat is taken")
         if msg.table_id not in conn.tables:
             await self._attach(conn, host, None)
         account = await self.accounts.balance(player) or 0
-        # With no seat asked for, the free seat is chosen from the state as it is now;
-        # a join applied meanwhile may take it first: then try the next free one.
-        for _ in range(host.config.seats):
-            assert host.state is not None
-            seat = msg.seat
-            if seat is None:
-                free = [i for i, s in enumerate(host.state.seats) if s is None]
-                if not free:
-                    break
-                seat = free[0]
-            event = ev.SitDown(player, conn.name, seat, msg.buy_in, secrets.token_bytes(32))
+        # With no seat asked for, the state machine takes the first free one.
+        event = ev.SitDown(player, conn.name, msg.seat, msg.buy_in, secrets.token_bytes(32))
 
-            def joined(t: Transition, seat: int = seat) -> Result:
-                return Joined(
-                    table_id=msg.table_id,
-                    seat=seat,
-                    table_balance=msg.buy_in,
-                    account=account - msg.buy_in,
-                )
+        def joined(t: Transition) -> Result:
+            seat = t.state.seat_of(player)
+            assert seat is not None
+            return Joined(
+                table_id=msg.table_id,
+                seat=seat,
+                table_balance=msg.buy_in,
+                account=account - msg.buy_in,
+            )
 
-            try:
-                return await self._submit(conn, msg.rid, msg.table_id, event, joined)
-            except TableError as exc:
-                if msg.seat is not None or exc.code is not ErrorCode.SEAT_TAKEN:
-                    raise
-        raise TableError(ErrorCode.TABLE_FULL, "every seat is taken")
+        return await self._submit(conn, msg.rid, msg.table_id, event, joined)
 
     async def _leave(self, conn: Connection, msg: Leave) -> Outcome:
         return await self._money_reply(conn, msg.rid, msg.table_id, ev.StandUp(self._player(conn)))
