@@ -5,7 +5,10 @@ larger fencing token. :meth:`TableStore.commit` writes a new state only if the
 caller's token is the current lease's and the stored version is the one the caller
 started from, and applies the state change's ledger entries in the same atomic
 step (one Lua script), so a stale owner can never overwrite a newer state, and a
-retried commit never moves chips twice.
+retried commit never moves chips twice. A commit may also carry the client request
+that caused it (:class:`ClientRequest`): the request is recorded in the same step,
+and a later commit carrying the same player and rid is refused, so a request the
+client sends again (it never heard the reply) never moves chips twice either.
 
 The client given to :class:`TableStore` must return bytes (``decode_responses``
 off): states and events are opaque bytes.
@@ -21,7 +24,13 @@ import redis.asyncio
 
 from server.auth.tokens import check_player
 from server.store.batching import ScriptBatcher
-from server.store.keys import APPLIED_TTL_MS, DEFAULT_KEYS, Keys, applied_bucket
+from server.store.keys import (
+    APPLIED_TTL_MS,
+    DEFAULT_KEYS,
+    REQUEST_TTL_MS,
+    Keys,
+    applied_bucket,
+)
 from server.store.replies import as_bytes, as_int, as_str, stream_entries
 from server.store.scripts import COMMIT, HISTORY, LEASE_ACQUIRE, LEASE_RELEASE, LEASE_RENEW
 from server.table.ledger import LedgerEntry, Pot
@@ -64,6 +73,36 @@ class CommitStatus(enum.Enum):
     STALE_LEASE = "stale_lease"  # the token is not the current lease's; nothing written
     STALE_VERSION = "stale_version"  # the stored version differs; nothing written
     INSUFFICIENT = "insufficient"  # an account would go negative; nothing written
+    REPEATED = "repeated"  # the commit's request was already applied; nothing written
+
+
+@dataclass(frozen=True, slots=True)
+class ClientRequest:
+    """The client request a commit carries: ``player``'s request ``rid``.
+
+    Rids are chosen by clients, so they are unique per player at best: the record is
+    keyed by both. ``fingerprint`` (not empty) says what was asked, so that a repeat
+    can be told from another request reusing the rid; ``memo`` is what the reply
+    needs besides the player's account balance (opaque to the store).
+    """
+
+    player: str
+    rid: str
+    fingerprint: bytes
+    memo: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    """A request as recorded by the commit that applied it: its ``fingerprint`` and
+    ``memo``, ``account`` (the player's balance right after that commit) and the
+    commit's ``table_id`` and ``version``."""
+
+    fingerprint: bytes
+    memo: bytes
+    account: int
+    table_id: str
+    version: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +115,9 @@ class CommitResult:
     no lease (STALE_LEASE). ``player``, ``balance``, ``needed``: the account that
     would go negative, its balance and the net amount the commit takes from it
     (INSUFFICIENT). ``accounts``: player -> account balance for every account an
-    entry of the commit touches, read inside the commit: right after it for OK, as
-    stored now for DUPLICATE; empty otherwise.
+    entry of the commit touches and the requester's, read inside the commit: right
+    after it for OK, as stored now for DUPLICATE; empty otherwise. ``request``: the
+    record of the request already applied (REPEATED).
     """
 
     status: CommitStatus
@@ -89,6 +129,7 @@ class CommitResult:
     balance: int | None = None
     needed: int | None = None
     accounts: Mapping[str, int] = field(default_factory=dict)
+    request: RequestRecord | None = None
 
     @property
     def ok(self) -> bool:
@@ -225,13 +266,17 @@ class TableStore:
         events: Sequence[tuple[int, bytes]] = (),
         logs: Sequence[tuple[str, bytes]] = (),
         publish_channel: str | None = None,
+        request: ClientRequest | None = None,
     ) -> CommitResult:
         """Store one state change atomically, or nothing.
 
         In order: if version ``new_version`` with exactly ``state`` is already stored,
         DUPLICATE. Else STALE_LEASE unless ``token`` is the current lease's; else
         STALE_VERSION unless the stored version (0 for a new table) is
-        ``expected_version``. The ``entries`` whose key was not applied yet (within
+        ``expected_version``. Else, if ``request`` is given and its player's request
+        with its rid is recorded (by a commit of any table within
+        :data:`~server.store.keys.REQUEST_TTL_MS`), REPEATED with that record. The
+        ``entries`` whose key was not applied yet (within
         the last :data:`~server.store.keys.APPLIED_WINDOW` versions at least) are
         applied: those with an ``account`` side change that player's balance, and
         INSUFFICIENT is returned if any balance would end negative; each goes to the
@@ -239,8 +284,10 @@ class TableStore:
         numbers following the stored last seq without a gap) are appended to the
         replay buffer and published on ``publish_channel`` (see
         :func:`encode_published`), and each ``(player, record)`` in ``logs`` is
-        pushed to the player's capped game log. OK and DUPLICATE carry the balance of
-        every account the entries touch (:attr:`CommitResult.accounts`).
+        pushed to the player's capped game log; ``request`` is recorded, with the
+        requester's balance after the commit, for :data:`REQUEST_TTL_MS`. OK and
+        DUPLICATE carry the balance of every account the entries touch and of the
+        requester (:attr:`CommitResult.accounts`).
 
         Raises ``ValueError`` for arguments that break this contract and
         :class:`StoreError` if the event numbers do not follow the stored ones.
@@ -256,6 +303,12 @@ class TableStore:
             check_player(player)  # a name becomes part of a key
         players: list[str] = []
         index: dict[str, int] = {}
+        if request is not None:
+            if not request.fingerprint:
+                raise ValueError("a request's fingerprint is not empty")
+            # The requester's balance is part of every reply, moved or not.
+            players.append(check_player(request.player))
+            index[request.player] = 1
         entry_args: list[str | int | bytes] = []
         for entry in entries:
             if entry.amount > MAX_AMOUNT:
@@ -291,6 +344,8 @@ class TableStore:
             *(k.account(p) for p in players),
             *(k.game_log(p) for p, _ in logs),
         ]
+        if request is not None:
+            script_keys.append(k.request(request.player, request.rid))
         args: list[str | int | bytes] = [
             token,
             expected_version,
@@ -306,6 +361,10 @@ class TableStore:
             len(entries),
             len(events),
             len(logs),
+            request.fingerprint if request is not None else "",
+            request.memo if request is not None else "",
+            REQUEST_TTL_MS,
+            1 if request is not None else 0,
             *players,
             *entry_args,
         ]
@@ -327,6 +386,17 @@ class TableStore:
                 stored_version=int(reply[1]),
                 accounts=_balances(players, reply[2:]),
             )
+        if status == "REPEATED":
+            return CommitResult(
+                CommitStatus.REPEATED,
+                request=RequestRecord(
+                    fingerprint=as_bytes(reply[1]),
+                    memo=as_bytes(reply[2]),
+                    account=int(reply[3]),
+                    table_id=as_str(reply[4]),
+                    version=int(reply[5]),
+                ),
+            )
         if status == "STALE_LEASE":
             current = as_str(reply[1])
             return CommitResult(
@@ -344,6 +414,27 @@ class TableStore:
         if status == "BAD_SEQ":
             raise StoreError(f"table {table_id}: events must continue after seq {int(reply[1])}")
         raise StoreError(f"unexpected commit reply {reply!r}")
+
+    # --- requests and accounts --------------------------------------------------
+
+    async def request(self, player: str, rid: str) -> RequestRecord | None:
+        """``player``'s request ``rid`` as recorded by the commit that applied it, or
+        None if no commit did (within :data:`~server.store.keys.REQUEST_TTL_MS`)."""
+        raw = await self.redis.hmget(self.keys.request(player, rid), ["f", "m", "a", "t", "v"])
+        fingerprint, memo, account, table_id, version = raw
+        if fingerprint is None:
+            return None
+        return RequestRecord(
+            fingerprint=as_bytes(fingerprint),
+            memo=as_bytes(memo or b""),
+            account=as_int(account),
+            table_id=as_str(table_id or b""),
+            version=as_int(version),
+        )
+
+    async def account_balance(self, player: str) -> int:
+        """``player``'s account balance as stored now (0 without an account)."""
+        return as_int(await self.redis.hget(self.keys.account(player), "balance"))
 
     # --- events -----------------------------------------------------------------
 
