@@ -21,6 +21,7 @@ import contextlib
 import itertools
 import logging
 import random
+import secrets
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -235,6 +236,10 @@ class Client:
         self.closed = False
         self.reconnects = 0
         self._ws: ClientConnection | None = None
+        # The server applies a money request once per player and rid for 24 hours
+        # (PROTOCOL.md, section 3): a counter alone would repeat the rids of an
+        # earlier run, or of the same player's other client.
+        self._rid_prefix = secrets.token_hex(8) + "-"
         self._rids = itertools.count(1)
         self._pending: dict[str, asyncio.Future[OkReply | ErrorReply | Pong]] = {}
         self._listeners: list[asyncio.Queue[ClientEvent]] = []
@@ -353,7 +358,7 @@ class Client:
         ws = self._ws
         if ws is None or not self.connected:
             raise ConnectionLost("not connected (reconnecting)")
-        rid = str(next(self._rids))
+        rid = f"{self._rid_prefix}{next(self._rids)}"
         message = build(rid)
         future: asyncio.Future[OkReply | ErrorReply | Pong] = (
             asyncio.get_running_loop().create_future()

@@ -57,6 +57,7 @@ class ErrorCode(enum.StrEnum):
     FOUL = "foul"
     ALREADY_SET = "already_set"
     BAD_CURSOR = "bad_cursor"
+    RID_REUSED = "rid_reused"
     UNAVAILABLE = "unavailable"
     INTERNAL = "internal"
 
@@ -145,6 +146,11 @@ ERRORS: dict[ErrorCode, ErrorInfo] = {
         "your hand for this round is already set; a set hand is final", retryable=False
     ),
     ErrorCode.BAD_CURSOR: ErrorInfo("the history cursor is unknown or expired", retryable=False),
+    ErrorCode.RID_REUSED: ErrorInfo(
+        "the rid of this money request was used within 24 hours for a different "
+        "request of yours; a new request needs a new rid",
+        retryable=False,
+    ),
     ErrorCode.UNAVAILABLE: ErrorInfo(
         "the table or service is briefly unavailable (e.g. moving to another server)",
         retryable=True,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 PROTOCOL_VERSION: Final = 1
-PROTOCOL_MINOR: Final = 0
+PROTOCOL_MINOR: Final = 1  # 1: money requests applied once per rid; rid_reused
 MIN_SUPPORTED_VERSION: Final = 1
 MAX_SUPPORTED_VERSION: Final = 1
 MAX_VERSION: Final = 65535

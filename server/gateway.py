@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
+import msgpack
 from redis.exceptions import RedisError
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
@@ -76,7 +77,7 @@ from protocol.version import (
 )
 from server.auth import tokens
 from server.gamelog import unpack_records
-from server.host import TableHost, TableUnavailable, now_ms
+from server.host import MoneyRequest, TableHost, TableUnavailable, now_ms
 from server.metrics import Metrics
 from server.rules import bonus as bonus_rules
 from server.store.accounts import AccountStore
@@ -84,7 +85,6 @@ from server.store.sessions import Session, SessionStore
 from server.store.tables import TableStore
 from server.table import events as ev
 from server.table.errors import TableError
-from server.table.ledger import Pot
 from server.table.machine import Transition, suggestion
 from server.table.state import Phase
 from server.table.views import snapshot
@@ -707,64 +707,51 @@ class Gateway:
     async def _join(self, conn: Connection, msg: Join) -> Outcome:
         host = self._host(msg.table_id)
         player = self._player(conn)
-        assert host.state is not None
-        if msg.seat is None and all(s is not None for s in host.state.seats):
-            raise TableError(ErrorCode.TABLE_FULL, "every seat is taken")
         if msg.table_id not in conn.tables:
             await self._attach(conn, host, None)
-        account = await self.accounts.balance(player) or 0
-        # With no seat asked for, the free seat is chosen from the state as it is now;
-        # a join applied meanwhile may take it first: then try the next free one.
-        for _ in range(host.config.seats):
-            assert host.state is not None
-            seat = msg.seat
-            if seat is None:
-                free = [i for i, s in enumerate(host.state.seats) if s is None]
-                if not free:
-                    break
-                seat = free[0]
-            event = ev.SitDown(player, conn.name, seat, msg.buy_in, secrets.token_bytes(32))
+        # With no seat asked for, the state machine takes the first free one.
+        event = ev.SitDown(player, conn.name, msg.seat, msg.buy_in, secrets.token_bytes(32))
 
-            def joined(t: Transition, seat: int = seat) -> Result:
-                return Joined(
-                    table_id=msg.table_id,
-                    seat=seat,
-                    table_balance=msg.buy_in,
-                    account=account - msg.buy_in,
-                )
+        def memo(t: Transition) -> bytes:
+            seat = t.state.seat_of(player)
+            assert seat is not None
+            return _pack(seat)
 
-            try:
-                return await self._submit(conn, msg.rid, msg.table_id, event, joined)
-            except TableError as exc:
-                if msg.seat is not None or exc.code is not ErrorCode.SEAT_TAKEN:
-                    raise
-        raise TableError(ErrorCode.TABLE_FULL, "every seat is taken")
+        def joined(memo: bytes, account: int) -> Result:
+            seat = _unpack(memo)
+            assert isinstance(seat, int)
+            return Joined(
+                table_id=msg.table_id, seat=seat, table_balance=msg.buy_in, account=account
+            )
+
+        return await self._money(conn, msg, event, memo, joined)
 
     async def _leave(self, conn: Connection, msg: Leave) -> Outcome:
-        return await self._money_reply(conn, msg.rid, msg.table_id, ev.StandUp(self._player(conn)))
+        return await self._money_reply(conn, msg, ev.StandUp(self._player(conn)))
 
     async def _balance(self, conn: Connection, msg: GetBalance) -> Result:
-        return await self._balances(conn)
-
-    async def _balances(self, conn: Connection) -> Balances:
         player = self._player(conn)
+        account = await self.accounts.balance(player) or 0
+        return Balances(account=account, tables=tuple(self._table_balances(player)))
+
+    def _table_balances(self, player: str, but: str | None = None) -> list[TableBalance]:
+        """``player``'s balance at each table where they are seated (except ``but``)."""
         tables = []
         for host in self._seated_hosts(player):
             assert host.state is not None
             index = host.state.seat_of(player)
             seat = host.state.seats[index] if index is not None else None
-            if seat is not None:
+            if seat is not None and host.table_id != but:
                 tables.append(TableBalance(table_id=host.table_id, balance=seat.balance))
-        account = await self.accounts.balance(player) or 0
-        return Balances(account=account, tables=tuple(tables))
+        return tables
 
     async def _rebuy(self, conn: Connection, msg: Rebuy) -> Outcome:
         event = ev.Rebuy(self._player(conn), msg.amount)
-        return await self._money_reply(conn, msg.rid, msg.table_id, event)
+        return await self._money_reply(conn, msg, event)
 
     async def _cash_out(self, conn: Connection, msg: CashOut) -> Outcome:
         event = ev.CashOut(self._player(conn), msg.amount)
-        return await self._money_reply(conn, msg.rid, msg.table_id, event)
+        return await self._money_reply(conn, msg, event)
 
     async def _bet(self, conn: Connection, msg: Bet) -> Outcome:
         event = ev.PlaceBet(self._player(conn), msg.amount, msg.bonus)
@@ -844,27 +831,56 @@ class Gateway:
         await self._host(table_id).submit(event, reply)
         return REPLIED
 
-    async def _money_reply(
-        self, conn: Connection, rid: str, table_id: str, event: ev.Event
-    ) -> Replied:
-        """Submit a money move; the reply's balances come from the entries it applied."""
+    async def _money_reply(self, conn: Connection, msg: MoneyMessage, event: ev.Event) -> Replied:
+        """Submit a money move whose reply is ``balance``: the account as the commit
+        left it, this table's balance after the change, the others' as they are."""
         player = self._player(conn)
-        before = await self._balances(conn)
+        table_id = msg.table_id
 
-        def result(t: Transition) -> Result:
-            delta = sum(
-                (e.amount if e.dest is Pot.ACCOUNT else -e.amount)
-                for e in t.entries
-                if Pot.ACCOUNT in (e.source, e.dest) and e.player == player
-            )
-            tables = [b for b in before.tables if b.table_id != table_id]
+        def memo(t: Transition) -> bytes:
+            tables = [(b.table_id, b.balance) for b in self._table_balances(player, table_id)]
             index = t.state.seat_of(player)
             seat = t.state.seats[index] if index is not None else None
             if seat is not None:
-                tables.append(TableBalance(table_id=table_id, balance=seat.balance))
-            return Balances(account=before.account + delta, tables=tuple(tables))
+                tables.append((table_id, seat.balance))
+            return _pack(tables)
 
-        return await self._submit(conn, rid, table_id, event, result)
+        def balances(memo: bytes, account: int) -> Result:
+            pairs = _unpack(memo)
+            assert isinstance(pairs, list)
+            tables = tuple(TableBalance(table_id=t, balance=b) for t, b in pairs)
+            return Balances(account=account, tables=tables)
+
+        return await self._money(conn, msg, event, memo, balances)
+
+    async def _money(
+        self,
+        conn: Connection,
+        msg: MoneyMessage,
+        event: ev.Event,
+        memo: Callable[[Transition], bytes],
+        result: Callable[[bytes, int], Result],
+    ) -> Replied:
+        """Submit a money request, applied at most once per (player, rid): a repeat
+        (same player, rid and request) moves nothing and gets the first reply again.
+
+        ``memo(t)``: what ``result`` needs from the change besides the account balance
+        the commit left, stored with the request for repeats.
+        """
+
+        def answer(memo: bytes, account: int) -> None:
+            conn.send_bytes(encode(OkReply(rid=msg.rid, result=result(memo, account))))
+
+        request = MoneyRequest(
+            player=self._player(conn),
+            rid=msg.rid,
+            # The request itself, but for its rid: a retry sends the same fields.
+            fingerprint=encode(replace(msg, rid="-")),
+            memo=memo,
+            answer=answer,
+        )
+        await self._host(msg.table_id).submit(event, request=request)
+        return REPLIED
 
     def _player(self, conn: Connection) -> str:
         assert conn.player_id is not None
@@ -872,6 +888,20 @@ class Gateway:
 
     async def _ping(self, conn: Connection, msg: Ping) -> None:
         """Never called: ``ping`` is answered by ``pong`` in :meth:`_one`."""
+
+
+MoneyMessage = Join | Leave | Rebuy | CashOut
+
+
+def _pack(value: object) -> bytes:
+    """A reply's memo (stored with its request) as bytes."""
+    packed: bytes = msgpack.packb(value, use_bin_type=True)
+    return packed
+
+
+def _unpack(memo: bytes) -> Any:
+    """The inverse of :func:`_pack`."""
+    return msgpack.unpackb(memo, raw=False)
 
 
 def table_info(host: TableHost) -> TableInfo:

@@ -23,6 +23,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 import msgpack
@@ -32,7 +33,7 @@ from protocol.codec import encode
 from protocol.errors import ErrorCode
 from server.gamelog import pack_record
 from server.leases import LeaseKeeper
-from server.store.tables import CommitStatus, TableStore
+from server.store.tables import ClientRequest, CommitStatus, RequestRecord, StoreError, TableStore
 from server.table.errors import TableError
 from server.table.events import Event, Tick, Void
 from server.table.machine import Transition, next_wakeup, step
@@ -72,6 +73,37 @@ class TableUnavailable(TableError):
 
     def __init__(self, table_id: str) -> None:
         super().__init__(ErrorCode.UNAVAILABLE, f"table {table_id} is not available; retry")
+
+
+@dataclass(frozen=True, slots=True)
+class MoneyRequest:
+    """A client's request that moves chips (join, rebuy, cash_out, leave), applied at
+    most once per ``(player, rid)`` (PROTOCOL.md, section 3).
+
+    ``fingerprint`` says what was asked: the same rid with another fingerprint is
+    refused (``rid_reused``). ``memo(t)`` is what the reply needs from the change
+    ``t`` besides the account balance; it is stored with the request.
+    ``answer(memo, account)`` queues the ``ok`` from a memo and the player's account
+    balance right after the change: the first time, and for every repeat with the
+    stored ones, so that a repeat gets the very reply the first one got.
+    """
+
+    player: str
+    rid: str
+    fingerprint: bytes
+    memo: Callable[[Transition], bytes]
+    answer: Callable[[bytes, int], None]
+
+
+def _answer_repeat(request: MoneyRequest, record: RequestRecord) -> None:
+    """Answer a request already applied as it was answered then, if it is the same."""
+    if record.fingerprint != request.fingerprint:
+        raise TableError(
+            ErrorCode.RID_REUSED,
+            f"rid {request.rid!r} was used for another request of yours; "
+            "a new request needs a new rid",
+        )
+    request.answer(record.memo, record.account)
 
 
 Frames = tuple[bytes, dict[str, bytes]]
@@ -291,7 +323,10 @@ class TableHost:
     # --- events -------------------------------------------------------------------
 
     async def submit(
-        self, event: Event, reply: Callable[[Transition], None] | None = None
+        self,
+        event: Event,
+        reply: Callable[[Transition], None] | None = None,
+        request: MoneyRequest | None = None,
     ) -> Transition:
         """Apply ``event``: stored, then sent. Raises :class:`TableError` if refused.
 
@@ -299,10 +334,26 @@ class TableHost:
         the requester's ``ok`` precedes the events it caused (PROTOCOL.md). A fault
         inside the state machine (a bug) voids the round in play, as RULES.md asks of
         a malfunction, instead of leaving the table stuck.
+
+        ``request`` (instead of ``reply``): the money request behind ``event``. If it
+        was applied already (its player and rid are recorded), nothing happens: it is
+        answered as the first time, and the transition returned changes nothing.
+        Else it is recorded with the change, and answered with the account balance
+        the change left.
         """
+        if reply is not None and request is not None:
+            raise ValueError("a money request is answered by its own callback")
         async with self._lock:
             if not self.ready or self.state is None:
                 raise TableUnavailable(self.table_id)
+            if request is not None:
+                # Checked before step(): a repeat may no longer be legal at all (a
+                # join of a player now seated). Under the lock, so of two identical
+                # requests at once the second sees the first one's record.
+                record = await self.store.request(request.player, request.rid)
+                if record is not None:
+                    _answer_repeat(request, record)
+                    return Transition(state=self.state)
             started = time.perf_counter()
             self._apply_pending_config()
             try:
@@ -317,7 +368,13 @@ class TableHost:
                     ErrorCode.INTERNAL, "server fault: the round was voided and bets returned"
                 ) from exc
             if transition.state is not self.state:
-                await self._commit(transition, reply)
+                if not await self._commit(transition, reply, request):
+                    return Transition(state=self.state)  # a repeat: nothing changed
+            elif request is not None:
+                # Nothing to store (cashing out an empty table balance), so nothing
+                # recorded: a repeat does the same nothing.
+                account = await self.store.account_balance(request.player)
+                request.answer(request.memo(transition), account)
             elif reply is not None:
                 reply(transition)
             if self.on_commit is not None:
@@ -349,12 +406,24 @@ class TableHost:
         except TableError:
             raise TableError(ErrorCode.INTERNAL, "server fault; nothing changed") from exc
 
-    async def _commit(self, t: Transition, reply: Callable[[Transition], None] | None) -> None:
+    async def _commit(
+        self,
+        t: Transition,
+        reply: Callable[[Transition], None] | None,
+        request: MoneyRequest | None = None,
+    ) -> bool:
+        """Store ``t`` and answer, then send its events; False if nothing was stored
+        because ``request`` was applied already (answered as then)."""
         assert self.state is not None
         assert self.token is not None
         frames = [encode_outbound(o) for o in t.events]
         packed = [(o.seq, pack_outbound(f)) for o, f in zip(t.events, frames, strict=True)]
         state = to_bytes(t.state)
+        carried = None
+        if request is not None:
+            carried = ClientRequest(
+                request.player, request.rid, request.fingerprint, request.memo(t)
+            )
         try:
             result = await self.store.commit(
                 self.table_id,
@@ -365,6 +434,7 @@ class TableHost:
                 entries=t.entries,
                 events=packed,
                 logs=[(player, pack_record(record)) for player, record in t.logs],
+                request=carried,
             )
         except (RedisError, OSError):
             # The reply was lost: was the change stored? Answering "failed" for a stored
@@ -374,6 +444,13 @@ class TableHost:
                 raise  # not stored: nothing happened, a retry is safe
             log.warning("table %s: commit stored, reply lost; carrying on", self.table_id)
             result = None
+        if result is not None and result.status is CommitStatus.REPEATED:
+            # Recorded meanwhile by a commit of another table (the submit's own check
+            # ran under this table's lock): nothing was written here.
+            assert request is not None
+            assert result.request is not None
+            _answer_repeat(request, result.request)
+            return False
         if result is not None and result.status is CommitStatus.INSUFFICIENT:
             raise TableError(
                 ErrorCode.INSUFFICIENT_BALANCE,
@@ -386,10 +463,24 @@ class TableHost:
             raise TableUnavailable(self.table_id)
         self.state = t.state
         self._wake.set()
-        if reply is not None:
-            reply(t)
-        for event_frames in frames:
-            self._fan_out(event_frames)
+        try:
+            if request is not None:
+                assert carried is not None
+                if result is not None:
+                    account = result.accounts[request.player]
+                else:  # the commit's reply was lost: its record has the balance
+                    record = await self.store.request(request.player, request.rid)
+                    if record is None:
+                        raise StoreError("a stored request has no record")
+                    account = record.account
+                request.answer(carried.memo, account)
+            elif reply is not None:
+                reply(t)
+        finally:
+            # The change is stored: its events go out even if the reply could not.
+            for event_frames in frames:
+                self._fan_out(event_frames)
+        return True
 
     def _fan_out(self, frames: Frames) -> None:
         for sub in list(self.subscribers):

@@ -32,6 +32,12 @@ Name                                  Type       Contents
                                                  ``entries`` ledger entries ever appended
 ``pg:ledger``                         stream     every chip movement: ``key kind player amount
                                                  source dest table``; MAXLEN ~ a large bound
+``pg:request:{p}:{h}``                hash       a money request of player ``p`` already
+                                                 applied, ``h`` = SHA-256 of its ``rid``
+                                                 (hex): ``f`` what was asked, ``m`` what its
+                                                 reply needs, ``a`` the account balance
+                                                 right after it, ``t`` table, ``v`` version;
+                                                 expires (see :data:`REQUEST_TTL_MS`)
 ``pg:log:{p}``                        list       game logs of player ``p``, newest first,
                                                  capped; each an 8-byte big-endian ordinal
                                                  followed by the record
@@ -44,6 +50,7 @@ Name                                  Type       Contents
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 DEFAULT_PREFIX = "pg:"
@@ -56,6 +63,10 @@ deleted, which bounds the memory per table to two buckets."""
 
 APPLIED_TTL_MS = 30 * 24 * 3600 * 1000
 """An ``applied`` bucket of a table that stops playing expires after this long."""
+
+REQUEST_TTL_MS = 24 * 3600 * 1000
+"""How long a player's money request stays recorded: within this time a request with the
+same ``rid`` moves nothing and gets the first reply again (PROTOCOL.md, section 3)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +130,15 @@ class Keys:
     def ledger_stream(self) -> str:
         """Stream: every chip movement of the product."""
         return f"{self.prefix}ledger"
+
+    def request(self, player: str, rid: str) -> str:
+        """Hash: ``player``'s money request ``rid``, once applied (with a TTL).
+
+        The rid is the client's text (any characters, up to 64): its digest keeps the
+        name free of the separators and braces that key names avoid.
+        """
+        digest = hashlib.sha256(rid.encode()).hexdigest()
+        return f"{self.prefix}request:{player}:{digest}"
 
     # --- players ----------------------------------------------------------------
 

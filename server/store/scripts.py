@@ -55,19 +55,29 @@ COMMIT = """
 -- KEYS: 1 lease, 2 table hash, 3 events stream, 4 applied bucket (current),
 --       5 applied bucket (previous), 6 applied bucket (two back, deleted),
 --       7 ledger stream, 8 money hash, 9 tables set, 10 accounts set,
---       then one account hash per distinct player with an account entry,
---       then one game-log list per log record.
+--       then one account hash per distinct player with an account entry (and the
+--       requester's, when there is a request), then one game-log list per log
+--       record, then the request record (when there is a request).
 -- ARGV: 1 token, 2 expected version, 3 new version, 4 state, 5 table id,
 --       6 events cap, 7 ledger maxlen, 8 log cap, 9 channel ('' = none),
 --       10 applied ttl ms, 11 #accounts, 12 #entries, 13 #events, 14 #logs,
+--       15 request fingerprint ('' = no request), 16 request memo, 17 request ttl
+--       ms, 18 requester's account index,
 --       then the account players, then 7 per entry (key kind player amount source
 --       dest account-index, 0 when no side is 'account'), then 2 per event (seq
 --       payload), then 1 per log (record).
+-- Replies: {'OK', applied, skipped, balance per account} (balances after the commit,
+-- in the order of the account players); {'DUPLICATE', stored version, balance per
+-- account} (as they are now); {'REPEATED', fingerprint, memo, account, table,
+-- version} (the request was already applied, by the commit recorded there); or a
+-- refusal ({'STALE_LEASE', token}, ...).
 local n_acc = tonumber(ARGV[11])
 local n_ent = tonumber(ARGV[12])
 local n_evt = tonumber(ARGV[13])
 local n_log = tonumber(ARGV[14])
-local acc_base = 14
+local has_request = ARGV[15] ~= ''
+local request_key = KEYS[10 + n_acc + n_log + 1]
+local acc_base = 18
 local ent_base = acc_base + n_acc
 local evt_base = ent_base + 7 * n_ent
 local log_base = evt_base + 2 * n_evt
@@ -77,7 +87,11 @@ local new_version = tonumber(ARGV[3])
 local stored_v = tonumber(redis.call('HGET', KEYS[2], 'v') or '0')
 -- The very same commit already stored (a retry after a lost reply): say so.
 if stored_v == new_version and redis.call('HGET', KEYS[2], 's') == ARGV[4] then
-  return {'DUPLICATE', stored_v}
+  local reply = {'DUPLICATE', stored_v}
+  for a = 1, n_acc do
+    reply[2 + a] = tonumber(redis.call('HGET', KEYS[10 + a], 'balance') or '0')
+  end
+  return reply
 end
 local lease = redis.call('GET', KEYS[1])
 if not lease then
@@ -101,6 +115,17 @@ if n_evt > 0 then
     return {'BAD_SEQ', last_seq}
   end
   last_seq = tonumber(ARGV[evt_base + 2 * (n_evt - 1) + 1])
+end
+-- A client's money request applies once per (player, rid): a repeat (a retry after a
+-- lost reply, or the same request on two connections) changes nothing, whatever it
+-- would do now (even what the account could no longer afford), and gets what the
+-- first one was told.
+if has_request then
+  local done = redis.call('HMGET', request_key, 'f', 'm', 'a', 't', 'v')
+  if done[1] then
+    return {'REPEATED', done[1], done[2] or '', tonumber(done[3] or '0'), done[4] or '',
+      tonumber(done[5] or '0')}
+  end
 end
 
 -- Entries not yet applied (by an earlier commit, or earlier in this one).
@@ -139,10 +164,15 @@ for a = 1, n_acc do
 end
 
 -- 2. Writes.
+-- Each account's balance once this commit is applied: the caller's reply states it,
+-- and a balance read before the commit may be stale by then (other tables, credits).
+local balances = {}
 for a = 1, n_acc do
   if delta[a] ~= 0 then
-    redis.call('HINCRBY', KEYS[10 + a], 'balance', delta[a])
+    balances[a] = redis.call('HINCRBY', KEYS[10 + a], 'balance', delta[a])
     redis.call('SADD', KEYS[10], ARGV[acc_base + a])
+  else
+    balances[a] = tonumber(redis.call('HGET', KEYS[10 + a], 'balance') or '0')
   end
 end
 for _, b in ipairs(fresh) do
@@ -161,6 +191,11 @@ redis.call('DEL', KEYS[6])
 
 redis.call('HSET', KEYS[2], 'v', ARGV[3], 's', ARGV[4], 'seq', string.format('%d', last_seq),
   'tok', ARGV[1])
+if has_request then
+  redis.call('HSET', request_key, 'f', ARGV[15], 'm', ARGV[16],
+    'a', string.format('%d', balances[tonumber(ARGV[18])]), 't', ARGV[5], 'v', ARGV[3])
+  redis.call('PEXPIRE', request_key, ARGV[17])
+end
 redis.call('SADD', KEYS[9], ARGV[5])
 
 for i = 0, n_evt - 1 do
@@ -183,7 +218,9 @@ for i = 1, n_log do
   redis.call('LTRIM', key, 0, tonumber(ARGV[8]) - 1)
 end
 
-return {'OK', #fresh, n_ent - #fresh}
+local reply = {'OK', #fresh, n_ent - #fresh}
+for a = 1, n_acc do reply[3 + a] = balances[a] end
+return reply
 """
 
 HISTORY = """

@@ -5,7 +5,10 @@ larger fencing token. :meth:`TableStore.commit` writes a new state only if the
 caller's token is the current lease's and the stored version is the one the caller
 started from, and applies the state change's ledger entries in the same atomic
 step (one Lua script), so a stale owner can never overwrite a newer state, and a
-retried commit never moves chips twice.
+retried commit never moves chips twice. A commit may also carry the client request
+that caused it (:class:`ClientRequest`): the request is recorded in the same step,
+and a later commit carrying the same player and rid is refused, so a request the
+client sends again (it never heard the reply) never moves chips twice either.
 
 The client given to :class:`TableStore` must return bytes (``decode_responses``
 off): states and events are opaque bytes.
@@ -14,15 +17,21 @@ off): states and events are opaque bytes.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis.asyncio
 
 from server.auth.tokens import check_player
 from server.store.batching import ScriptBatcher
-from server.store.keys import APPLIED_TTL_MS, DEFAULT_KEYS, Keys, applied_bucket
+from server.store.keys import (
+    APPLIED_TTL_MS,
+    DEFAULT_KEYS,
+    REQUEST_TTL_MS,
+    Keys,
+    applied_bucket,
+)
 from server.store.replies import as_bytes, as_int, as_str, stream_entries
 from server.store.scripts import COMMIT, HISTORY, LEASE_ACQUIRE, LEASE_RELEASE, LEASE_RENEW
 from server.table.ledger import LedgerEntry, Pot
@@ -65,6 +74,36 @@ class CommitStatus(enum.Enum):
     STALE_LEASE = "stale_lease"  # the token is not the current lease's; nothing written
     STALE_VERSION = "stale_version"  # the stored version differs; nothing written
     INSUFFICIENT = "insufficient"  # an account would go negative; nothing written
+    REPEATED = "repeated"  # the commit's request was already applied; nothing written
+
+
+@dataclass(frozen=True, slots=True)
+class ClientRequest:
+    """The client request a commit carries: ``player``'s request ``rid``.
+
+    Rids are chosen by clients, so they are unique per player at best: the record is
+    keyed by both. ``fingerprint`` (not empty) says what was asked, so that a repeat
+    can be told from another request reusing the rid; ``memo`` is what the reply
+    needs besides the player's account balance (opaque to the store).
+    """
+
+    player: str
+    rid: str
+    fingerprint: bytes
+    memo: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    """A request as recorded by the commit that applied it: its ``fingerprint`` and
+    ``memo``, ``account`` (the player's balance right after that commit) and the
+    commit's ``table_id`` and ``version``."""
+
+    fingerprint: bytes
+    memo: bytes
+    account: int
+    table_id: str
+    version: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +115,10 @@ class CommitResult:
     STALE_VERSION and DUPLICATE). ``lease_token``: the current lease's token, None if
     no lease (STALE_LEASE). ``player``, ``balance``, ``needed``: the account that
     would go negative, its balance and the net amount the commit takes from it
-    (INSUFFICIENT).
+    (INSUFFICIENT). ``accounts``: player -> account balance for every account an
+    entry of the commit touches and the requester's, read inside the commit: right
+    after it for OK, as stored now for DUPLICATE; empty otherwise. ``request``: the
+    record of the request already applied (REPEATED).
     """
 
     status: CommitStatus
@@ -87,6 +129,8 @@ class CommitResult:
     player: str | None = None
     balance: int | None = None
     needed: int | None = None
+    accounts: Mapping[str, int] = field(default_factory=dict)
+    request: RequestRecord | None = None
 
     @property
     def ok(self) -> bool:
@@ -232,13 +276,17 @@ class TableStore:
         events: Sequence[tuple[int, bytes]] = (),
         logs: Sequence[tuple[str, bytes]] = (),
         publish_channel: str | None = None,
+        request: ClientRequest | None = None,
     ) -> CommitResult:
         """Store one state change atomically, or nothing.
 
         In order: if version ``new_version`` with exactly ``state`` is already stored,
         DUPLICATE. Else STALE_LEASE unless ``token`` is the current lease's; else
         STALE_VERSION unless the stored version (0 for a new table) is
-        ``expected_version``. The ``entries`` whose key was not applied yet (within
+        ``expected_version``. Else, if ``request`` is given and its player's request
+        with its rid is recorded (by a commit of any table within
+        :data:`~server.store.keys.REQUEST_TTL_MS`), REPEATED with that record. The
+        ``entries`` whose key was not applied yet (within
         the last :data:`~server.store.keys.APPLIED_WINDOW` versions at least) are
         applied: those with an ``account`` side change that player's balance, and
         INSUFFICIENT is returned if any balance would end negative; each goes to the
@@ -246,7 +294,10 @@ class TableStore:
         numbers following the stored last seq without a gap) are appended to the
         replay buffer and published on ``publish_channel`` (see
         :func:`encode_published`), and each ``(player, record)`` in ``logs`` is
-        pushed to the player's capped game log.
+        pushed to the player's capped game log; ``request`` is recorded, with the
+        requester's balance after the commit, for :data:`REQUEST_TTL_MS`. OK and
+        DUPLICATE carry the balance of every account the entries touch and of the
+        requester (:attr:`CommitResult.accounts`).
 
         Raises ``ValueError`` for arguments that break this contract and
         :class:`StoreError` if the event numbers do not follow the stored ones.
@@ -262,6 +313,12 @@ class TableStore:
             check_player(player)  # a name becomes part of a key
         players: list[str] = []
         index: dict[str, int] = {}
+        if request is not None:
+            if not request.fingerprint:
+                raise ValueError("a request's fingerprint is not empty")
+            # The requester's balance is part of every reply, moved or not.
+            players.append(check_player(request.player))
+            index[request.player] = 1
         entry_args: list[str | int | bytes] = []
         for entry in entries:
             if entry.amount > MAX_AMOUNT:
@@ -297,6 +354,8 @@ class TableStore:
             *(k.account(p) for p in players),
             *(k.game_log(p) for p, _ in logs),
         ]
+        if request is not None:
+            script_keys.append(k.request(request.player, request.rid))
         args: list[str | int | bytes] = [
             token,
             expected_version,
@@ -312,6 +371,10 @@ class TableStore:
             len(entries),
             len(events),
             len(logs),
+            request.fingerprint if request is not None else "",
+            request.memo if request is not None else "",
+            REQUEST_TTL_MS,
+            1 if request is not None else 0,
             *players,
             *entry_args,
         ]
@@ -321,9 +384,29 @@ class TableStore:
         reply = await self._batch.call(self._commit, script_keys, args)
         status = as_str(reply[0])
         if status == "OK":
-            return CommitResult(CommitStatus.OK, applied=int(reply[1]), skipped=int(reply[2]))
+            return CommitResult(
+                CommitStatus.OK,
+                applied=int(reply[1]),
+                skipped=int(reply[2]),
+                accounts=_balances(players, reply[3:]),
+            )
         if status == "DUPLICATE":
-            return CommitResult(CommitStatus.DUPLICATE, stored_version=int(reply[1]))
+            return CommitResult(
+                CommitStatus.DUPLICATE,
+                stored_version=int(reply[1]),
+                accounts=_balances(players, reply[2:]),
+            )
+        if status == "REPEATED":
+            return CommitResult(
+                CommitStatus.REPEATED,
+                request=RequestRecord(
+                    fingerprint=as_bytes(reply[1]),
+                    memo=as_bytes(reply[2]),
+                    account=int(reply[3]),
+                    table_id=as_str(reply[4]),
+                    version=int(reply[5]),
+                ),
+            )
         if status == "STALE_LEASE":
             current = as_str(reply[1])
             return CommitResult(
@@ -341,6 +424,27 @@ class TableStore:
         if status == "BAD_SEQ":
             raise StoreError(f"table {table_id}: events must continue after seq {int(reply[1])}")
         raise StoreError(f"unexpected commit reply {reply!r}")
+
+    # --- requests and accounts --------------------------------------------------
+
+    async def request(self, player: str, rid: str) -> RequestRecord | None:
+        """``player``'s request ``rid`` as recorded by the commit that applied it, or
+        None if no commit did (within :data:`~server.store.keys.REQUEST_TTL_MS`)."""
+        raw = await self.redis.hmget(self.keys.request(player, rid), ["f", "m", "a", "t", "v"])
+        fingerprint, memo, account, table_id, version = raw
+        if fingerprint is None:
+            return None
+        return RequestRecord(
+            fingerprint=as_bytes(fingerprint),
+            memo=as_bytes(memo or b""),
+            account=as_int(account),
+            table_id=as_str(table_id or b""),
+            version=as_int(version),
+        )
+
+    async def account_balance(self, player: str) -> int:
+        """``player``'s account balance as stored now (0 without an account)."""
+        return as_int(await self.redis.hget(self.keys.account(player), "balance"))
 
     # --- events -----------------------------------------------------------------
 
@@ -384,6 +488,13 @@ class TableStore:
         if len(items) > limit:
             return HistoryPage(items[:limit], items[limit - 1][0])
         return HistoryPage(items, None)
+
+
+def _balances(players: Sequence[str], values: Sequence[object]) -> dict[str, int]:
+    """The script's account balances (one per player, in order) by player."""
+    if len(values) != len(players):
+        raise StoreError(f"expected {len(players)} balances from the commit, got {len(values)}")
+    return {p: as_int(v) for p, v in zip(players, values, strict=True)}
 
 
 def _stream_seq(entry_id: str) -> int:

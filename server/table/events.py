@@ -23,11 +23,12 @@ class Tick:
 
 @dataclass(frozen=True, slots=True)
 class SitDown:
-    """``player`` takes ``seat`` with a buy-in of ``buy_in`` chips from their account."""
+    """``player`` takes ``seat`` (None: the first free seat) with a buy-in of ``buy_in``
+    chips from their account."""
 
     player: str
     name: str
-    seat: int
+    seat: int | None
     buy_in: int
     seed: bytes  # opens betting if the table was empty
 

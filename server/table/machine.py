@@ -188,10 +188,17 @@ def _sit_down(work: _Step, event: SitDown) -> None:
     state, config = work.state, work.state.config
     if state.seat_of(event.player) is not None:
         raise TableError(ErrorCode.ALREADY_SEATED, "you already have a seat at this table")
-    if not 0 <= event.seat < config.seats:
-        raise TableError(ErrorCode.BAD_MESSAGE, f"seat {event.seat} is not 0..{config.seats - 1}")
-    if state.seats[event.seat] is not None:
-        raise TableError(ErrorCode.SEAT_TAKEN, f"seat {event.seat} is taken")
+    # "Any free seat" is chosen here, from the state the event applies to: a choice
+    # made earlier, from an older state, could find the seat taken meanwhile.
+    seat = event.seat
+    if seat is None:
+        seat = next((i for i, s in enumerate(state.seats) if s is None), None)
+        if seat is None:
+            raise TableError(ErrorCode.TABLE_FULL, "every seat is taken")
+    if not 0 <= seat < config.seats:
+        raise TableError(ErrorCode.BAD_MESSAGE, f"seat {seat} is not 0..{config.seats - 1}")
+    if state.seats[seat] is not None:
+        raise TableError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken")
     if not config.min_buy_in <= event.buy_in <= config.max_buy_in:
         raise TableError(
             ErrorCode.BET_LIMITS,
@@ -205,8 +212,8 @@ def _sit_down(work: _Step, event: SitDown) -> None:
         Pot.ACCOUNT,
         Pot.TABLE,
     )
-    work.set_seat(event.seat, Seat(player=event.player, name=event.name, balance=event.buy_in))
-    work.emit(views.seat_changed(work.state, event.seat))
+    work.set_seat(seat, Seat(player=event.player, name=event.name, balance=event.buy_in))
+    work.emit(views.seat_changed(work.state, seat))
     if state.phase is Phase.IDLE and state.seed is None:
         _open_betting(work, event.seed)
 

@@ -56,6 +56,8 @@ TIMEOUT = 10.0  # default bound of every wait, in seconds
 
 ROOT = Path(__file__).resolve().parents[2]
 
+_CONNECTIONS = itertools.count(1)  # numbers the test connections, to keep rids apart
+
 
 def now_ms() -> int:
     """This machine's clock, as the server reads it (same host)."""
@@ -105,6 +107,9 @@ class Client:
         self.closed: Closed | None = None
         self.failure: Exception | None = None  # why the reader stopped, if not a close
         self.welcome: Welcome | None = None
+        # Rids unique across connections: the server takes a money request with a rid
+        # the player already used for a repeat of it (PROTOCOL.md, section 3).
+        self._rid_prefix = f"{label or 'r'}{next(_CONNECTIONS)}."
         self._rids = itertools.count(1)
         self._changed = asyncio.Condition()
         self._reader = asyncio.create_task(self._read())
@@ -251,7 +256,7 @@ class Client:
     # --- requests -----------------------------------------------------------------
 
     def next_rid(self) -> str:
-        return f"{self.label or 'r'}{next(self._rids)}"
+        return f"{self._rid_prefix}{next(self._rids)}"
 
     async def send(self, data: bytes | str) -> None:
         await self.ws.send(data)

@@ -408,6 +408,27 @@ def test_void_returns_every_bet(phase_ms: int) -> None:
     assert h.total() == 15_000
 
 
+def test_sitting_down_anywhere_takes_the_first_free_seat_or_finds_the_table_full() -> None:
+    h = seated(2)
+    h.apply(StandUp("p0"))
+    h.accounts["p7"] = h.accounts["p8"] = 5000
+    t = h.apply(SitDown("p7", "Gus", None, 100, seed(1)))
+    assert t.state.seat_of("p7") == 0
+    for i in range(2, CONFIG.seats):
+        h.accounts[f"q{i}"] = 5000
+        h.apply(SitDown(f"q{i}", "Q", None, 100, seed(1)))
+    assert all(s is not None for s in h.state.seats)
+    before = h.state
+    with pytest.raises(TableError) as info:
+        h.apply(SitDown("p8", "Hal", None, 100, seed(1)))
+    assert info.value.code is ErrorCode.TABLE_FULL
+    assert h.state is before
+    # A seated player asking for any seat is told they have one, full table or not.
+    with pytest.raises(TableError) as info:
+        h.apply(SitDown("p7", "Gus", None, 100, seed(1)))
+    assert info.value.code is ErrorCode.ALREADY_SEATED
+
+
 def test_bets_limits_balance_and_phase_errors_change_nothing() -> None:
     h = seated(1, buy_in=100)
     cases: list[tuple[Event, ErrorCode]] = [
