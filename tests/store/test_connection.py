@@ -1,0 +1,79 @@
+"""Commands packed by hiredis: the same bytes as redis-py's packer, and a real Redis
+understands them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import redis.asyncio
+from hypothesis import given
+from hypothesis import strategies as st
+from redis.asyncio.connection import UnixDomainSocketConnection
+from redis.exceptions import DataError
+
+from server.store.connection import (
+    HiredisConnection,
+    HiredisSSLConnection,
+    HiredisUnixConnection,
+    connection_class,
+)
+from server.store.embedded import EmbeddedRedis
+
+_ARG = st.one_of(
+    st.text(),
+    st.binary(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
+
+
+def _packed(connection: UnixDomainSocketConnection, *args: Any) -> bytes:
+    return b"".join(bytes(part) for part in connection.pack_command(*args))
+
+
+@given(name=st.sampled_from(["EVALSHA", "SET", "CONFIG GET", "XADD"]), args=st.lists(_ARG))
+def test_the_same_bytes_as_redis_py(name: str, args: list[object]) -> None:
+    ours = HiredisUnixConnection(path="/nonexistent")
+    theirs = UnixDomainSocketConnection(path="/nonexistent")
+    assert _packed(ours, name, *args) == _packed(theirs, name, *args)
+
+
+def test_values_neither_packs_are_refused_the_same_way() -> None:
+    ours = HiredisUnixConnection(path="/nonexistent")
+    for bad in (True, None, [1]):
+        with pytest.raises(DataError):
+            ours.pack_command("SET", "k", bad)
+    assert (
+        _packed(ours, "SET", "k", memoryview(b"v")) == b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
+    )
+
+
+def test_a_class_for_each_kind_of_url() -> None:
+    assert connection_class("unix:///tmp/redis.sock") is HiredisUnixConnection
+    assert connection_class("redis://localhost:6379/0") is HiredisConnection
+    assert connection_class("REDISS://example:6380") is HiredisSSLConnection
+
+
+@pytest.mark.asyncio
+async def test_a_real_redis_runs_what_hiredis_packed(redis_server: EmbeddedRedis) -> None:
+    url = redis_server.url
+    pool = redis.asyncio.ConnectionPool.from_url(url, connection_class=connection_class(url))
+    client = redis.asyncio.Redis(connection_pool=pool)
+    try:
+        await client.flushdb()
+        blob = bytes(range(256)) * 40  # binary, above redis-py's own chunking size
+        script = client.register_script("return {KEYS[1], ARGV[1], ARGV[2], ARGV[3]}")
+        assert await script(keys=["k:ü"], args=[blob, -7, 2.5]) == [
+            "k:ü".encode(),
+            blob,
+            b"-7",
+            b"2.5",
+        ]
+        async with client.pipeline(transaction=False) as pipe:
+            pipe.set("a", blob)
+            pipe.get("a")
+            pipe.incrby("n", 2**40)
+            assert await pipe.execute() == [True, blob, 2**40]
+    finally:
+        await client.aclose(close_connection_pool=True)
