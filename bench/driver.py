@@ -160,14 +160,21 @@ async def _lag_probe(lags: list[float], period: float = 0.01) -> None:
 
 # --- the game server's own stall metrics ------------------------------------------------------
 
-STALL_HISTOGRAMS = ("paigow_loop_lag_seconds", "paigow_gc_pause_seconds")
+STALL_HISTOGRAMS = (
+    "paigow_loop_lag_seconds",
+    "paigow_gc_pause_seconds",
+    "paigow_request_seconds",
+    "paigow_commit_seconds",
+)
 
 
 def _scrape(url: str) -> dict[str, dict[float, float]]:
     """Cumulative bucket counts of the server's stall histograms, by series.
 
-    Series are ``loop`` and ``gc<generation>``; ``{}`` when ``url`` is empty (the bare
-    server has no metrics) or cannot be read.
+    Series are ``loop``, ``gc<generation>``, ``bet`` (a bet's time inside the server,
+    arrival to reply queued) and ``commit`` (a table event applied and stored, lock
+    held); ``{}`` when ``url`` is empty (the bare server has no metrics) or cannot be
+    read.
     """
     if not url:
         return {}
@@ -183,9 +190,14 @@ def _scrape(url: str) -> dict[str, dict[float, float]]:
         for sample in family.samples:
             if sample.name != family.name + "_bucket":
                 continue
-            name = (
-                "loop" if "generation" not in sample.labels else "gc" + sample.labels["generation"]
-            )
+            labels = sample.labels
+            if "type" in labels and labels["type"] != "Bet":
+                continue
+            name = "bet" if "type" in labels else "loop"
+            if family.name == "paigow_commit_seconds":
+                name = "commit"
+            if "generation" in labels:
+                name = "gc" + labels["generation"]
             series.setdefault(name, {})[float(sample.labels["le"])] = sample.value
     return series
 

@@ -91,6 +91,29 @@ settling_ms = 200
 """
 
 
+def _split_cpus() -> tuple[set[int], set[int]] | None:
+    """(the server's CPU, the others): the goals are for one server core, so the
+    server under test (game or bare) gets one CPU to itself, and the driver and the
+    game server's Redis share the rest. None (no pinning) on one CPU, where
+    ``sched_setaffinity`` is missing, or with ``PAIGOW_BENCH_NO_PIN=1``."""
+    if not hasattr(os, "sched_getaffinity") or os.environ.get("PAIGOW_BENCH_NO_PIN"):
+        return None
+    usable = sorted(os.sched_getaffinity(0))
+    if len(usable) < 2:
+        return None
+    return {usable[0]}, set(usable[1:])
+
+
+CPUS = _split_cpus()
+
+
+def _pin(pid: int, cpus: set[int] | None) -> None:
+    """Pin process ``pid`` (just started, before it does any work) to ``cpus``."""
+    if cpus is not None:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(pid, cpus)
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -161,11 +184,14 @@ class GameServer:
             stderr=self.log,
             text=True,
         )
+        _pin(self.proc.pid, CPUS[0] if CPUS else None)
         try:
             _wait_line(self.proc, r"paigow-server listening", 180)
         except RuntimeError:
             self.stop()
             raise
+        for pid in children(self.proc.pid):  # its Redis goes beside the driver
+            _pin(pid, CPUS[1] if CPUS else None)
 
     @property
     def url(self) -> str:
@@ -199,6 +225,7 @@ class BareServer:
             stdout=subprocess.PIPE,
             text=True,
         )
+        _pin(self.proc.pid, CPUS[0] if CPUS else None)
         line = _wait_line(self.proc, r"bare listening on", 30)
         match = re.search(r"on (\d+) loop=(\S+) gc=(.*)$", line)
         assert match is not None
@@ -215,16 +242,20 @@ class BareServer:
 
 
 def _driver(args: list[str]) -> dict[str, Any]:
-    proc = subprocess.run(
+    with subprocess.Popen(
         [sys.executable, "-m", "bench.driver", *args],
         cwd=ROOT,
         env=_env(ROOT),
         stdout=subprocess.PIPE,
         text=True,
-        check=False,
-        timeout=400,
-    )
-    lines = proc.stdout.strip().splitlines()
+    ) as proc:
+        _pin(proc.pid, CPUS[1] if CPUS else None)
+        try:
+            out, _ = proc.communicate(timeout=400)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    lines = out.strip().splitlines()
     if proc.returncode != 0 or not lines:
         raise RuntimeError(f"driver failed (exit code {proc.returncode})")
     result: dict[str, Any] = json.loads(lines[-1])
@@ -321,10 +352,16 @@ def _stalls(stalls: dict[str, dict[str, float]]) -> str:
         return "over 5 s" if math.isinf(le) else f"<= {le * 1000:g} ms"
 
     loop = stalls.get("loop", {})
+    bet = stalls.get("bet", {})
+    commit = stalls.get("commit", {})
     parts = [
+        f"bets inside the game server: {bet.get('count', 0):,.0f}, "
+        f"{bet.get('over_25ms', 0):,.0f} > 25 ms, longest {bound(bet.get('max_le', 0.0))}",
+        f"commits: {commit.get('count', 0):,.0f}, {commit.get('over_25ms', 0):,.0f} > 25 ms, "
+        f"longest {bound(commit.get('max_le', 0.0))}",
         f"game server's loop: {loop.get('count', 0):,.0f} probes, "
         f"{loop.get('over_25ms', 0):,.0f} late > 25 ms, {loop.get('over_100ms', 0):,.0f} "
-        f"> 100 ms, longest {bound(loop.get('max_le', 0.0))}"
+        f"> 100 ms, longest {bound(loop.get('max_le', 0.0))}",
     ]
     for gen in ("gc0", "gc1", "gc2"):
         g = stalls.get(gen)
@@ -505,10 +542,16 @@ def _report_profile(path: Path, root: Path) -> None:
 def _config(game_loop: str, bare_loop: str, bare_gc: str, root: Path, fd: tuple[int, int]) -> None:
     cores = os.cpu_count()
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else cores
+    placement = (
+        f"the server under test pinned to CPU {sorted(CPUS[0])[0]}, the driver and the game "
+        f"server's Redis to CPU {', '.join(map(str, sorted(CPUS[1])))}"
+        if CPUS
+        else "shared by server, its Redis and the driver (not pinned)"
+    )
     print(
         f"configuration: Python {platform.python_version()} ({platform.python_implementation()}) "
-        f"on {platform.machine()}, {cores} cores ({usable} usable) shared by server, its Redis "
-        f"and the driver; {_versions()}; Redis {_redis_version()} (embedded, appendonly)"
+        f"on {platform.machine()}, {cores} cores ({usable} usable): {placement}; "
+        f"{_versions()}; Redis {_redis_version()} (embedded, appendonly)"
     )
     print(
         f"  game server: loop {game_loop}, gc {_server_gc(root)}, one process; "
