@@ -22,6 +22,13 @@ def pack_record(record: RoundRecord) -> bytes:
     return packed
 
 
+def record_table(blob: bytes) -> str | None:
+    """The table of a stored record (None if it has none: it is then never matched)."""
+    record = msgpack.unpackb(blob, raw=False)
+    table = record.get("table_id") if isinstance(record, dict) else None
+    return table if isinstance(table, str) else None
+
+
 def unpack_records(blobs: list[bytes], next_cursor: str | None) -> HistoryPage:
     """A history page of stored records, each checked by the protocol's decoder."""
     result: dict[str, object] = {

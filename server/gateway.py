@@ -58,7 +58,6 @@ from protocol.messages import (
 )
 from protocol.structs import (
     Balances,
-    HistoryPage,
     Joined,
     PayLine,
     Result,
@@ -76,7 +75,7 @@ from protocol.version import (
     negotiate,
 )
 from server.auth import tokens
-from server.gamelog import unpack_records
+from server.gamelog import record_table, unpack_records
 from server.host import MoneyRequest, TableHost, TableUnavailable, now_ms
 from server.metrics import Metrics
 from server.rules import bonus as bonus_rules
@@ -787,17 +786,35 @@ class Gateway:
                 cursor = int(msg.cursor)
             except ValueError:
                 raise TableError(ErrorCode.BAD_CURSOR, "unknown history cursor") from None
-        page = await self.tables.history(player, cursor, msg.limit)
-        blobs = [record for _, record in page.items]
-        result: HistoryPage = unpack_records(
-            blobs, str(page.next_cursor) if page.next_cursor is not None else None
-        )
-        if msg.table_id is not None:
-            result = HistoryPage(
-                rounds=tuple(r for r in result.rounds if r.table_id == msg.table_id),
-                next_cursor=result.next_cursor,
-            )
-        return result
+        if msg.table_id is None:
+            page = await self.tables.history(player, cursor, msg.limit)
+            blobs = [record for _, record in page.items]
+            next_cursor = page.next_cursor
+        else:
+            blobs, next_cursor = await self._table_history(player, msg.table_id, cursor, msg.limit)
+        return unpack_records(blobs, str(next_cursor) if next_cursor is not None else None)
+
+    async def _table_history(
+        self, player: str, table_id: str, cursor: int | None, limit: int
+    ) -> tuple[list[bytes], int | None]:
+        """Up to ``limit`` of ``player``'s records at ``table_id`` older than ``cursor``,
+        and the cursor after the last one (None: no more).
+
+        A page filtered after reading could come back empty with more to follow; the
+        stored pages are read on instead until the page is full or the log ends (the
+        log is capped, so this is bounded).
+        """
+        found: list[bytes] = []
+        while True:
+            page = await self.tables.history(player, cursor, L.MAX_HISTORY_PAGE)
+            for ordinal, blob in page.items:
+                if record_table(blob) == table_id:
+                    found.append(blob)
+                    if len(found) == limit:
+                        return found, ordinal
+            if page.next_cursor is None:
+                return found, None
+            cursor = page.next_cursor
 
     async def _table_info(self, conn: Connection, msg: GetTableInfo) -> Result:
         host = self.hosts.get(msg.table_id)

@@ -184,3 +184,47 @@ async def test_several_tables_at_once(
         assert report.ok, report.explain()
     finally:
         await close_all(clients)
+
+
+@pytest.mark.asyncio
+async def test_history_of_one_table_fills_its_pages(start_app: StartApp) -> None:
+    """Filtered by table, a page holds that table's rounds only, as many as asked for
+    while older ones exist, however the player's rounds at other tables interleave."""
+    app = await start_app(quick_tables("ha", "hb"))
+    player = await Client.hello(url(app), label="p")
+    try:
+        for t in ("ha", "hb"):
+            await player.ok(Join, table_id=t, buy_in=BUY_IN)
+        # Newest first, the log is: ha 3, hb 2, hb 1, ha 2, ha 1 (hb's rounds between).
+        await play_round([player], "ha", 1)
+        await play_round([player], "ha", 2)
+        await play_round([player], "hb", 1)
+        await play_round([player], "hb", 2)
+        await play_round([player], "ha", 3)
+
+        async def pages(table_id: str, limit: int) -> list[list[int]]:
+            found: list[list[int]] = []
+            cursor: str | None = None
+            while True:
+                page = await player.ok(GetHistory, table_id=table_id, limit=limit, cursor=cursor)
+                assert isinstance(page, HistoryPage)
+                assert {r.table_id for r in page.rounds} <= {table_id}
+                found.append([r.round for r in page.rounds])
+                if page.next_cursor is None:
+                    return found
+                cursor = page.next_cursor
+
+        assert await pages("ha", 2) == [[3, 2], [1]]  # across hb's rounds, no short page
+        assert await pages("hb", 2) == [[2, 1], []]  # full: the end is not yet known
+        assert await pages("hb", 5) == [[2, 1]]
+        everything = await player.ok(GetHistory, limit=5)
+        assert isinstance(everything, HistoryPage)
+        assert [(r.table_id, r.round) for r in everything.rounds] == [
+            ("ha", 3),
+            ("hb", 2),
+            ("hb", 1),
+            ("ha", 2),
+            ("ha", 1),
+        ]
+    finally:
+        await player.close()
