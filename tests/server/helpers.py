@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import redis.asyncio
+from redis.exceptions import ConnectionError as RedisConnectionError
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -47,6 +48,7 @@ from protocol.messages import (
 from protocol.structs import TableSeq, Welcome
 from server.app import App
 from server.store.audit import AuditReport, audit
+from server.store.tables import CommitResult, TableStore
 from server.table.state import from_bytes
 
 T = TypeVar("T")
@@ -528,3 +530,17 @@ def http_get(port: int, path: str) -> tuple[int, str]:
 async def audit_report(client: redis.asyncio.Redis) -> AuditReport:
     """The store's audit, as ``paigow-server audit`` runs it."""
     return await audit(client, lambda state: from_bytes(state).money())
+
+
+class LostReplies(TableStore):
+    """The real store, but the next commit's reply is lost on the way back (the change
+    is stored, then the connection fails), as a network cut can do."""
+
+    lose_next = False
+
+    async def commit(self, table_id: str, **kwargs: Any) -> CommitResult:
+        result = await super().commit(table_id, **kwargs)
+        if self.lose_next:
+            self.lose_next = False
+            raise RedisConnectionError("connection lost after the write")
+        return result

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 import redis.asyncio
-from redis.exceptions import ConnectionError as RedisConnectionError
 
 from protocol.messages import Bet, Join, Rebuy, SeatChange
 from server.app import App
 from server.host import encode_outbound, now_ms, pack_outbound
 from server.store.accounts import AccountStore
-from server.store.tables import CommitResult, CommitStatus, TableStore
+from server.store.tables import CommitStatus, TableStore
 from server.table import events as ev
 from server.table.machine import step
 from server.table.state import to_bytes
-from tests.server.helpers import Client, audit_report, until, url
+from tests.server.helpers import Client, LostReplies, audit_report, until, url
 
 
 @pytest.mark.asyncio
@@ -67,20 +64,6 @@ async def test_a_commit_the_host_did_not_see_reloads_the_table(
         await client.close()
 
 
-class _LostReplies(TableStore):
-    """The real store, but the next commit's reply is lost on the way back (the change
-    is stored, then the connection fails), as a network cut can do."""
-
-    lose_next = False
-
-    async def commit(self, table_id: str, **kwargs: Any) -> CommitResult:
-        result = await super().commit(table_id, **kwargs)
-        if self.lose_next:
-            self.lose_next = False
-            raise RedisConnectionError("connection lost after the write")
-        return result
-
-
 @pytest.mark.asyncio
 async def test_a_stored_commit_whose_reply_is_lost_counts_once(
     app: App, redis_client: redis.asyncio.Redis
@@ -88,7 +71,7 @@ async def test_a_stored_commit_whose_reply_is_lost_counts_once(
     """The host asks Redis whether the change was stored: it was, so the request
     succeeds, its events go out, and nothing is applied twice."""
     host = app.hosts["slow"]
-    store = _LostReplies(host.store.redis)
+    store = LostReplies(host.store.redis)
     host.store = store
     client = await Client.hello(url(app))
     try:

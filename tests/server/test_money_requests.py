@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 import redis.asyncio
-from redis.exceptions import ConnectionError as RedisConnectionError
 
 from protocol.codec import encode
 from protocol.messages import CashOut, ErrorReply, Join, Leave, OkReply, Rebuy, Watch
@@ -27,8 +26,7 @@ from server.config import Settings
 from server.host import TableHost
 from server.store.accounts import AccountStore
 from server.store.keys import Keys
-from server.store.tables import CommitResult, TableStore
-from tests.server.helpers import Client, Reply, audit_report, close_all, until, url
+from tests.server.helpers import Client, LostReplies, Reply, audit_report, close_all, until, url
 
 ACCOUNT = 1000
 BUY_IN = 300
@@ -200,20 +198,6 @@ async def test_one_rid_at_two_tables_at_once_applies_once(
         await close_all([a, b])
 
 
-class _LostReplies(TableStore):
-    """The real store, but the next commit's reply is lost after the write (as a
-    network cut can do)."""
-
-    lose_next = False
-
-    async def commit(self, table_id: str, **kwargs: Any) -> CommitResult:
-        result = await super().commit(table_id, **kwargs)
-        if self.lose_next:
-            self.lose_next = False
-            raise RedisConnectionError("connection lost after the write")
-        return result
-
-
 @pytest.mark.asyncio
 async def test_a_commit_whose_reply_is_lost_still_answers_with_the_recorded_balance(
     app: App, server_settings: Settings, redis_client: redis.asyncio.Redis
@@ -221,7 +205,7 @@ async def test_a_commit_whose_reply_is_lost_still_answers_with_the_recorded_bala
     """The host finds its change stored and answers from the request's record; the
     client, unsure, sends it again: the same reply, nothing moves twice."""
     host = app.hosts["slow"]
-    store = _LostReplies(host.store.redis)
+    store = LostReplies(host.store.redis)
     host.store = store
     accounts = AccountStore(redis_client)
     await accounts.credit("alice", ACCOUNT, "test:credit")
