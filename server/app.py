@@ -32,7 +32,7 @@ from server.host import TableHost
 from server.leases import LeaseKeeper
 from server.metrics import Metrics
 from server.store.accounts import AccountStore
-from server.store.connection import connection_class
+from server.store.connection import blocking_pool
 from server.store.embedded import EmbeddedRedis
 from server.store.tables import TableStore
 from server.table.machine import Transition
@@ -99,12 +99,7 @@ class App:
         # A bounded pool that waits for a free connection: redis-py's default pool
         # refuses at once past 100 connections, which under load turned bets into
         # internal errors and lost table leases.
-        pool = redis.asyncio.BlockingConnectionPool.from_url(
-            url,
-            max_connections=REDIS_POOL_SIZE,
-            timeout=REDIS_POOL_WAIT_S,
-            connection_class=connection_class(url),
-        )
+        pool = blocking_pool(url, REDIS_POOL_SIZE, REDIS_POOL_WAIT_S)
         self.redis = redis.asyncio.Redis(connection_pool=pool)
         await self.redis.ping()
         store = TableStore(self.redis)

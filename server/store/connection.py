@@ -14,9 +14,11 @@ from typing import Any
 import hiredis
 from redis.asyncio.connection import (
     AbstractConnection,
+    BlockingConnectionPool,
     Connection,
     SSLConnection,
     UnixDomainSocketConnection,
+    parse_url,
 )
 
 
@@ -51,3 +53,15 @@ def connection_class(url: str) -> type[AbstractConnection]:
     if scheme == "rediss":
         return HiredisSSLConnection
     return HiredisConnection
+
+
+def blocking_pool(url: str, max_connections: int, timeout: float) -> BlockingConnectionPool:
+    """A pool of at most ``max_connections`` hiredis-packing connections to ``url``,
+    where a caller waits up to ``timeout`` seconds for a free one.
+
+    Not ``BlockingConnectionPool.from_url(url, connection_class=...)``: the class the
+    URL implies (unix socket, TLS) would replace the one given.
+    """
+    options: dict[str, Any] = dict(parse_url(url))
+    options["connection_class"] = connection_class(url)
+    return BlockingConnectionPool(max_connections=max_connections, timeout=timeout, **options)

@@ -16,6 +16,7 @@ from server.store.connection import (
     HiredisConnection,
     HiredisSSLConnection,
     HiredisUnixConnection,
+    blocking_pool,
     connection_class,
 )
 from server.store.embedded import EmbeddedRedis
@@ -55,10 +56,24 @@ def test_a_class_for_each_kind_of_url() -> None:
     assert connection_class("REDISS://example:6380") is HiredisSSLConnection
 
 
+@pytest.mark.parametrize(
+    ("url", "cls"),
+    [
+        ("unix:///tmp/redis.sock?db=2", HiredisUnixConnection),
+        ("redis://localhost:6379/0", HiredisConnection),
+        ("rediss://example:6380", HiredisSSLConnection),
+    ],
+)
+def test_the_pool_makes_hiredis_connections_whatever_the_url(url: str, cls: type) -> None:
+    pool = blocking_pool(url, max_connections=3, timeout=1.0)
+    assert pool.connection_class is cls
+    assert pool.max_connections == 3
+
+
 @pytest.mark.asyncio
 async def test_a_real_redis_runs_what_hiredis_packed(redis_server: EmbeddedRedis) -> None:
-    url = redis_server.url
-    pool = redis.asyncio.ConnectionPool.from_url(url, connection_class=connection_class(url))
+    pool = blocking_pool(redis_server.url, 4, 5.0)
+    assert pool.connection_class is connection_class(redis_server.url)
     client = redis.asyncio.Redis(connection_pool=pool)
     try:
         await client.flushdb()
