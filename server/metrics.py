@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -65,25 +66,41 @@ class Metrics:
             buckets=_STALL_BUCKETS,
             registry=self.registry,
         )
+        self._gc_by_generation = [self.gc_pause.labels(str(g)) for g in range(3)]
+        # Pauses timed by the collector's callback, not yet in the histogram (bounded:
+        # nothing grows if no one flushes).
+        self._gc_pending: deque[tuple[int, float]] = deque(maxlen=10_000)
 
     def render(self) -> bytes:
         """The Prometheus text exposition."""
+        self.flush_gc()
         return generate_latest(self.registry)
 
     def watch_gc(self) -> Callable[[], None]:
-        """Time every collection into :attr:`gc_pause`; returns the function that stops it."""
+        """Time every collection into :attr:`gc_pause`; returns the function that stops it.
+
+        The callback only queues the pause: observing a histogram takes a lock, and a
+        collection may start while that very lock is held (in :meth:`render`, say),
+        which would deadlock. :meth:`flush_gc` moves the queue into the histogram.
+        """
         started = 0.0
-        by_generation = [self.gc_pause.labels(str(g)) for g in range(3)]
+        pending = self._gc_pending
 
         def callback(phase: str, info: dict[str, Any]) -> None:
             nonlocal started
             if phase == "start":
                 started = time.perf_counter()
             else:
-                by_generation[info["generation"]].observe(time.perf_counter() - started)
+                pending.append((info["generation"], time.perf_counter() - started))
 
         gc.callbacks.append(callback)
         return lambda: gc.callbacks.remove(callback)
+
+    def flush_gc(self) -> None:
+        """Move the collections timed since the last call into :attr:`gc_pause`."""
+        while self._gc_pending:
+            generation, seconds = self._gc_pending.popleft()
+            self._gc_by_generation[generation].observe(seconds)
 
     async def probe_loop_lag(self) -> NoReturn:
         """Observe, forever, how late a :data:`LAG_PROBE_S` sleep wakes up."""
@@ -92,3 +109,4 @@ class Metrics:
             due = loop.time() + LAG_PROBE_S
             await asyncio.sleep(LAG_PROBE_S)
             self.loop_lag.observe(max(0.0, loop.time() - due))
+            self.flush_gc()
