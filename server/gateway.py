@@ -890,6 +890,7 @@ class Gateway:
 
         request = MoneyRequest(
             player=self._player(conn),
+            session=conn.session_id,
             rid=msg.rid,
             # The request itself, but for its rid: a retry sends the same fields.
             fingerprint=encode(replace(msg, rid="-")),

@@ -78,7 +78,9 @@ class TableUnavailable(TableError):
 @dataclass(frozen=True, slots=True)
 class MoneyRequest:
     """A client's request that moves chips (join, rebuy, cash_out, leave), applied at
-    most once per ``(player, rid)`` (PROTOCOL.md, section 3).
+    most once per ``(session, rid)`` (PROTOCOL.md, section 3): a session survives a
+    dropped connection (resumed with its token), and a client's request ids are its
+    own only within one session (a counter may start again in a new one).
 
     ``fingerprint`` says what was asked: the same rid with another fingerprint is
     refused (``rid_reused``). ``memo(t)`` is what the reply needs from the change
@@ -89,10 +91,16 @@ class MoneyRequest:
     """
 
     player: str
+    session: str
     rid: str
     fingerprint: bytes
     memo: Callable[[Transition], bytes]
     answer: Callable[[bytes, int], None]
+
+    @property
+    def key(self) -> str:
+        """What the request is stored under, for its player."""
+        return f"{self.session}:{self.rid}"
 
 
 def _answer_repeat(request: MoneyRequest, record: RequestRecord) -> None:
@@ -350,7 +358,7 @@ class TableHost:
                 # Checked before step(): a repeat may no longer be legal at all (a
                 # join of a player now seated). Under the lock, so of two identical
                 # requests at once the second sees the first one's record.
-                record = await self.store.request(request.player, request.rid)
+                record = await self.store.request(request.player, request.key)
                 if record is not None:
                     _answer_repeat(request, record)
                     return Transition(state=self.state)
@@ -422,7 +430,7 @@ class TableHost:
         carried = None
         if request is not None:
             carried = ClientRequest(
-                request.player, request.rid, request.fingerprint, request.memo(t)
+                request.player, request.key, request.fingerprint, request.memo(t)
             )
         try:
             result = await self.store.commit(
@@ -469,7 +477,7 @@ class TableHost:
                 if result is not None:
                     account = result.accounts[request.player]
                 else:  # the commit's reply was lost: its record has the balance
-                    record = await self.store.request(request.player, request.rid)
+                    record = await self.store.request(request.player, request.key)
                     if record is None:
                         raise StoreError("a stored request has no record")
                     account = record.account

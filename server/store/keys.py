@@ -33,8 +33,8 @@ Name                                  Type       Contents
 ``pg:ledger``                         stream     every chip movement: ``key kind player amount
                                                  source dest table``; MAXLEN ~ a large bound
 ``pg:request:{p}:{h}``                hash       a money request of player ``p`` already
-                                                 applied, ``h`` = SHA-256 of its ``rid``
-                                                 (hex): ``f`` what was asked, ``m`` what its
+                                                 applied, ``h`` = SHA-256 of its key
+                                                 (``<session>:<rid>``, hex): ``f`` what was asked, ``m`` what its
                                                  reply needs, ``a`` the account balance
                                                  right after it, ``t`` table, ``v`` version;
                                                  expires (see :data:`REQUEST_TTL_MS`)
@@ -66,7 +66,8 @@ APPLIED_TTL_MS = 30 * 24 * 3600 * 1000
 
 REQUEST_TTL_MS = 24 * 3600 * 1000
 """How long a player's money request stays recorded: within this time a request with the
-same ``rid`` moves nothing and gets the first reply again (PROTOCOL.md, section 3)."""
+same ``rid`` in the same session moves nothing and gets the first reply again
+(PROTOCOL.md, section 3)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,8 +135,8 @@ class Keys:
     def request(self, player: str, rid: str) -> str:
         """Hash: ``player``'s money request ``rid``, once applied (with a TTL).
 
-        The rid is the client's text (any characters, up to 64): its digest keeps the
-        name free of the separators and braces that key names avoid.
+        ``rid`` holds the client's text (the server scopes it by session first): its
+        digest keeps the name free of the separators and braces that key names avoid.
         """
         digest = hashlib.sha256(rid.encode()).hexdigest()
         return f"{self.prefix}request:{player}:{digest}"

@@ -1,11 +1,12 @@
-"""Money requests over real sockets: each applies once per (player, rid), and its reply
-states the account balance the commit left, not one read before it.
+"""Money requests over real sockets: each applies once per (session, rid), and its
+reply states the account balance the commit left, not one read before it.
 
-A client that lost a reply sends the same request again with the same rid (on a new
-connection, or on a second one at the same time): the chips move once, and both
-replies are the same ``ok``. The balance tests hold a table's lock (the host's own,
-in-process) while a request waits for it, so that another move of the same account
-lands between the moment the request arrives and its commit, every time.
+A client that lost a reply resumes its session and sends the same request again with
+the same rid (or sends it twice at once): the chips move once, and both replies are
+the same ``ok``. In a new session, the same rid is a new request. The balance tests
+hold a table's lock (the host's own, in-process) while a request waits for it, so that
+another move of the same account lands between the moment the request arrives and its
+commit, every time.
 """
 
 from __future__ import annotations
@@ -43,11 +44,18 @@ REQUESTS: dict[str, tuple[MoneyMessage, int, int | None]] = {
 }
 
 
-async def connect(app: App, settings: Settings, player: str, label: str) -> Client:
-    """A connection logged in as ``player`` (a signed token)."""
+async def connect(
+    app: App, settings: Settings, player: str, label: str, resume: Client | None = None
+) -> Client:
+    """A connection logged in as ``player`` (a signed token); with ``resume``, in the
+    session of that earlier connection (which the server then closes, if still open)."""
     assert settings.token_secret is not None
     token = tokens.issue(settings.token_secret.encode(), player, 600, int(time.time()))
-    return await Client.hello(url(app), label=label, token=token)
+    resume_token = None
+    if resume is not None:
+        assert resume.welcome is not None
+        resume_token = resume.welcome.resume_token
+    return await Client.hello(url(app), label=label, token=token, resume_token=resume_token)
 
 
 async def send(client: Client, message: MoneyMessage) -> Reply:
@@ -102,8 +110,8 @@ async def test_a_money_request_sent_twice_moves_chips_once(
     together: bool,
 ) -> None:
     """Again later: the first reply was received, the connection dropped, and the
-    client sends the request again on a new one. Together: two connections of the
-    player send it at the same moment. Either way both replies are the same ``ok``."""
+    client resumes its session on a new one and sends the request again. Together: the
+    client sends it twice at once. Either way both replies are the same ``ok``."""
     await AccountStore(redis_client).credit("alice", ACCOUNT, "test:credit")
     message, account, table_balance = REQUESTS[kind]
     a = await connect(app, server_settings, "alice", "A")
@@ -112,16 +120,16 @@ async def test_a_money_request_sent_twice_moves_chips_once(
         if kind != "join":
             await a.ok(Join, table_id="slow", buy_in=BUY_IN)
         if together:
-            b = await connect(app, server_settings, "alice", "B")
-            clients.append(b)
-            await asyncio.gather(a.send(encode(message)), b.send(encode(message)))
-            first, second = await reply_to(a, message.rid), await reply_to(b, message.rid)
+            await asyncio.gather(a.send(encode(message)), a.send(encode(message)))
+            replies = await a.wait(lambda: len(a.replies.get(message.rid, [])) >= 2)
+            assert replies
+            first, second = a.replies[message.rid]
             after = await holdings(app, redis_client, "alice")
         else:
             first = await send(a, message)
             after = await holdings(app, redis_client, "alice")
             await a.close()
-            b = await connect(app, server_settings, "alice", "B")
+            b = await connect(app, server_settings, "alice", "B", resume=a)
             clients.append(b)
             second = await send(b, message)
         assert ok_result(first) == ok_result(second)
@@ -171,31 +179,35 @@ async def test_a_rid_is_the_players_own_and_a_new_rid_is_a_new_request(
 async def test_one_rid_at_two_tables_at_once_applies_once(
     app: App, server_settings: Settings, redis_client: redis.asyncio.Redis
 ) -> None:
-    """Two tables' hosts do not share a lock: the commit itself refuses the second."""
+    """A request still in flight when its session is resumed elsewhere, and the retry
+    sent to another table: the two tables' hosts do not share a lock, both requests
+    pass the check made before the change, and the commit itself refuses the second."""
     accounts = AccountStore(redis_client)
     await accounts.credit("alice", ACCOUNT, "test:credit")
     fast, slow = app.hosts["fast"], app.hosts["slow"]
     a = await connect(app, server_settings, "alice", "A")
-    b = await connect(app, server_settings, "alice", "B")
+    clients = [a]
     try:
         await a.ok(Join, table_id="slow", buy_in=BUY_IN)
-        await b.ok(Join, table_id="fast", buy_in=BUY_IN)
-        at_slow = Rebuy(rid="both", table_id="slow", amount=100)
-        at_fast = Rebuy(rid="both", table_id="fast", amount=100)
+        await a.ok(Join, table_id="fast", buy_in=BUY_IN)
         async with fast.lock, slow.lock:
-            await asyncio.gather(a.send(encode(at_slow)), b.send(encode(at_fast)))
-            await until(lambda: waiting(fast) and waiting(slow), what="both rebuys to wait")
-        replies = await asyncio.gather(reply_to(a, "both"), reply_to(b, "both"))
-        oks = [r for r in replies if isinstance(r, OkReply)]
-        errors = [r for r in replies if isinstance(r, ErrorReply)]
-        assert len(oks) == 1, replies
-        assert [e.code for e in errors] == ["rid_reused"]
+            await a.send(encode(Rebuy(rid="both", table_id="slow", amount=100)))
+            await until(lambda: waiting(slow), what="the first rebuy to wait")
+            b = await connect(app, server_settings, "alice", "B", resume=a)  # a is closed
+            clients.append(b)
+            await b.send(encode(Rebuy(rid="both", table_id="fast", amount=100)))
+            await until(lambda: waiting(fast), what="the second rebuy to wait")
+        reply = await reply_to(b, "both")  # a's reply, if any, went to a closed socket
+        await until(lambda: not waiting(fast) and not waiting(slow), what="both to finish")
+        assert isinstance(reply, OkReply | ErrorReply), reply
+        assert isinstance(reply, OkReply) or reply.code == "rid_reused", reply
         assert await accounts.balance("alice") == ACCOUNT - 2 * BUY_IN - 100
-        assert ok_result(oks[0]).account == ACCOUNT - 2 * BUY_IN - 100
+        if isinstance(reply, OkReply):
+            assert ok_result(reply).account == ACCOUNT - 2 * BUY_IN - 100
         report = await audit_report(redis_client)
         assert report.ok, report.explain()
     finally:
-        await close_all([a, b])
+        await close_all(clients)
 
 
 @pytest.mark.asyncio
@@ -210,7 +222,7 @@ async def test_a_commit_whose_reply_is_lost_still_answers_with_the_recorded_bala
     accounts = AccountStore(redis_client)
     await accounts.credit("alice", ACCOUNT, "test:credit")
     a = await connect(app, server_settings, "alice", "A")
-    b = await connect(app, server_settings, "alice", "B")
+    clients = [a]
     try:
         await a.ok(Join, table_id="slow", buy_in=BUY_IN)
         store.lose_next = True
@@ -218,12 +230,41 @@ async def test_a_commit_whose_reply_is_lost_still_answers_with_the_recorded_bala
         first = ok_result(await send(a, rebuy))
         assert not store.lose_next
         assert first.account == await accounts.balance("alice") == ACCOUNT - BUY_IN - 250
+        b = await connect(app, server_settings, "alice", "B", resume=a)
+        clients.append(b)
         assert ok_result(await send(b, rebuy)) == first
         assert await accounts.balance("alice") == ACCOUNT - BUY_IN - 250
         report = await audit_report(redis_client)
         assert report.ok, report.explain()
     finally:
-        await close_all([a, b])
+        await close_all(clients)
+
+
+@pytest.mark.asyncio
+async def test_a_new_session_starts_its_rids_afresh(
+    app: App, server_settings: Settings, redis_client: redis.asyncio.Redis
+) -> None:
+    """A client whose request counter starts again in a new session (no resume) is
+    not answered with an old reply: its request is applied."""
+    accounts = AccountStore(redis_client)
+    await accounts.credit("alice", ACCOUNT, "test:credit")
+    a = await connect(app, server_settings, "alice", "A")
+    clients = [a]
+    try:
+        join = Join(rid="1", table_id="slow", buy_in=BUY_IN)
+        ok_result(await send(a, join))
+        ok_result(await send(a, Leave(rid="2", table_id="slow")))
+        await a.close()
+        b = await connect(app, server_settings, "alice", "B")  # a new session
+        clients.append(b)
+        joined = ok_result(await send(b, join))
+        assert isinstance(joined, Joined)
+        state = app.hosts["slow"].state
+        assert state is not None
+        assert state.seat_of("alice") == joined.seat
+        assert joined.account == await accounts.balance("alice") == ACCOUNT - BUY_IN
+    finally:
+        await close_all(clients)
 
 
 # --- balances in replies ------------------------------------------------------------
