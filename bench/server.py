@@ -108,10 +108,17 @@ CPUS = _split_cpus()
 
 
 def _pin(pid: int, cpus: set[int] | None) -> None:
-    """Pin process ``pid`` (just started, before it does any work) to ``cpus``."""
-    if cpus is not None:
+    """Pin every thread of process ``pid`` to ``cpus`` (affinity is per thread: Redis
+    runs its AOF fsync and other background work in threads of their own)."""
+    if cpus is None:
+        return
+    try:
+        threads = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        threads = [pid]
+    for tid in threads:
         with contextlib.suppress(OSError):
-            os.sched_setaffinity(pid, cpus)
+            os.sched_setaffinity(tid, cpus)
 
 
 def _free_port() -> int:

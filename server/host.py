@@ -46,7 +46,7 @@ from server.table.state import (
     new_table,
     to_bytes,
 )
-from server.table.views import Outbound
+from server.table.views import Outbound, snapshot
 
 log = logging.getLogger(__name__)
 
@@ -173,6 +173,7 @@ class TableHost:
         self._ready = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._pending_config: TableConfig | None = None
+        self._acquired = 0.0  # time.monotonic() when the lease was last acquired
         self._own_leases = leases is None
         self.leases = leases or LeaseKeeper(store, owner, lease_ms)
 
@@ -242,14 +243,22 @@ class TableHost:
             await asyncio.sleep(self.lease_ms / 4000)
 
     async def _acquire(self) -> None:
-        """Wait until this process holds the lease, then load (or create) the state."""
+        """Wait until this process holds the lease, then load (or create) the state.
+
+        Subscribers still attached from before (the table was lost, then taken again)
+        first get what was stored meanwhile: the events after the last one they were
+        sent, or a snapshot, so their sequence has no gap.
+        """
+        sent = self.state.seq if self.state is not None else None
         while True:
+            acquired = time.monotonic()
             token = await self.store.acquire_lease(self.table_id, self.owner, self.lease_ms)
             if token is not None:
                 break
             await asyncio.sleep(self.lease_ms / 4000)
         stored = await self.store.load(self.table_id)
         self.token = token
+        self._acquired = acquired
         self.state = from_bytes(stored.state) if stored is not None else new_table(self.config)
         self._pending_config = None
         if self.state.config != self.config:
@@ -262,6 +271,8 @@ class TableHost:
             else:
                 log.warning("table %s: seat count differs from the file; kept", self.table_id)
                 self.config = self.state.config
+        if sent is not None and self.state.seq > sent and self.subscribers:
+            await self._catch_up(sent)
         log.info(
             "table %s: hosting with token %d at version %d",
             self.table_id,
@@ -270,9 +281,21 @@ class TableHost:
         )
         self._ready.set()
 
+    async def _catch_up(self, sent: int) -> None:
+        """Send the subscribers the events stored after ``sent`` (or a snapshot each)."""
+        assert self.state is not None
+        stored = await self.store.events_since(self.table_id, sent)
+        for sub in list(self.subscribers):
+            if stored is None:
+                now = self.clock()
+                sub.send_bytes(encode(snapshot(self.state, sub.player_id, now)))
+            else:
+                for _, blob in stored:
+                    sub.send_bytes(frame_for(blob, sub.player_id))
+
     async def _host(self) -> None:
         assert self.token is not None
-        self.leases.hold(self.table_id, self.token, self._lease_lost)
+        self.leases.hold(self.table_id, self.token, self._lease_lost, self._acquired)
         # Beside the timer, not before it: the hook submits events (each waits for the
         # lock like any request) and a deadline already past must not wait for it all.
         announce = asyncio.create_task(self._announce_ready())

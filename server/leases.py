@@ -48,9 +48,11 @@ class LeaseKeeper:
         self._held: dict[str, _Held] = {}
         self._task: asyncio.Task[None] | None = None
 
-    def hold(self, table_id: str, token: int, on_lost: Callable[[], None]) -> None:
-        """Keep the lease of ``table_id`` (just acquired with ``token``) alive."""
-        self._held[table_id] = _Held(token, time.monotonic(), on_lost)
+    def hold(self, table_id: str, token: int, on_lost: Callable[[], None], acquired: float) -> None:
+        """Keep the lease of ``table_id`` alive: acquired with ``token`` at ``acquired``
+        (``time.monotonic()`` before the acquiring call: its time to live runs from
+        then, whatever happened since)."""
+        self._held[table_id] = _Held(token, acquired, on_lost)
 
     def drop(self, table_id: str) -> None:
         """Stop renewing ``table_id``'s lease (it is being given up)."""

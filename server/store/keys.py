@@ -34,9 +34,10 @@ Name                                  Type       Contents
                                                  source dest table``; MAXLEN ~ a large bound
 ``pg:request:{p}:{h}``                hash       a money request of player ``p`` already
                                                  applied, ``h`` = SHA-256 of its key
-                                                 (``<session>:<rid>``, hex): ``f`` what was asked, ``m`` what its
-                                                 reply needs, ``a`` the account balance
-                                                 right after it, ``t`` table, ``v`` version;
+                                                 (``<session>:<rid>``, hex): ``f`` what
+                                                 was asked, ``m`` what its reply needs,
+                                                 ``a`` the account balance right after
+                                                 it, ``t`` table, ``v`` version;
                                                  expires (see :data:`REQUEST_TTL_MS`)
 ``pg:log:{p}``                        list       game logs of player ``p``, newest first,
                                                  capped; each an 8-byte big-endian ordinal

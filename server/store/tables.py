@@ -82,9 +82,10 @@ class ClientRequest:
     """The client request a commit carries: ``player``'s request ``rid``.
 
     Rids are chosen by clients, so they are unique per player at best (the server
-    passes one scoped by session): the record is keyed by both. ``fingerprint`` (not empty) says what was asked, so that a repeat
-    can be told from another request reusing the rid; ``memo`` is what the reply
-    needs besides the player's account balance (opaque to the store).
+    passes one scoped by session): the record is keyed by both. ``fingerprint`` (not
+    empty) says what was asked, so that a repeat can be told from another request
+    reusing the rid; ``memo`` is what the reply needs besides the player's account
+    balance (opaque to the store).
     """
 
     player: str

@@ -13,7 +13,7 @@ from server.store.tables import CommitStatus, TableStore
 from server.table import events as ev
 from server.table.machine import step
 from server.table.state import to_bytes
-from tests.server.helpers import Client, LostReplies, audit_report, until, url
+from tests.server.helpers import Client, LostReplies, assert_gapless, audit_report, until, url
 
 
 @pytest.mark.asyncio
@@ -51,6 +51,13 @@ async def test_a_commit_the_host_did_not_see_reloads_the_table(
             "slow", SeatChange, lambda m: m.seq > t.state.seq and m.seat.status == "playing"
         )
         assert back.seq == t.state.seq + 1
+        # Subscribed all along, the client also got the event stored behind the host's
+        # back (the seat away), before the one saying it is back: no gap.
+        assert_gapless(client.table("slow"), client.label)
+        away = [m for m in client.table("slow") if m.seq == t.state.seq]
+        assert len(away) == 1
+        assert isinstance(away[0], SeatChange)
+        assert away[0].seat.status == "away"
         assert host.state is not None
         assert host.state.version == t.state.version + 1
         await client.ok(Bet, table_id="slow", amount=100)

@@ -8,6 +8,8 @@ import time
 
 import pytest
 import redis.asyncio
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from server.leases import LeaseKeeper
 from server.store.tables import TableStore
@@ -26,11 +28,14 @@ async def test_every_lease_renewed_together_and_a_lost_one_reported_once(
     keeper = LeaseKeeper(store, "node-a", lease_ms=2_000)
     lost: list[str] = []
     for i in range(30):
+        acquired = time.monotonic()
         token = await store.acquire_lease(f"t{i}", "node-a", 2_000)
         assert token is not None
-        keeper.hold(f"t{i}", token, functools.partial(lost.append, f"t{i}"))
-    await store.renew_leases("node-a", [], 2_000)  # nothing to do: no call
+        keeper.hold(f"t{i}", token, functools.partial(lost.append, f"t{i}"), acquired)
     await keeper.renew_now()  # loads the script
+    before = await _evalsha_calls(redis_client)
+    assert await store.renew_leases("node-a", [], 2_000) == []
+    assert await _evalsha_calls(redis_client) == before  # nothing to do: no call
     # Another process takes t5 (its lease expired, say).
     await redis_client.delete(store.keys.table_lease("t5"))
     assert await store.acquire_lease("t5", "node-b", 60_000) is not None
@@ -53,10 +58,11 @@ async def test_the_timer_keeps_a_lease_alive_past_its_length(
 ) -> None:
     store = TableStore(redis_client)
     keeper = LeaseKeeper(store, "node-a", lease_ms=300)
+    acquired = time.monotonic()
     token = await store.acquire_lease("t1", "node-a", 300)
     assert token is not None
     lost: list[str] = []
-    keeper.hold("t1", token, lambda: lost.append("t1"))
+    keeper.hold("t1", token, lambda: lost.append("t1"), acquired)
     keeper.start()
     try:
         await asyncio.sleep(1.0)  # more than three lease lengths
@@ -73,16 +79,20 @@ async def test_the_timer_keeps_a_lease_alive_past_its_length(
 async def test_redis_unreachable_loses_a_lease_only_once_it_may_have_expired(
     redis_client: redis.asyncio.Redis, tmp_path: object
 ) -> None:
-    # A client of a Redis that is not there: every call fails to connect.
-    nowhere = redis.asyncio.Redis(unix_socket_path=f"{tmp_path}/no-redis.sock")
+    # A client of a Redis that is not there: every call fails to connect, at once (no
+    # retries with back-off, which would only stretch the test).
+    nowhere = redis.asyncio.Redis(
+        unix_socket_path=f"{tmp_path}/no-redis.sock", retry=Retry(NoBackoff(), retries=0)
+    )
     keeper = LeaseKeeper(TableStore(nowhere), "node-a", lease_ms=400)
     lost: list[str] = []
-    keeper.hold("t1", 1, lambda: lost.append("t1"))
+    acquired = time.monotonic()
+    keeper.hold("t1", 1, lambda: lost.append("t1"), acquired)
     try:
         await keeper.renew_now()
+        assert time.monotonic() - acquired < 0.4  # else the next line proves nothing
         assert lost == []  # could still be ours when Redis is back
-        started = time.monotonic()
-        await asyncio.sleep(0.45 - (time.monotonic() - started))
+        await asyncio.sleep(0.45 - (time.monotonic() - acquired))  # the lease's length
         await keeper.renew_now()
         assert lost == ["t1"]
     finally:
