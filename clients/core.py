@@ -82,6 +82,9 @@ log = logging.getLogger(__name__)
 
 CLIENT_NAME: Final = "paigow-cli/0.1"
 DEFAULT_URL: Final = "ws://127.0.0.1:8765/"
+MONEY_ATTEMPTS: Final = 3
+"""How many times a money request is sent (the same rid each time) across dropped
+connections before its caller hears of the loss."""
 CLOSE_CODES: Final = frozenset(c.value for c in CloseCode)
 
 R = TypeVar("R")
@@ -236,9 +239,9 @@ class Client:
         self.closed = False
         self.reconnects = 0
         self._ws: ClientConnection | None = None
-        # The server applies a money request once per player and rid for 24 hours
-        # (PROTOCOL.md, section 3): a counter alone would repeat the rids of an
-        # earlier run, or of the same player's other client.
+        # The server applies a money request once per session and rid for 24 hours
+        # (PROTOCOL.md, section 3): a run that resumes a saved session must not repeat
+        # the rids of the run that saved it, so a counter gets a random prefix.
         self._rid_prefix = secrets.token_hex(8) + "-"
         self._rids = itertools.count(1)
         self._pending: dict[str, asyncio.Future[OkReply | ErrorReply | Pong]] = {}
@@ -352,13 +355,42 @@ class Client:
             return None
         return reply.result
 
+    async def _money(self, build: Callable[[str], ClientMessage]) -> Result | None:
+        """A money request (join, leave, rebuy, cash_out): like :meth:`request`, but if
+        the connection drops before the reply, it is sent again with the same rid once
+        the session is resumed; the server applies it once at most (PROTOCOL.md,
+        section 3). When a new session had to begin instead, whether it was applied is
+        unknown, and :class:`ConnectionLost` says so."""
+        rid = self._new_rid()
+        session = self.welcome.session_id if self.welcome is not None else None
+        for attempt in range(MONEY_ATTEMPTS):
+            try:
+                reply = await self._send_request(build, rid)
+            except ConnectionLost:
+                if not self.reconnect or self.closed or attempt == MONEY_ATTEMPTS - 1:
+                    raise
+                await self.wait_until(lambda: self.connected or self.closed, self.request_timeout_s)
+                if self.welcome is None or self.welcome.session_id != session:
+                    raise ConnectionLost(
+                        "the connection dropped and a new session began: whether the "
+                        "request was applied is unknown (see the balance)"
+                    ) from None
+                continue
+            if isinstance(reply, ErrorReply):
+                raise ServerError(reply)
+            return reply.result if isinstance(reply, OkReply) else None
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _new_rid(self) -> str:
+        return f"{self._rid_prefix}{next(self._rids)}"
+
     async def _send_request(
-        self, build: Callable[[str], ClientMessage]
+        self, build: Callable[[str], ClientMessage], rid: str | None = None
     ) -> OkReply | ErrorReply | Pong:
         ws = self._ws
         if ws is None or not self.connected:
             raise ConnectionLost("not connected (reconnecting)")
-        rid = f"{self._rid_prefix}{next(self._rids)}"
+        rid = rid or self._new_rid()
         message = build(rid)
         future: asyncio.Future[OkReply | ErrorReply | Pong] = (
             asyncio.get_running_loop().create_future()
@@ -409,7 +441,7 @@ class Client:
         """Sit at a table with ``buy_in`` chips (also watches it)."""
         model = self.model(table_id)
         joined = _expect(
-            await self.request(
+            await self._money(
                 lambda rid: Join(rid=rid, table_id=table_id, buy_in=buy_in, seat=seat)
             ),
             Joined,
@@ -419,7 +451,7 @@ class Client:
 
     async def leave(self, table_id: str) -> Balances:
         """Leave the seat; the table balance goes back to the account."""
-        return _expect(await self.request(lambda rid: Leave(rid=rid, table_id=table_id)), Balances)
+        return _expect(await self._money(lambda rid: Leave(rid=rid, table_id=table_id)), Balances)
 
     async def balance(self) -> Balances:
         """The account balance and the balance at each table."""
@@ -428,14 +460,14 @@ class Client:
     async def rebuy(self, table_id: str, amount: int) -> Balances:
         """Move chips from the account to the table, between rounds."""
         return _expect(
-            await self.request(lambda rid: Rebuy(rid=rid, table_id=table_id, amount=amount)),
+            await self._money(lambda rid: Rebuy(rid=rid, table_id=table_id, amount=amount)),
             Balances,
         )
 
     async def cash_out(self, table_id: str, amount: int = 0) -> Balances:
         """Move chips from the table back to the account (0: all), keeping the seat."""
         return _expect(
-            await self.request(lambda rid: CashOut(rid=rid, table_id=table_id, amount=amount)),
+            await self._money(lambda rid: CashOut(rid=rid, table_id=table_id, amount=amount)),
             Balances,
         )
 

@@ -14,6 +14,7 @@ from protocol.codec import encode
 from protocol.messages import PhaseChange
 from server.app import App
 from tests.clients.helpers import url_of
+from tests.server.helpers import until
 
 
 @pytest.mark.asyncio
@@ -162,3 +163,30 @@ async def test_unknown_event_types_still_count_their_seq(app: App) -> None:
         assert model.seq == seq + 1
         assert not model.resyncing
         await asyncio.sleep(0)
+
+
+@pytest.mark.asyncio
+async def test_a_rebuy_cut_off_by_a_dropped_connection_is_sent_again_and_applied_once(
+    app: App,
+) -> None:
+    """The connection drops while a rebuy waits at the server: the core resumes the
+    session, sends the rebuy again with its rid, and the chips move once."""
+    host = app.hosts["slow"]
+    async with Client(url_of(app), backoff_s=0.05) as client:
+        await client.join("slow", 500)
+        account = (await client.balance()).account
+        async with host.lock:  # the rebuy waits for the table: its reply cannot come yet
+            rebuy = asyncio.create_task(client.rebuy("slow", 200))
+            await until(lambda: bool(host.lock._waiters), 5, "the rebuy to wait")
+            client.drop_connection()
+            await client.wait_until(lambda: client.reconnects == 1 and client.connected, 5)
+            assert client.welcome is not None
+            assert client.welcome.resumed
+            # Sent again: now both the first copy and the retry wait for the table.
+            await until(lambda: len(host.lock._waiters or ()) == 2, 5, "the retry to wait")
+        balances = await rebuy
+        assert balances.account == account - 200
+        assert [(t.table_id, t.balance) for t in balances.tables] == [("slow", 700)]
+        again = await client.balance()
+        assert again.account == account - 200
+        assert [(t.table_id, t.balance) for t in again.tables] == [("slow", 700)]
