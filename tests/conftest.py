@@ -33,6 +33,12 @@ async def redis_client(redis_server: EmbeddedRedis) -> AsyncIterator[redis.async
         await client.aclose()
 
 
+async def evalsha_calls(client: redis.asyncio.Redis) -> int:
+    """How many EVALSHA calls Redis has run so far (INFO commandstats)."""
+    stats = await client.info("commandstats")
+    return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
+
+
 FAST_TABLES = """
 [[table]]
 id = "fast"

@@ -13,11 +13,7 @@ from redis.backoff import NoBackoff
 
 from server.leases import LeaseKeeper
 from server.store.tables import TableStore
-
-
-async def _evalsha_calls(client: redis.asyncio.Redis) -> int:
-    stats = await client.info("commandstats")
-    return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
+from tests.conftest import evalsha_calls
 
 
 @pytest.mark.asyncio
@@ -33,16 +29,16 @@ async def test_every_lease_renewed_together_and_a_lost_one_reported_once(
         assert token is not None
         keeper.hold(f"t{i}", token, functools.partial(lost.append, f"t{i}"), acquired)
     await keeper.renew_now()  # loads the script
-    before = await _evalsha_calls(redis_client)
+    before = await evalsha_calls(redis_client)
     assert await store.renew_leases("node-a", [], 2_000) == []
-    assert await _evalsha_calls(redis_client) == before  # nothing to do: no call
+    assert await evalsha_calls(redis_client) == before  # nothing to do: no call
     # Another process takes t5 (its lease expired, say).
     await redis_client.delete(store.keys.table_lease("t5"))
     assert await store.acquire_lease("t5", "node-b", 60_000) is not None
 
-    before = await _evalsha_calls(redis_client)
+    before = await evalsha_calls(redis_client)
     await keeper.renew_now()
-    assert await _evalsha_calls(redis_client) - before == 1
+    assert await evalsha_calls(redis_client) - before == 1
     assert lost == ["t5"]
     await keeper.renew_now()
     assert lost == ["t5"]  # reported once, then no longer renewed

@@ -19,6 +19,7 @@ from server.store.tables import (
     decode_published,
 )
 from server.table.ledger import Kind, LedgerEntry, Pot
+from tests.conftest import evalsha_calls
 
 T = "t1"
 
@@ -72,19 +73,14 @@ async def test_many_leases_are_renewed_in_one_call_each_answered(
     tokens = [await store.acquire_lease(t, "node-a", 10_000) for t in tables]
     assert all(token is not None for token in tokens)
     assert await store.renew_lease("t0", "node-a", tokens[0] or 0, 20_000)  # script loaded
-    before = await _evalsha_calls(redis_client)
+    before = await evalsha_calls(redis_client)
     leases = [(t, token or 0) for t, token in zip(tables, tokens, strict=True)]
     leases.insert(3, ("t9", (tokens[9] or 0) + 1))  # a stale token: refused, the rest unharmed
     results = await store.renew_leases("node-a", leases, 20_000)
     assert results == [True] * 3 + [False] + [True] * 47
-    assert await _evalsha_calls(redis_client) - before == 1
+    assert await evalsha_calls(redis_client) - before == 1
     assert 10_000 < await redis_client.pttl(store.keys.table_lease("t7")) <= 20_000
     assert await store.renew_leases("node-b", leases[:1], 20_000) == [False]  # not its own
-
-
-async def _evalsha_calls(client: redis.asyncio.Redis) -> int:
-    stats = await client.info("commandstats")
-    return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
 
 
 @pytest.mark.asyncio
