@@ -61,8 +61,12 @@ class TableMachine(RuleBasedStateMachine):
         with contextlib.suppress(TableError, Overdrawn):
             self.h.apply(event)
 
-    @rule(player=st.sampled_from(PLAYERS), seat=st.integers(0, 5), buy_in=st.integers(50, 6000))
-    def sit(self, player: str, seat: int, buy_in: int) -> None:
+    @rule(
+        player=st.sampled_from(PLAYERS),
+        seat=st.none() | st.integers(0, 5),  # None: the first free seat
+        buy_in=st.integers(50, 6000),
+    )
+    def sit(self, player: str, seat: int | None, buy_in: int) -> None:
         self._do(SitDown(player, player.upper(), seat, buy_in, seed(self.h.now)))
 
     @rule(k=ACTOR, seat=st.integers(0, 5))
