@@ -199,7 +199,8 @@ _SCALARS = (int, str, bytes, bool, type(None))
 
 
 def _plain(obj: Any) -> Any:
-    # Every commit serializes the whole state: scalars first, records by their slots.
+    """Plain msgpack data of any record of this module, walked by its slots (for the
+    settings, built once each; the hot path writes its records field by field below)."""
     if type(obj) in _SCALARS:
         return obj
     if isinstance(obj, TableConfig):
@@ -219,6 +220,73 @@ def _plain_config(config: TableConfig) -> dict[str, Any]:
     return {f.name: _plain(getattr(config, f.name)) for f in fields(config)}
 
 
+# Every commit serializes the whole state, so its records are written field by field,
+# in slot order: the same data as _plain, in a third of the time. A test checks that
+# these keys are the classes' slots and that both give the same bytes.
+
+
+def _plain_seat(s: Seat | None) -> dict[str, Any] | None:
+    if s is None:
+        return None
+    low, set_by = s.low, s.set_by
+    return {
+        "player": s.player,
+        "name": s.name,
+        "balance": s.balance,
+        "connected": s.connected,
+        "disconnected_at": s.disconnected_at,
+        "bet": s.bet,
+        "bonus": s.bonus,
+        "last_bet": s.last_bet,
+        "last_bonus": s.last_bonus,
+        "sitting_out": s.sitting_out,
+        "sit_out_rounds": s.sit_out_rounds,
+        "leaving": s.leaving,
+        "missed": s.missed,
+        "low": None if low is None else list(low),
+        "set_by": None if set_by is None else set_by.value,
+        "fouled": s.fouled,
+    }
+
+
+def _plain_result(r: SeatResult) -> dict[str, Any]:
+    return {
+        "seat": r.seat,
+        "player": r.player,
+        "outcome": r.outcome,
+        "high": r.high,
+        "low": r.low,
+        "bet": r.bet,
+        "bonus": r.bonus,
+        "bonus_class": r.bonus_class,
+        "payout": r.payout,
+        "commission": r.commission,
+        "bonus_payout": r.bonus_payout,
+        "net": r.net,
+        "balance": r.balance,
+    }
+
+
+def _plain_state(t: TableState) -> dict[str, Any]:
+    hands, dealer_low = t.hands, t.dealer_low
+    return {
+        "config": _plain_config(t.config),
+        "version": t.version,
+        "seq": t.seq,
+        "phase": t.phase.value,
+        "deadline": t.deadline,
+        "round_no": t.round_no,
+        "seed": t.seed,
+        "commitment": t.commitment,
+        "hands": None if hands is None else [list(h) for h in hands],
+        "dealer_low": None if dealer_low is None else list(dealer_low),
+        "seats": [_plain_seat(s) for s in t.seats],
+        "results": [_plain_result(r) for r in t.results],
+        "voided": t.voided,
+        "house": t.house,
+    }
+
+
 def _tuple(value: Any) -> Any:
     if isinstance(value, list):
         return tuple(_tuple(x) for x in value)
@@ -227,7 +295,7 @@ def _tuple(value: Any) -> Any:
 
 def to_bytes(state: TableState) -> bytes:
     """The state as msgpack bytes (lossless: :func:`from_bytes` gives it back equal)."""
-    packed: bytes = msgpack.packb([_FORMAT, _plain(state)], use_bin_type=True)
+    packed: bytes = msgpack.packb([_FORMAT, _plain_state(state)], use_bin_type=True)
     return packed
 
 
