@@ -516,7 +516,8 @@ class Gateway:
             return
         conn.errors = 0
         kind = type(message).__name__
-        self.metrics.requests.labels(kind).inc()
+        counted, timed = self.metrics.for_request(kind)
+        counted.inc()
         table_id = getattr(message, "table_id", None)
         try:
             if isinstance(message, Hello):
@@ -539,7 +540,7 @@ class Gateway:
             )
             conn.send_bytes(encode(reply))
         finally:
-            self.metrics.latency.labels(kind).observe(time.perf_counter() - started)
+            timed.observe(time.perf_counter() - started)
 
     async def _departed(self, conn: Connection) -> None:
         self._wanting.discard(conn)

@@ -170,6 +170,7 @@ class TableHost:
         self.subscribers: dict[Subscriber, None] = {}  # ordered set
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
+        self._waiting_for: int | None = None  # the wake-up time the timer waits for
         self._ready = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._pending_config: TableConfig | None = None
@@ -327,6 +328,7 @@ class TableHost:
     async def _timer_step(self) -> None:
         assert self.state is not None
         wake = next_wakeup(self.state)
+        self._waiting_for = wake
         timeout = None if wake is None else max(0.0, (wake - self.clock()) / 1000)
         self._wake.clear()
         # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a
@@ -493,7 +495,10 @@ class TableHost:
             self._wake.set()
             raise TableUnavailable(self.table_id)
         self.state = t.state
-        self._wake.set()
+        if next_wakeup(t.state) != self._waiting_for:
+            # Only when the time to wait for changed: most changes (a bet) leave the
+            # deadline as it was, and waking the timer for nothing costs a task switch.
+            self._wake.set()
         try:
             if request is not None:
                 assert carried is not None

@@ -66,10 +66,19 @@ class Metrics:
             buckets=_STALL_BUCKETS,
             registry=self.registry,
         )
+        self._per_type: dict[str, tuple[Counter, Histogram]] = {}
         self._gc_by_generation = [self.gc_pause.labels(str(g)) for g in range(3)]
         # Pauses timed by the collector's callback, not yet in the histogram (bounded:
         # nothing grows if no one flushes).
         self._gc_pending: deque[tuple[int, float]] = deque(maxlen=10_000)
+
+    def for_request(self, kind: str) -> tuple[Counter, Histogram]:
+        """The request counter and latency histogram of one message type (their labels
+        are looked up once: a lookup costs as much as the observation)."""
+        pair = self._per_type.get(kind)
+        if pair is None:
+            pair = self._per_type[kind] = (self.requests.labels(kind), self.latency.labels(kind))
+        return pair
 
     def render(self) -> bytes:
         """The Prometheus text exposition."""
