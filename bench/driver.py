@@ -205,20 +205,23 @@ def _scrape(url: str) -> dict[str, dict[float, float]]:
 def stall_delta(
     before: dict[str, dict[float, float]], after: dict[str, dict[float, float]]
 ) -> dict[str, dict[str, float]]:
-    """Per series, over a window: ``count``, ``over_25ms``, ``over_100ms`` and ``max_le``
+    """Per series, over a window: ``count``, ``over_25ms``, ``over_100ms``, ``max_le``
     (the smallest bucket bound holding every observation: the longest stall was at most
-    that; ``inf`` if some exceeded the largest bound)."""
+    that; ``inf`` if some exceeded the largest bound) and ``p99_le`` (the same for 99 %
+    of them)."""
     out: dict[str, dict[str, float]] = {}
     for name, buckets in after.items():
         old = before.get(name, {})
         delta = {le: n - old.get(le, 0.0) for le, n in buckets.items()}
         total = delta.get(math.inf, 0.0)
         bounds = sorted(le for le, n in delta.items() if n >= total)
+        p99 = sorted(le for le, n in delta.items() if n >= 0.99 * total)
         out[name] = {
             "count": total,
             "over_25ms": total - delta.get(0.025, 0.0),
             "over_100ms": total - delta.get(0.1, 0.0),
             "max_le": bounds[0] if total and bounds else 0.0,
+            "p99_le": p99[0] if total and p99 else 0.0,
         }
     return out
 

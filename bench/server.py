@@ -22,7 +22,9 @@ Run with ``python -m bench.server`` (a few minutes). ``PAIGOW_BENCH_PROFILE=FILE
 also profiles the game server (cProfile, one more throughput window) and prints
 where its time goes. ``PAIGOW_BENCH_SERVER_ROOT=DIR`` runs the game server from
 another checkout (to measure a change), and ``PAIGOW_BENCH_SMALL`` /
-``PAIGOW_BENCH_LARGE`` change the player counts.
+``PAIGOW_BENCH_LARGE`` change the player counts. On two or more CPUs the server under
+test runs on one of its own (``PAIGOW_BENCH_NO_PIN=1``: no pinning), its Redis beside
+the driver (``PAIGOW_BENCH_REDIS_CPU=server``: beside the server instead).
 """
 
 from __future__ import annotations
@@ -105,6 +107,11 @@ def _split_cpus() -> tuple[set[int], set[int]] | None:
 
 
 CPUS = _split_cpus()
+REDIS_BESIDE_SERVER = os.environ.get("PAIGOW_BENCH_REDIS_CPU", "driver") == "server"
+"""Where the game server's Redis runs when pinning: beside the driver (the default: the
+server has its core to itself, and its Redis is infrastructure, as in production), or,
+with ``PAIGOW_BENCH_REDIS_CPU=server``, on the server's own core (server and database
+on one core: the driver then has its core to itself, as with the bare server)."""
 
 
 def _pin(pid: int, cpus: set[int] | None) -> None:
@@ -197,8 +204,8 @@ class GameServer:
         except RuntimeError:
             self.stop()
             raise
-        for pid in children(self.proc.pid):  # its Redis goes beside the driver
-            _pin(pid, CPUS[1] if CPUS else None)
+        for pid in children(self.proc.pid):  # its Redis: see REDIS_BESIDE_SERVER
+            _pin(pid, (CPUS[0] if REDIS_BESIDE_SERVER else CPUS[1]) if CPUS else None)
 
     @property
     def url(self) -> str:
@@ -362,8 +369,9 @@ def _stalls(stalls: dict[str, dict[str, float]]) -> str:
     bet = stalls.get("bet", {})
     commit = stalls.get("commit", {})
     parts = [
-        f"bets inside the game server: {bet.get('count', 0):,.0f}, "
-        f"{bet.get('over_25ms', 0):,.0f} > 25 ms, longest {bound(bet.get('max_le', 0.0))}",
+        f"bets inside the game server: {bet.get('count', 0):,.0f}, p99 "
+        f"{bound(bet.get('p99_le', 0.0))}, {bet.get('over_25ms', 0):,.0f} > 25 ms, longest "
+        f"{bound(bet.get('max_le', 0.0))}",
         f"commits: {commit.get('count', 0):,.0f}, {commit.get('over_25ms', 0):,.0f} > 25 ms, "
         f"longest {bound(commit.get('max_le', 0.0))}",
         f"game server's loop: {loop.get('count', 0):,.0f} probes, "
@@ -549,12 +557,18 @@ def _report_profile(path: Path, root: Path) -> None:
 def _config(game_loop: str, bare_loop: str, bare_gc: str, root: Path, fd: tuple[int, int]) -> None:
     cores = os.cpu_count()
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else cores
-    placement = (
-        f"the server under test pinned to CPU {sorted(CPUS[0])[0]}, the driver and the game "
-        f"server's Redis to CPU {', '.join(map(str, sorted(CPUS[1])))}"
-        if CPUS
-        else "shared by server, its Redis and the driver (not pinned)"
-    )
+    if CPUS and REDIS_BESIDE_SERVER:
+        placement = (
+            f"the server under test and the game server's Redis pinned to CPU "
+            f"{sorted(CPUS[0])[0]}, the driver to CPU {', '.join(map(str, sorted(CPUS[1])))}"
+        )
+    elif CPUS:
+        placement = (
+            f"the server under test pinned to CPU {sorted(CPUS[0])[0]}, the driver and the "
+            f"game server's Redis to CPU {', '.join(map(str, sorted(CPUS[1])))}"
+        )
+    else:
+        placement = "shared by server, its Redis and the driver (not pinned)"
     print(
         f"configuration: Python {platform.python_version()} ({platform.python_implementation()}) "
         f"on {platform.machine()}, {cores} cores ({usable} usable): {placement}; "
