@@ -36,6 +36,13 @@ def bet(key: str, player: str, amount: int) -> LedgerEntry:
     return LedgerEntry(key, Kind.BET, player, amount, Pot.TABLE, Pot.HELD)
 
 
+async def lease(store: TableStore) -> int:
+    """The lease of table ``T`` for owner ``n``: its fencing token."""
+    token = await store.acquire_lease(T, "n", 10_000)
+    assert token is not None
+    return token
+
+
 @pytest.fixture
 def store(redis_client: redis.asyncio.Redis) -> TableStore:
     return TableStore(redis_client, events_cap=5, log_cap=4)
@@ -125,8 +132,7 @@ async def test_commit_without_lease_is_refused(store: TableStore) -> None:
 
 @pytest.mark.asyncio
 async def test_version_check(store: TableStore) -> None:
-    token = await store.acquire_lease(T, "n", 10_000)
-    assert token is not None
+    token = await lease(store)
     assert await store.load(T) is None
     assert (await store.commit(T, token=token, expected_version=0, new_version=1, state=b"a")).ok
     result = await store.commit(T, token=token, expected_version=0, new_version=2, state=b"b")
@@ -144,8 +150,7 @@ async def test_retried_commit_pays_once(
     store: TableStore, accounts: AccountStore, redis_client: redis.asyncio.Redis
 ) -> None:
     await accounts.credit("ann", 1000, "c1")
-    token = await store.acquire_lease(T, "n", 10_000)
-    assert token is not None
+    token = await lease(store)
     entries = [buy_in("t1:r0:ann:buyin", "ann", 300), bet("t1:r1:ann:bet", "ann", 50)]
 
     async def attempt() -> CommitStatus:
@@ -174,8 +179,7 @@ async def test_applied_keys_survive_a_window_boundary(
     store: TableStore, accounts: AccountStore
 ) -> None:
     await accounts.credit("ann", 100, "c1")
-    token = await store.acquire_lease(T, "n", 10_000)
-    assert token is not None
+    token = await lease(store)
     v = APPLIED_WINDOW - 1
     assert (await store.commit(T, token=token, expected_version=0, new_version=v, state=b"a")).ok
     first = await store.commit(
@@ -204,8 +208,7 @@ async def test_duplicate_key_within_one_commit_is_applied_once(
     store: TableStore, accounts: AccountStore
 ) -> None:
     await accounts.credit("ann", 100, "c1")
-    token = await store.acquire_lease(T, "n", 10_000)
-    assert token is not None
+    token = await lease(store)
     result = await store.commit(
         T,
         token=token,
@@ -229,8 +232,7 @@ async def test_a_commit_returns_the_balances_it_leaves(
     stale: a credit that lands before a retry shows in the DUPLICATE's balances."""
     await accounts.credit("ann", 1000, "c-ann")
     await accounts.credit("bob", 50, "c-bob")
-    token = await store.acquire_lease(T, "n", 10_000)
-    assert token is not None
+    token = await lease(store)
     entries = [buy_in("k1", "ann", 300), cash_out("k2", "bob", 20), bet("k3", "cid", 5)]
     first = await store.commit(
         T, token=token, expected_version=0, new_version=1, state=b"s1", entries=entries
@@ -258,8 +260,7 @@ async def test_insufficient_balance_writes_nothing(
 ) -> None:
     await accounts.credit("ann", 100, "c-ann")
     await accounts.credit("bob", 100, "c-bob")
-    token = await store.acquire_lease(T, "n", 10_000)
-    assert token is not None
+    token = await lease(store)
     result = await store.commit(
         T,
         token=token,
@@ -294,8 +295,7 @@ async def test_net_change_counts_and_cash_out_creates_account(
     store: TableStore, accounts: AccountStore
 ) -> None:
     await accounts.credit("ann", 10, "c1")
-    token = await store.acquire_lease(T, "n", 10_000)
-    assert token is not None
+    token = await lease(store)
     result = await store.commit(
         T,
         token=token,
@@ -379,8 +379,7 @@ async def test_a_recorded_request_is_refused_and_changes_nothing(
     store: TableStore, accounts: AccountStore, redis_client: redis.asyncio.Redis
 ) -> None:
     await accounts.credit("ann", 1000, "c-ann")
-    token = await store.acquire_lease(T, "n", 10_000)
-    assert token is not None
+    token = await lease(store)
     rebuy = ClientRequest("ann", "r1", b"rebuy 300", b"memo-1")
     first = await store.commit(
         T,
@@ -457,8 +456,7 @@ async def test_a_refused_commit_records_no_request(
     store: TableStore, accounts: AccountStore
 ) -> None:
     await accounts.credit("ann", 100, "c-ann")
-    token = await store.acquire_lease(T, "n", 10_000)
-    assert token is not None
+    token = await lease(store)
     request = ClientRequest("ann", "r1", b"join 200", b"")
 
     async def attempt(amount: int, expected: int = 0) -> CommitStatus:
@@ -489,8 +487,7 @@ async def test_a_request_without_money_still_reports_the_requesters_balance(
 ) -> None:
     """A leave during a round moves nothing yet; its reply still states the account."""
     await accounts.credit("ann", 40, "c-ann")
-    token = await store.acquire_lease(T, "n", 10_000)
-    assert token is not None
+    token = await lease(store)
     result = await store.commit(
         T,
         token=token,
@@ -517,8 +514,7 @@ async def test_a_request_without_money_still_reports_the_requesters_balance(
 
 @pytest.mark.asyncio
 async def test_replay_buffer_and_events_since(store: TableStore) -> None:
-    token = await store.acquire_lease(T, "n", 10_000)
-    assert token is not None
+    token = await lease(store)
     assert await store.events_since(T, 0) == []
     # Two events per commit, 8 in all; the buffer keeps 5.
     for version, seq in enumerate(range(1, 9, 2)):
@@ -544,8 +540,7 @@ async def test_replay_buffer_and_events_since(store: TableStore) -> None:
 
 @pytest.mark.asyncio
 async def test_events_must_follow_on(store: TableStore) -> None:
-    token = await store.acquire_lease(T, "n", 10_000)
-    assert token is not None
+    token = await lease(store)
     with pytest.raises(StoreError, match="after seq 0"):
         await store.commit(
             T, token=token, expected_version=0, new_version=1, state=b"s", events=[(2, b"x")]
@@ -566,8 +561,7 @@ async def test_events_must_follow_on(store: TableStore) -> None:
 async def test_events_are_published_after_storing(
     store: TableStore, redis_client: redis.asyncio.Redis
 ) -> None:
-    token = await store.acquire_lease(T, "n", 10_000)
-    assert token is not None
+    token = await lease(store)
     channel = store.keys.table_channel(T)
     async with redis_client.pubsub() as pubsub:
         await pubsub.subscribe(channel)
@@ -594,8 +588,7 @@ async def test_events_are_published_after_storing(
 
 @pytest.mark.asyncio
 async def test_game_logs_are_capped_and_paged(store: TableStore) -> None:
-    token = await store.acquire_lease(T, "n", 10_000)
-    assert token is not None
+    token = await lease(store)
     for version in range(1, 7):  # six rounds; the cap is 4
         await store.commit(
             T,
@@ -629,8 +622,7 @@ async def test_game_logs_are_capped_and_paged(store: TableStore) -> None:
 
 @pytest.mark.asyncio
 async def test_player_names_are_checked_before_they_become_keys(store: TableStore) -> None:
-    token = await store.acquire_lease(T, "n", 10_000)
-    assert token is not None
+    token = await lease(store)
     with pytest.raises(ValueError, match="player name"):
         await store.commit(
             T,
