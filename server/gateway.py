@@ -892,8 +892,8 @@ class Gateway:
         memo: Callable[[Transition], bytes],
         result: Callable[[bytes, int], Result],
     ) -> Replied:
-        """Submit a money request, applied at most once per (player, rid): a repeat
-        (same player, rid and request) moves nothing and gets the first reply again.
+        """Submit a money request, applied at most once per (session, rid): a repeat
+        (same session, rid and request) moves nothing and gets the first reply again.
 
         ``memo(t)``: what ``result`` needs from the change besides the account balance
         the commit left, stored with the request for repeats.

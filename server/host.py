@@ -369,7 +369,7 @@ class TableHost:
         a malfunction, instead of leaving the table stuck.
 
         ``request`` (instead of ``reply``): the money request behind ``event``. If it
-        was applied already (its player and rid are recorded), nothing happens: it is
+        was applied already (its session and rid are recorded), nothing happens: it is
         answered as the first time, and the transition returned changes nothing.
         Else it is recorded with the change, and answered with the account balance
         the change left.

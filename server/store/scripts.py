@@ -116,8 +116,8 @@ if n_evt > 0 then
   end
   last_seq = tonumber(ARGV[evt_base + 2 * (n_evt - 1) + 1])
 end
--- A client's money request applies once per (player, rid): a repeat (a retry after a
--- lost reply, or the same request on two connections) changes nothing, whatever it
+-- A client's money request applies once per (player, key): a repeat (a retry after a
+-- lost reply, or the same request sent twice) changes nothing, whatever it
 -- would do now (even what the account could no longer afford), and gets what the
 -- first one was told.
 if has_request then

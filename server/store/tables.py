@@ -7,7 +7,7 @@ started from, and applies the state change's ledger entries in the same atomic
 step (one Lua script), so a stale owner can never overwrite a newer state, and a
 retried commit never moves chips twice. A commit may also carry the client request
 that caused it (:class:`ClientRequest`): the request is recorded in the same step,
-and a later commit carrying the same player and rid is refused, so a request the
+and a later commit carrying the same player and request key is refused, so a request the
 client sends again (it never heard the reply) never moves chips twice either.
 
 The client given to :class:`TableStore` must return bytes (``decode_responses``
