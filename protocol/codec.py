@@ -316,11 +316,19 @@ def _check(spec: Spec, var: str, path: str, depth: str, ind: str) -> list[str]:
                 f"{ind}        raise _itemerr({path}, {var}, {item.lo}, {item.hi})",
             ]
         elif isinstance(item, StructRef):
-            # A list comprehension is the fast path; on failure, find the bad index.
+            # Short arrays (seats, hands) are built by one tuple display per length (a
+            # comprehension costs a function call of its own); on failure, find the bad
+            # index.
             dec = _decoder_name(item.cls)
+            lines += [f"{ind}try:", f"{ind}    dd = {depth} + 2", f"{ind}    k = len({var})"]
+            if spec.max_len <= _UNROLL:
+                for n in range(spec.min_len, spec.max_len + 1):
+                    items = "".join(f"{dec}({var}[{i}], dd), " for i in range(n))
+                    lines += [f"{ind}    {'if' if n == spec.min_len else 'elif'} k == {n}:"]
+                    lines += [f"{ind}        {var} = ({items})"]
+            else:
+                lines += [f"{ind}    {var} = tuple([{dec}(e, dd) for e in {var}])"]
             lines += [
-                f"{ind}try:",
-                f"{ind}    {var} = tuple([{dec}(e, {depth} + 2) for e in {var}])",
                 f"{ind}except _PE:",
                 f"{ind}    _itemfail({dec}, {var}, {depth} + 2, {path})",
             ]
@@ -350,6 +358,7 @@ def _check(spec: Spec, var: str, path: str, depth: str, ind: str) -> list[str]:
 
 
 _PENDING_UNIONS: list[tuple[str, dict[str, str]]] = []
+_UNROLL = 8  # arrays of structs up to this length are decoded without a comprehension
 
 
 def _mutable_twin(cls: type[Any]) -> type[Any]:
@@ -388,6 +397,8 @@ def _encode_expr(spec: Spec, expr: str) -> str:
             return expr
         return f"(None if {expr} is None else {_encode_expr(spec.inner, expr)})"
     if isinstance(spec, TupleSpec):
+        if isinstance(spec.item, StructRef) and spec.max_len <= _UNROLL:
+            return f"_el_{spec.item.cls.__name__}({expr})"
         inner = _encode_expr(spec.item, "x")
         return expr if inner == "x" else f"[{inner} for x in {expr}]"
     return expr
@@ -459,6 +470,15 @@ def _compile(cls: type[Any], done: dict[type[Any], StructSpec]) -> None:
     items = [f"{spec.tag_key!r}: {spec.tag!r}"] if spec.tag_key else []
     items += [f"{f.name!r}: {_encode_expr(f.spec, 'o.' + f.name)}" for f in spec.fields]
     lines += [f"def {_encoder_name(cls)}(o):", f"    return {{{', '.join(items)}}}"]
+    # Short arrays of this struct: one list display per length, no comprehension.
+    enc = _encoder_name(cls)
+    lines += [f"def _el_{name}(s):", "    k = len(s)"]
+    for n in range(_UNROLL + 1):
+        lines += [
+            f"    if k == {n}:",
+            f"        return [{', '.join(f'{enc}(s[{i}])' for i in range(n))}]",
+        ]
+    lines += [f"    return [{enc}(x) for x in s]"]
     exec(compile("\n".join(lines), f"<protocol codec {name}>", "exec"), _NS)
 
 
