@@ -50,6 +50,8 @@ PASSIVE_SEAT = L.SEATS_PER_TABLE - 1
 seated player has bet, so one seat without a bet keeps it betting."""
 ACTIVE_SHARE = PASSIVE_SEAT / L.SEATS_PER_TABLE
 CONNECT_CONCURRENCY = 64
+START_LEAD_S = 1.0
+"""How long before its first action every player's task of a latency window is running."""
 JOIN_ATTEMPTS = 5
 MAX_FAILURES = 50
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -353,19 +355,24 @@ class Driver:
     ) -> dict[str, Any]:
         """The active players act once every ``pace`` seconds (uniform, shortened by
         :data:`ACTIVE_SHARE` so a table sees as many actions as six players acting at
-        ``pace``), from a random point of the first interval; the latencies of the actions
-        started in ``seconds``."""
+        ``pace``), from a random point of the first interval after a common start; the
+        latencies of the actions started in ``seconds``."""
         rng = random.Random(5)
         pace = (pace[0] * ACTIVE_SHARE, pace[1] * ACTIVE_SHARE)
         latencies: list[float] = []
         errors = 0
         kinds: dict[str, int] = {}
-        deadline = time.perf_counter() + seconds
         mean = (pace[0] + pace[1]) / 2
+        active = self.active
+        # Every player's task is created and waiting before the first action: creating
+        # thousands of tasks holds the driver's loop for a while, and actions started
+        # meanwhile measured the driver's start-up (all of the p99 at 10,000 players).
+        start = time.perf_counter() + START_LEAD_S
+        deadline = start + seconds
 
         async def one(player: Player, offset: float) -> None:
             nonlocal errors
-            await asyncio.sleep(offset)
+            await asyncio.sleep(max(0.0, start + offset - time.perf_counter()))
             while time.perf_counter() < deadline:
                 try:
                     latencies.append(await player.act())
@@ -376,14 +383,15 @@ class Driver:
                 pause = rng.uniform(*pace)
                 await asyncio.sleep(min(pause, max(0.0, deadline - time.perf_counter())))
 
+        tasks = [asyncio.create_task(one(p, rng.uniform(0, mean))) for p in active]
+        await asyncio.sleep(max(0.0, start - time.perf_counter()))
         started = time.perf_counter()
-        active = self.active
         s0, d0 = cpu_seconds(self.server_pid), _own_cpu()
-        stalls0 = await server_stalls(self.metrics_url)
         net0 = kernel_net()
+        stalls0 = await server_stalls(self.metrics_url)
         lags: list[float] = []
         probe = asyncio.create_task(_lag_probe(lags))
-        await asyncio.gather(*(one(p, rng.uniform(0, mean)) for p in active))
+        await asyncio.gather(*tasks)
         probe.cancel()
         elapsed = time.perf_counter() - started
         s1, d1 = cpu_seconds(self.server_pid), _own_cpu()
