@@ -718,12 +718,23 @@ class Gateway:
         conn.tables.discard(msg.table_id)
 
     async def _join(self, conn: Connection, msg: Join) -> Outcome:
+        """Seat the player; a join also watches the table (PROTOCOL.md).
+
+        The connection is attached before the commit, so that its snapshot comes
+        before the ``ok`` and the ``seat`` event the join causes. A join that gets no
+        ``ok`` (refused, or failed) leaves the connection as it found it: not watching
+        the table unless it already was.
+        """
         host = self._host(msg.table_id)
         player = self._player(conn)
-        if msg.table_id not in conn.tables:
+        table_id = msg.table_id
+        watching = table_id in conn.tables
+        wanted = conn.wanted.get(table_id)
+        if not watching:
             await self._attach(conn, host, None)
         # With no seat asked for, the state machine takes the first free one.
         event = ev.SitDown(player, conn.name, msg.seat, msg.buy_in, secrets.token_bytes(32))
+        answered = False
 
         def memo(t: Transition) -> bytes:
             seat = t.state.seat_of(player)
@@ -731,13 +742,21 @@ class Gateway:
             return _pack(seat)
 
         def joined(memo: bytes, account: int) -> Result:
+            nonlocal answered
+            answered = True
             seat = _unpack(memo)
             assert isinstance(seat, int)
-            return Joined(
-                table_id=msg.table_id, seat=seat, table_balance=msg.buy_in, account=account
-            )
+            return Joined(table_id=table_id, seat=seat, table_balance=msg.buy_in, account=account)
 
-        return await self._money(conn, msg, event, memo, joined)
+        try:
+            return await self._money(conn, msg, event, memo, joined)
+        except BaseException:
+            if not watching and not answered:
+                host.unsubscribe(conn)
+                conn.tables.discard(table_id)
+                if wanted is not None:  # still to be attached by table_ready, as before
+                    conn.wanted[table_id] = wanted
+            raise
 
     async def _leave(self, conn: Connection, msg: Leave) -> Outcome:
         return await self._money_reply(conn, msg, ev.StandUp(self._player(conn)))

@@ -17,6 +17,7 @@ from protocol.codec import encode
 from protocol.errors import CloseCode
 from protocol.messages import (
     Bet,
+    BetPlaced,
     CashOut,
     Clear,
     ErrorReply,
@@ -26,6 +27,8 @@ from protocol.messages import (
     HouseWay,
     Join,
     Leave,
+    Ping,
+    Pong,
     Rebet,
     Rebuy,
     SetHand,
@@ -259,3 +262,48 @@ async def test_already_set(app: App, redis_client: redis.asyncio.Redis) -> None:
         await check.refused(alice, "already_set", HouseWay, table_id="slow", mode="set")
     finally:
         await close_all([alice, bob])
+
+
+TWO_SEATS = """
+[[table]]
+id = "duo"
+name = "Two seats"
+seats = 2
+betting_ms = 20000
+setting_ms = 30000
+"""
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("code", ["seat_taken", "insufficient_balance", "table_full"])
+async def test_a_failed_join_leaves_the_connection_as_it_was(
+    start_app: StartApp, code: str
+) -> None:
+    app = await start_app(tables=TWO_SEATS, guest_balance=1000)
+    alice = await Client.hello(url(app), label="a")
+    bob = await Client.hello(url(app), label="b")  # not watching "duo"
+    watcher = await Client.hello(url(app), label="w")  # watching "duo" before its join
+    clients = [alice, bob, watcher]
+    try:
+        await alice.ok(Join, table_id="duo", buy_in=300, seat=0)
+        join: dict[str, object] = {"seat": 0, "buy_in": 100}  # seat_taken: refused by step
+        if code == "insufficient_balance":  # refused by the store's commit
+            join = {"seat": None, "buy_in": 1005}
+        elif code == "table_full":
+            carol = await Client.hello(url(app), label="c")
+            clients.append(carol)
+            await carol.ok(Join, table_id="duo", buy_in=100, seat=1)
+            join = {"seat": None, "buy_in": 100}
+        await watcher.ok(Watch, table_id="duo")
+        await bob.error(Join, code, table_id="duo", **join)
+        await watcher.error(Join, code, table_id="duo", **join)
+        seen = len(bob.table("duo"))
+        await alice.ok(Bet, table_id="duo", amount=50)
+        # The watcher still watches: the bet reaches it.
+        await watcher.event("duo", BetPlaced, lambda m: m.seat == 0)
+        # The bet's event went to every subscriber at once, before the watcher got it:
+        # a pong Bob asks for now would follow it on his connection, had he been sent it.
+        assert isinstance(await bob.call(Ping), Pong)
+        assert bob.table("duo")[seen:] == []
+    finally:
+        await close_all(clients)
