@@ -438,14 +438,23 @@ class Client:
         self.tables.pop(table_id, None)
 
     async def join(self, table_id: str, buy_in: int, seat: int | None = None) -> Joined:
-        """Sit at a table with ``buy_in`` chips (also watches it)."""
+        """Sit at a table with ``buy_in`` chips (also watches it). A join the server
+        refuses watches nothing: a table not watched before has no model after it."""
+        watched = table_id in self.tables
         model = self.model(table_id)
-        joined = _expect(
-            await self._money(
-                lambda rid: Join(rid=rid, table_id=table_id, buy_in=buy_in, seat=seat)
-            ),
-            Joined,
-        )
+        try:
+            joined = _expect(
+                await self._money(
+                    lambda rid: Join(rid=rid, table_id=table_id, buy_in=buy_in, seat=seat)
+                ),
+                Joined,
+            )
+        except ServerError:
+            # The server does not send this table's events after a refused join: a
+            # model kept would go stale, and the next hello would ask for the table.
+            if not watched:
+                self.tables.pop(table_id, None)
+            raise
         model.your_seat = joined.seat
         return joined
 

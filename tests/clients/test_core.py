@@ -115,6 +115,20 @@ async def test_errors_are_plain_and_the_lobby_reads(app: App) -> None:
         assert abs(client.server_now_ms() - app_time_ms()) < 2000
 
 
+@pytest.mark.asyncio
+async def test_a_refused_join_leaves_no_model(app: App) -> None:
+    async with Client(url_of(app)) as client:
+        with pytest.raises(ServerError) as refused:
+            await client.join("slow", 1)  # below the table's buy-in
+        assert refused.value.code == "bet_limits"
+        assert "slow" not in client.tables
+        # A table watched before stays watched.
+        model = await client.watch("fast")
+        with pytest.raises(ServerError):
+            await client.join("fast", 1)
+        assert client.tables["fast"] is model
+
+
 def app_time_ms() -> int:
     import time
 
