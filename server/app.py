@@ -128,6 +128,7 @@ class App:
                 config,
                 store,
                 self.owner,
+                accounts=accounts,
                 lease_ms=s.lease_ms,
                 on_commit=self._committed,
                 on_ready=self.gateway.table_ready,

@@ -33,6 +33,7 @@ from protocol.codec import encode
 from protocol.errors import ErrorCode
 from server.gamelog import pack_record
 from server.leases import LeaseKeeper
+from server.store.accounts import AccountStore
 from server.store.tables import ClientRequest, CommitStatus, RequestRecord, StoreError, TableStore
 from server.table.errors import TableError
 from server.table.events import Event, Tick, Void
@@ -149,17 +150,20 @@ class TableHost:
         store: TableStore,
         owner: str,
         *,
+        accounts: AccountStore,
         lease_ms: int = 5_000,
         clock: Callable[[], int] = now_ms,
         on_commit: Callable[[Transition, float], None] | None = None,
         on_ready: Callable[[TableHost], Awaitable[None]] | None = None,
         leases: LeaseKeeper | None = None,
     ) -> None:
-        """``leases`` renews the lease with the other tables of the process; without
-        one, the host runs a keeper of its own."""
+        """``accounts`` reads the balance a money request that stores nothing is
+        answered with. ``leases`` renews the lease with the other tables of the
+        process; without one, the host runs a keeper of its own."""
         self.config = config
         self.table_id = config.table_id
         self.store = store
+        self.accounts = accounts
         self.owner = owner
         self.lease_ms = lease_ms
         self.clock = clock
@@ -406,7 +410,7 @@ class TableHost:
             elif request is not None:
                 # Nothing to store (cashing out an empty table balance), so nothing
                 # recorded: a repeat does the same nothing.
-                account = await self.store.account_balance(request.player)
+                account = await self.accounts.balance(request.player) or 0
                 request.answer(request.memo(transition), account)
             elif reply is not None:
                 reply(transition)

@@ -443,10 +443,6 @@ class TableStore:
             version=as_int(version),
         )
 
-    async def account_balance(self, player: str) -> int:
-        """``player``'s account balance as stored now (0 without an account)."""
-        return as_int(await self.redis.hget(self.keys.account(player), "balance"))
-
     # --- events -----------------------------------------------------------------
 
     async def events_since(self, table_id: str, seq: int) -> list[tuple[int, bytes]] | None:

@@ -328,3 +328,28 @@ async def test_two_joins_at_two_tables_each_state_the_account_their_commit_left(
         assert report.ok, report.explain()
     finally:
         await close_all([a, b])
+
+
+@pytest.mark.asyncio
+async def test_a_money_request_that_moves_nothing_states_the_account(
+    app: App, server_settings: Settings, redis_client: redis.asyncio.Redis
+) -> None:
+    """Cashing out an empty table balance stores nothing; its reply still says what
+    the account holds."""
+    accounts = AccountStore(redis_client)
+    await accounts.credit("alice", ACCOUNT, "test:credit")
+    host = app.hosts["slow"]
+    a = await connect(app, server_settings, "alice", "A")
+    try:
+        await a.ok(Join, table_id="slow", buy_in=BUY_IN)
+        emptied = await a.ok(CashOut, table_id="slow", amount=0)  # 0: all of it
+        assert emptied.account == ACCOUNT
+        assert host.state is not None
+        version = host.state.version
+        nothing = await a.ok(CashOut, table_id="slow", amount=0)
+        assert host.state.version == version  # nothing stored
+        assert isinstance(nothing, Balances)
+        assert nothing.account == await accounts.balance("alice") == ACCOUNT
+        assert [(t.table_id, t.balance) for t in nothing.tables] == [("slow", 0)]
+    finally:
+        await a.close()
