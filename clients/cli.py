@@ -6,7 +6,8 @@
 - ``paigow-cli history [--limit N|all]``: the player's past rounds, newest first (all of
   them by default, read a page at a time);
 - ``paigow-cli verify [ROUND]``: re-derives logged rounds from their seeds, from the
-  server's history or (``--log FILE``) from the JSON lines of an earlier ``play``;
+  server's history (ROUND: its newest record, however far back; else the newest
+  ``--limit``) or (``--log FILE``) from the JSON lines of an earlier ``play``;
 - ``paigow-cli bots``: N bots playing, for load and soak tests.
 
 A guest's identity lives in its session: every command saves the resume token in a
@@ -215,6 +216,22 @@ async def _records(
     return records[:limit], True
 
 
+async def _find_round(
+    client: Client, table: str | None, round_no: int, page_size: int = L.MAX_HISTORY_PAGE
+) -> RoundRecord | None:
+    """The newest record of round ``round_no`` (at ``table``, if given), or None when the
+    history has none: pages are read from the newest until it is found or they end."""
+    cursor: str | None = None
+    while True:
+        page = await client.history(cursor=cursor, limit=page_size, table_id=table)
+        for record in page.rounds:
+            if record.round == round_no:
+                return record
+        cursor = page.next_cursor
+        if cursor is None:
+            return None
+
+
 async def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
     """Print the player's past rounds, newest first (every page, or the newest ``--limit``)."""
     async with make_client(args, reconnect=False) as client:
@@ -282,7 +299,11 @@ async def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     else:
         async with make_client(args, reconnect=False) as client:
             save_session(args.session, client)
-            records, _ = await _records(client, args.table, args.limit)
+            if args.round is None:
+                records, _ = await _records(client, args.table, args.limit)
+            else:  # however old it is, not only among the newest --limit
+                found = await _find_round(client, args.table, args.round)
+                records = [found] if found is not None else []
         results = [verify_record(r) for r in records]
     if args.round is not None:
         results = [v for v in results if v.round == args.round]
@@ -389,14 +410,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify = sub.add_parser("verify", help="re-derive rounds from their seeds")
     _common(verify)
-    verify.add_argument("round", type=int, nargs="?", help="the round (default: every one)")
+    verify.add_argument(
+        "round", type=int, nargs="?", help="the round (default: the newest --limit)"
+    )
     verify.add_argument("--table")
     verify.add_argument(
         "--limit",
         type=_count_or_all,
         default=50,
         metavar="N|all",
-        help="history records to check, newest first (default: %(default)s)",
+        help="without ROUND, history records to check, newest first (default: "
+        "%(default)s); ROUND is looked for in the whole history",
     )
     verify.add_argument("--log", help="a `play --json` log to check, offline")
     bots = sub.add_parser("bots", help="N bots playing (load tests)")

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
+import redis.asyncio
 
 from clients.bots import run_bots
 from clients.cli import main
 from server.app import App
+from server.gamelog import pack_record, unpack_records
+from server.store.tables import TableStore
 from tests.clients.helpers import url_of
 
 
@@ -88,6 +93,17 @@ async def test_bots_play_and_verify(app: App) -> None:
     assert report.verified == 6
 
 
+async def _play(
+    capsys: pytest.CaptureFixture[str], common: list[str], rounds: int
+) -> list[dict[str, Any]]:
+    """The JSON lines of ``paigow-cli play`` of ``rounds`` rounds at table ``fast``."""
+    play = ["play", *common, "--table", "fast", "--bet", "10", "--rounds", str(rounds)]
+    code = await asyncio.to_thread(main, play)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return [json.loads(line) for line in out.splitlines()]
+
+
 @pytest.mark.asyncio
 async def test_history_follows_every_page(
     app: App, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -95,9 +111,7 @@ async def test_history_follows_every_page(
     """Five rounds read two at a time: every round once, newest first; --limit cuts."""
     session = str(tmp_path / "session.json")
     common = ["--url", url_of(app), "--session", session, "--json"]
-    play = ["play", *common, "--table", "fast", "--bet", "10", "--rounds", "5"]
-    assert await asyncio.to_thread(main, play) == 0
-    notes = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    notes = await _play(capsys, common, 5)
     played = [n["round"] for n in notes if n["type"] == "client.round"]
     assert len(played) == 5
 
@@ -116,3 +130,36 @@ async def test_history_follows_every_page(
     assert "older rounds not shown" in capsys.readouterr().out
     assert await asyncio.to_thread(main, [*text, "--limit", "5"]) == 0
     assert "older rounds not shown" not in capsys.readouterr().out
+
+
+@pytest.mark.asyncio
+async def test_verify_finds_a_round_past_the_newest_page(
+    app: App, redis_client: redis.asyncio.Redis, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A round with 60 newer records (more than a page of 50) is still found and checked."""
+    session = str(tmp_path / "session.json")
+    common = ["--url", url_of(app), "--session", session, "--json"]
+    notes = await _play(capsys, common, 1)
+    player = next(n["player_id"] for n in notes if n["type"] == "client.connected")
+    [round_no] = [n["round"] for n in notes if n["type"] == "client.round"]
+    # 60 later rounds logged after it, through a commit of a table of their own.
+    store = TableStore(redis_client)
+    page = await store.history(player, None, 1)
+    [played] = unpack_records([blob for _, blob in page.items], None).rounds
+    assert played.round == round_no
+    later = [replace(played, round=round_no + n) for n in range(1, 61)]
+    token = await store.acquire_lease("later", "test", 10_000)
+    assert token is not None
+    logs = [(player, pack_record(r)) for r in later]
+    result = await store.commit(
+        "later", token=token, expected_version=0, new_version=1, state=b"s", logs=logs
+    )
+    assert result.ok
+
+    for table in ([], ["--table", "fast"]):
+        assert await asyncio.to_thread(main, ["verify", str(round_no), *common, *table]) == 0
+        checked = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert [(v["table_id"], v["round"], v["ok"]) for v in checked] == [("fast", round_no, True)]
+    # A round never played: every page is read, and none has it.
+    assert await asyncio.to_thread(main, ["verify", str(round_no + 100), *common]) == 2
+    assert json.loads(capsys.readouterr().out)["found"] == 0
