@@ -21,10 +21,10 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import redis.asyncio
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -66,6 +66,22 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+# The overloads let mypy read T off an async function's result too (the union alone
+# solves T from both forms at once, and a coroutine spoils it).
+@overload
+async def until(
+    check: Callable[[], Coroutine[Any, Any, T | None]],
+    within: float = ...,
+    what: str = ...,
+    every: float = ...,
+) -> T: ...
+@overload
+async def until(
+    check: Callable[[], T | None] | Callable[[], Awaitable[T | None]],
+    within: float = ...,
+    what: str = ...,
+    every: float = ...,
+) -> T: ...
 async def until(
     check: Callable[[], T | None] | Callable[[], Awaitable[T | None]],
     within: float = TIMEOUT,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import time
 
@@ -14,6 +13,7 @@ from redis.backoff import NoBackoff
 from server.leases import LeaseKeeper
 from server.store.tables import TableStore
 from tests.conftest import evalsha_calls
+from tests.server.helpers import until
 
 
 @pytest.mark.asyncio
@@ -60,12 +60,19 @@ async def test_the_timer_keeps_a_lease_alive_past_its_length(
     lost: list[str] = []
     keeper.hold("t1", token, lambda: lost.append("t1"), acquired)
     keeper.start()
-    try:
-        await asyncio.sleep(1.0)  # more than three lease lengths
+
+    async def held_for_two_lease_lengths() -> bool:
+        # Ours at every look, until the lease would have expired twice over unrenewed.
         assert await store.lease_holder("t1") == (token, "node-a")
+        return time.monotonic() - acquired > 0.6
+
+    async def expired() -> bool:
+        return await store.lease_holder("t1") is None
+
+    try:
+        await until(held_for_two_lease_lengths, what="two lease lengths")
         keeper.drop("t1")
-        await asyncio.sleep(0.6)  # no longer renewed: expired
-        assert await store.lease_holder("t1") is None
+        await until(expired, what="the lease, no longer renewed, to expire")
         assert lost == []
     finally:
         await keeper.stop()
@@ -84,12 +91,17 @@ async def test_redis_unreachable_loses_a_lease_only_once_it_may_have_expired(
     lost: list[str] = []
     acquired = time.monotonic()
     keeper.hold("t1", 1, lambda: lost.append("t1"), acquired)
+
+    async def renewed_until_lost() -> list[str]:
+        await keeper.renew_now()
+        # Could still be ours when Redis is back, until the lease's length has passed.
+        assert not lost or time.monotonic() - acquired >= 0.4, "lost too soon"
+        return lost
+
     try:
-        await keeper.renew_now()
-        assert time.monotonic() - acquired < 0.4  # else the next line proves nothing
-        assert lost == []  # could still be ours when Redis is back
-        await asyncio.sleep(0.45 - (time.monotonic() - acquired))  # the lease's length
-        await keeper.renew_now()
+        assert not await renewed_until_lost()
+        assert time.monotonic() - acquired < 0.4  # else the line above proves nothing
+        await until(renewed_until_lost, what="the lease to count as lost")
         assert lost == ["t1"]
     finally:
         await nowhere.aclose()

@@ -20,6 +20,7 @@ from server.store.tables import (
 )
 from server.table.ledger import Kind, LedgerEntry, Pot
 from tests.conftest import evalsha_calls
+from tests.server.helpers import until
 
 T = "t1"
 
@@ -41,6 +42,11 @@ async def lease(store: TableStore) -> int:
     token = await store.acquire_lease(T, "n", 10_000)
     assert token is not None
     return token
+
+
+async def expired(store: TableStore) -> bool:
+    """Whether table ``T`` has no lease (it expired)."""
+    return await store.lease_holder(T) is None
 
 
 @pytest.fixture
@@ -96,7 +102,7 @@ async def test_lease_renewal_and_expiry(store: TableStore) -> None:
     assert token is not None
     assert await store.renew_lease(T, "node-a", token, 80)
     assert not await store.renew_lease(T, "node-a", token + 1, 80)
-    await asyncio.sleep(0.2)
+    await until(lambda: expired(store), what="the lease to expire")
     assert not await store.renew_lease(T, "node-a", token, 80)  # expired: gone
     assert await store.acquire_lease(T, "node-b", 10_000) == token + 1
 
@@ -106,7 +112,8 @@ async def test_stale_owner_commit_is_refused(store: TableStore) -> None:
     old = await store.acquire_lease(T, "node-a", 50)
     assert old is not None
     assert (await store.commit(T, token=old, expected_version=0, new_version=1, state=b"s1")).ok
-    await asyncio.sleep(0.1)  # node-a stalls; its lease expires, node-b takes over
+    # node-a stalls until its lease expires; node-b takes over.
+    await until(lambda: expired(store), what="the lease to expire")
     new = await store.acquire_lease(T, "node-b", 10_000)
     assert new == old + 1
     result = await store.commit(T, token=old, expected_version=1, new_version=2, state=b"old")
