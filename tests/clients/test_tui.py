@@ -11,11 +11,20 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import DataTable
 
 from clients import handrank
 from clients.autoplay import play_rounds
 from clients.core import Client
-from clients.tui import HELP, HelpScreen, HistoryScreen, LobbyScreen, PaigowApp, TableScreen
+from clients.tui import (
+    HELP,
+    AmountScreen,
+    HelpScreen,
+    HistoryScreen,
+    LobbyScreen,
+    PaigowApp,
+    TableScreen,
+)
 from protocol.codec import decode_server, encode
 from protocol.messages import OkReply, SeedReveal, Snapshot
 from protocol.structs import TableInfo
@@ -27,26 +36,34 @@ GOLDEN = Path(__file__).parent / "golden"
 SIZE = (80, 24)
 
 
+async def _until(pilot: Pilot[int], predicate: Callable[[], bool], within: float = 10) -> None:
+    """Let the app run until ``predicate()`` holds; fail after ``within`` seconds, showing
+    the screen (a fixed pause is either too long or, on a loaded machine, too short)."""
+    try:
+        async with asyncio.timeout(within):
+            while not predicate():
+                await pilot.pause(0.05)
+    except TimeoutError:
+        screen = screen_text(pilot.app)
+        raise AssertionError(f"timed out after {within} s; the screen:\n{screen}") from None
+
+
 @pytest.mark.asyncio
 async def test_join_bet_set_and_see_the_result(app: App) -> None:
     tui = PaigowApp(Client(url_of(app), name="Pat"))
     async with tui.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        while not (isinstance(tui.screen, LobbyScreen) and tui.screen.summaries):
-            await pilot.pause(0.05)
+        await _until(pilot, lambda: _lobby_listed(tui))
         assert "fast" in screen_text(tui)
         await pilot.press("j")  # the first table, "fast"; the buy-in prompt opens
-        await pilot.pause()
+        await _until(pilot, lambda: isinstance(tui.screen, AmountScreen))
         await pilot.press("enter")  # accept the default buy-in
-        while not isinstance(tui.screen, TableScreen):
-            await pilot.pause(0.05)
+        await _until(pilot, lambda: isinstance(tui.screen, TableScreen))
         table = tui.screen
-        while table.info is None:
-            await pilot.pause(0.05)
+        assert isinstance(table, TableScreen)
+        await _until(pilot, lambda: table.info is not None)
         await pilot.press("2", "3", "enter")  # chips 10 + 25, then bet 35
         model = table.model
-        while not (model.phase == "setting" and model.your_cards):
-            await pilot.pause(0.05)
+        await _until(pilot, lambda: model.phase == "setting" and bool(model.your_cards))
         assert table.pending_bet == 0
         assert model.my_seat is not None
         assert model.my_seat.bet == 35
@@ -58,9 +75,8 @@ async def test_join_bet_set_and_see_the_result(app: App) -> None:
         assert "high" in preview
         assert "FOUL" not in preview
         await pilot.press("enter")
-        while model.verification is None:
-            await pilot.pause(0.05)
-        await pilot.pause(0.1)
+        await _until(pilot, lambda: model.verification is not None)
+        await _until(pilot, lambda: "✓ verified" in screen_text(tui))
         text = screen_text(tui)
         result = model.my_result
         assert result is not None
@@ -71,7 +87,7 @@ async def test_join_bet_set_and_see_the_result(app: App) -> None:
         await pilot.press("question_mark")
         assert isinstance(tui.screen, HelpScreen)
         await pilot.press("escape")
-        assert tui.screen is table
+        assert tui.screen_stack[-1] is table  # tui.screen, which mypy still takes for help
 
 
 def _vector(name: str) -> object:
@@ -104,7 +120,9 @@ async def test_table_screen_matches_the_golden() -> None:
         # Far past deadlines: the countdown reads 0.0s whatever the date.
         client.feed(encode(replace(snapshot, deadline_ms=0)))
         client.feed(encode(replace(seed, seq=snapshot.seq + 1)))
-        await pilot.pause(0.3)
+        # The seed's check is the last line the feed adds; then what is still to draw.
+        await _until(pilot, lambda: "round 42: verified ✓" in screen_text(tui))
+        await pilot.pause()
         text = _mask(screen_text(tui))
     golden = GOLDEN / "table_80x24.txt"
     if os.environ.get("PAIGOW_UPDATE_GOLDEN"):
@@ -112,24 +130,26 @@ async def test_table_screen_matches_the_golden() -> None:
     assert text == golden.read_text(encoding="utf-8")
 
 
+def _lobby_listed(tui: PaigowApp) -> bool:
+    """Whether the lobby is on screen with every table in its list (rows to move over)."""
+    lobby = tui.screen
+    if not (isinstance(lobby, LobbyScreen) and lobby.summaries):
+        return False
+    return lobby.query_one("#tables", DataTable).row_count == len(lobby.summaries)
+
+
 async def _sit_at(pilot: Pilot[int], tui: PaigowApp, table_id: str) -> TableScreen:
     """From the lobby, move to ``table_id``, join with the default buy-in, await its screen."""
-    while not (isinstance(tui.screen, LobbyScreen) and tui.screen.summaries):
-        await pilot.pause(0.05)
+    await _until(pilot, lambda: _lobby_listed(tui))
     lobby = tui.screen
+    assert isinstance(lobby, LobbyScreen)
     row = [t.table_id for t in lobby.summaries].index(table_id)
     await pilot.press(*["down"] * row, "j")
-    await pilot.pause()
+    await _until(pilot, lambda: isinstance(tui.screen, AmountScreen))
     await pilot.press("enter")  # accept the default buy-in
-    while not isinstance(tui.screen, TableScreen):
-        await pilot.pause(0.05)
+    await _until(pilot, lambda: isinstance(tui.screen, TableScreen))
+    assert isinstance(tui.screen, TableScreen)
     return tui.screen
-
-
-async def _until(pilot: Pilot[int], predicate: Callable[[], bool], within: float = 10) -> None:
-    async with asyncio.timeout(within):
-        while not predicate():
-            await pilot.pause(0.05)
 
 
 def _my_seat_line(text: str, name: str) -> str:
@@ -152,7 +172,7 @@ async def test_sit_out_key(app: App) -> None:
         await _until(
             pilot, lambda: model.my_seat is not None and model.my_seat.status == "sitting_out"
         )
-        await pilot.pause(0.1)
+        await _until(pilot, lambda: "sitting this round out" in screen_text(tui))
         text = screen_text(tui)
         assert " out " in _my_seat_line(text, "Sid")
         assert "sitting this round out" in text
@@ -184,14 +204,15 @@ async def test_history_loads_older_pages(app: App) -> None:
         assert isinstance(tui.screen, HistoryScreen)
         history = tui.screen
         await _until(pilot, lambda: history.shown == 2 and not history.loading)
-        await pilot.pause(0.1)
+        # The status line is set after the page's records are written.
+        await _until(pilot, lambda: "m: older rounds" in screen_text(tui))
         text = screen_text(tui)
         assert _history_rounds(text) == played[:2]
         assert "m: older rounds" in text
         assert "m Older rounds" in text
         await pilot.press("m")
         await _until(pilot, lambda: history.complete and not history.loading)
-        await pilot.pause(0.1)
+        await _until(pilot, lambda: "all 3 rounds" in screen_text(tui))
         text = screen_text(tui)
         assert _history_rounds(text) == played
         assert "all 3 rounds" in text
@@ -199,13 +220,15 @@ async def test_history_loads_older_pages(app: App) -> None:
         assert re.search(r"^#\d+ fast seat (\d): .*\n.*\n    you, seat \1:", text, re.MULTILINE)
         assert "Older rounds" not in text  # nothing left to load: the key is hidden
         await pilot.press("m")  # nothing older: no request, nothing added
-        await pilot.pause(0.2)
+        assert not history.loading  # a request would be in flight from the key on
+        assert history.shown == 3
         assert _history_rounds(screen_text(tui)) == played
 
 
-def _account_line(text: str) -> str:
-    [line] = [line for line in text.splitlines() if line.startswith(" Account ")]
-    return line.strip()
+def _account_line(tui: PaigowApp) -> str:
+    """The lobby's account line on screen ("" when there is not exactly one)."""
+    lines = [line for line in screen_text(tui).splitlines() if line.startswith(" Account ")]
+    return lines[0].strip() if len(lines) == 1 else ""
 
 
 @pytest.mark.asyncio
@@ -216,9 +239,7 @@ async def test_lobby_shows_the_account_balance(app: App, monkeypatch: pytest.Mon
     start = app.settings.guest_balance
     tui = PaigowApp(Client(url_of(app), name="Lou"))
     async with tui.run_test(size=SIZE) as pilot:
-        await _until(pilot, lambda: tui.balances is not None)
-        await pilot.pause(0.1)
-        assert _account_line(screen_text(tui)) == f"Account {start} chips"
+        await _until(pilot, lambda: _account_line(tui) == f"Account {start} chips")
         table = await _sit_at(pilot, tui, "fast")  # the default buy-in: 200
         buy_in = 200
         # Read before the lobby is back on screen (which refreshes it): the join did it.
@@ -234,9 +255,8 @@ async def test_lobby_shows_the_account_balance(app: App, monkeypatch: pytest.Mon
         )
         await pilot.press("escape")
         assert isinstance(tui.screen, LobbyScreen)
-        await pilot.pause(0.2)
         expected = f"Account {start - 350} chips   at the tables 350: fast 350"
-        assert _account_line(screen_text(tui)) == expected
+        await _until(pilot, lambda: _account_line(tui) == expected)
         assert table.model.my_seat is not None
         assert table.model.my_seat.balance == 350
         await pilot.press("w")  # back to the table (watching it), and leave the seat
@@ -244,8 +264,7 @@ async def test_lobby_shows_the_account_balance(app: App, monkeypatch: pytest.Mon
         await pilot.press("l")
         await _until(pilot, lambda: tui.balances is not None and tui.balances.account == start)
         await pilot.press("escape")
-        await pilot.pause(0.2)
-        assert _account_line(screen_text(tui)) == f"Account {start} chips"
+        await _until(pilot, lambda: _account_line(tui) == f"Account {start} chips")
 
 
 def test_help_lines_fit_the_dialog_at_80_columns() -> None:
