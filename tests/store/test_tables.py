@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 import pytest
 import redis.asyncio
@@ -12,6 +13,7 @@ from server.store.embedded import EmbeddedRedis
 from server.store.keys import APPLIED_WINDOW, REQUEST_TTL_MS, Keys
 from server.store.tables import (
     ClientRequest,
+    CommitResult,
     CommitStatus,
     RequestRecord,
     StoreError,
@@ -42,6 +44,35 @@ async def lease(store: TableStore) -> int:
     token = await store.acquire_lease(T, "n", 10_000)
     assert token is not None
     return token
+
+
+async def next_commit(
+    store: TableStore,
+    token: int,
+    *,
+    after: int = 0,
+    state: bytes = b"s",
+    entries: Sequence[LedgerEntry] = (),
+    events: Sequence[tuple[int, bytes]] = (),
+    logs: Sequence[tuple[str, bytes]] = (),
+    publish_channel: str | None = None,
+    request: ClientRequest | None = None,
+    table: str = T,
+) -> CommitResult:
+    """``table``'s commit of version ``after + 1`` over ``after`` (0: its first commit)
+    under lease ``token``; the rest as :meth:`TableStore.commit` takes it."""
+    return await store.commit(
+        table,
+        token=token,
+        expected_version=after,
+        new_version=after + 1,
+        state=state,
+        entries=entries,
+        events=events,
+        logs=logs,
+        publish_channel=publish_channel,
+        request=request,
+    )
 
 
 async def expired(store: TableStore) -> bool:
@@ -111,16 +142,16 @@ async def test_lease_renewal_and_expiry(store: TableStore) -> None:
 async def test_stale_owner_commit_is_refused(store: TableStore) -> None:
     old = await store.acquire_lease(T, "node-a", 50)
     assert old is not None
-    assert (await store.commit(T, token=old, expected_version=0, new_version=1, state=b"s1")).ok
+    assert (await next_commit(store, old, state=b"s1")).ok
     # node-a stalls until its lease expires; node-b takes over.
     await until(lambda: expired(store), what="the lease to expire")
     new = await store.acquire_lease(T, "node-b", 10_000)
     assert new == old + 1
-    result = await store.commit(T, token=old, expected_version=1, new_version=2, state=b"old")
+    result = await next_commit(store, old, after=1, state=b"old")
     assert result.status is CommitStatus.STALE_LEASE
     assert result.stale
     assert result.lease_token == new
-    assert (await store.commit(T, token=new, expected_version=1, new_version=2, state=b"new")).ok
+    assert (await next_commit(store, new, after=1, state=b"new")).ok
     stored = await store.load(T)
     assert stored is not None
     assert (stored.version, stored.state, stored.token) == (2, b"new", new)
@@ -128,7 +159,7 @@ async def test_stale_owner_commit_is_refused(store: TableStore) -> None:
 
 @pytest.mark.asyncio
 async def test_commit_without_lease_is_refused(store: TableStore) -> None:
-    result = await store.commit(T, token=1, expected_version=0, new_version=1, state=b"s")
+    result = await next_commit(store, 1)
     assert result.status is CommitStatus.STALE_LEASE
     assert result.lease_token is None
     assert await store.load(T) is None
@@ -141,7 +172,7 @@ async def test_commit_without_lease_is_refused(store: TableStore) -> None:
 async def test_version_check(store: TableStore) -> None:
     token = await lease(store)
     assert await store.load(T) is None
-    assert (await store.commit(T, token=token, expected_version=0, new_version=1, state=b"a")).ok
+    assert (await next_commit(store, token, state=b"a")).ok
     result = await store.commit(T, token=token, expected_version=0, new_version=2, state=b"b")
     assert result.status is CommitStatus.STALE_VERSION
     assert result.stored_version == 1
@@ -161,9 +192,7 @@ async def test_retried_commit_pays_once(
     entries = [buy_in("t1:r0:ann:buyin", "ann", 300), bet("t1:r1:ann:bet", "ann", 50)]
 
     async def attempt() -> CommitStatus:
-        result = await store.commit(
-            T, token=token, expected_version=0, new_version=1, state=b"s1", entries=entries
-        )
+        result = await next_commit(store, token, state=b"s1", entries=entries)
         return result.status
 
     assert await attempt() is CommitStatus.OK
@@ -172,9 +201,7 @@ async def test_retried_commit_pays_once(
     assert await ledger_len(redis_client) == 3  # the credit and the two entries
 
     # The same keys in a later commit (a state machine replaying them) are skipped.
-    later = await store.commit(
-        T, token=token, expected_version=1, new_version=2, state=b"s2", entries=entries
-    )
+    later = await next_commit(store, token, after=1, state=b"s2", entries=entries)
     assert later.status is CommitStatus.OK
     assert (later.applied, later.skipped) == (0, 2)
     assert await accounts.balance("ann") == 700
@@ -189,14 +216,7 @@ async def test_applied_keys_survive_a_window_boundary(
     token = await lease(store)
     v = APPLIED_WINDOW - 1
     assert (await store.commit(T, token=token, expected_version=0, new_version=v, state=b"a")).ok
-    first = await store.commit(
-        T,
-        token=token,
-        expected_version=v,
-        new_version=v + 1,
-        state=b"b",
-        entries=[buy_in("k", "ann", 10)],
-    )
+    first = await next_commit(store, token, after=v, state=b"b", entries=[buy_in("k", "ann", 10)])
     assert first.applied == 1
     again = await store.commit(
         T,
@@ -216,13 +236,8 @@ async def test_duplicate_key_within_one_commit_is_applied_once(
 ) -> None:
     await accounts.credit("ann", 100, "c1")
     token = await lease(store)
-    result = await store.commit(
-        T,
-        token=token,
-        expected_version=0,
-        new_version=1,
-        state=b"a",
-        entries=[buy_in("k", "ann", 10), buy_in("k", "ann", 10)],
+    result = await next_commit(
+        store, token, state=b"a", entries=[buy_in("k", "ann", 10), buy_in("k", "ann", 10)]
     )
     assert (result.applied, result.skipped) == (1, 1)
     assert await accounts.balance("ann") == 90
@@ -241,21 +256,15 @@ async def test_a_commit_returns_the_balances_it_leaves(
     await accounts.credit("bob", 50, "c-bob")
     token = await lease(store)
     entries = [buy_in("k1", "ann", 300), cash_out("k2", "bob", 20), bet("k3", "cid", 5)]
-    first = await store.commit(
-        T, token=token, expected_version=0, new_version=1, state=b"s1", entries=entries
-    )
+    first = await next_commit(store, token, state=b"s1", entries=entries)
     assert first.status is CommitStatus.OK
     assert first.accounts == {"ann": 700, "bob": 70}  # cid's bet touches no account
     await accounts.credit("ann", 5, "c-ann-2")
-    again = await store.commit(
-        T, token=token, expected_version=0, new_version=1, state=b"s1", entries=entries
-    )
+    again = await next_commit(store, token, state=b"s1", entries=entries)
     assert again.status is CommitStatus.DUPLICATE
     assert again.accounts == {"ann": 705, "bob": 70}
     # An entry already applied moves nothing, but its account's balance is still told.
-    later = await store.commit(
-        T, token=token, expected_version=1, new_version=2, state=b"s2", entries=entries[:1]
-    )
+    later = await next_commit(store, token, after=1, state=b"s2", entries=entries[:1])
     assert (later.applied, later.skipped) == (0, 1)
     assert later.accounts == {"ann": 705}
     assert await accounts.balance("ann") == 705
@@ -268,12 +277,9 @@ async def test_insufficient_balance_writes_nothing(
     await accounts.credit("ann", 100, "c-ann")
     await accounts.credit("bob", 100, "c-bob")
     token = await lease(store)
-    result = await store.commit(
-        T,
-        token=token,
-        expected_version=0,
-        new_version=1,
-        state=b"s",
+    result = await next_commit(
+        store,
+        token,
         entries=[buy_in("a", "ann", 60), buy_in("b", "bob", 101)],
         events=[(1, b"e1")],
         logs=[("ann", b"log")],
@@ -286,14 +292,7 @@ async def test_insufficient_balance_writes_nothing(
     assert await store.events_since(T, 0) == []
     assert (await store.history("ann")).items == []
     # Nothing was marked applied: the same keys go through once affordable.
-    ok = await store.commit(
-        T,
-        token=token,
-        expected_version=0,
-        new_version=1,
-        state=b"s",
-        entries=[buy_in("a", "ann", 60), buy_in("b", "bob", 100)],
-    )
+    ok = await next_commit(store, token, entries=[buy_in("a", "ann", 60), buy_in("b", "bob", 100)])
     assert ok.applied == 2
 
 
@@ -303,12 +302,9 @@ async def test_net_change_counts_and_cash_out_creates_account(
 ) -> None:
     await accounts.credit("ann", 10, "c1")
     token = await lease(store)
-    result = await store.commit(
-        T,
-        token=token,
-        expected_version=0,
-        new_version=1,
-        state=b"s",
+    result = await next_commit(
+        store,
+        token,
         entries=[cash_out("x", "ann", 50), buy_in("y", "ann", 60), cash_out("z", "cid", 7)],
     )
     assert result.status is CommitStatus.OK
@@ -331,14 +327,8 @@ async def test_racing_commits_for_the_same_chips(
         async def buy(i: int) -> CommitStatus:
             token = tokens[i]
             assert token is not None
-            result = await stores[i].commit(
-                f"t{i}",
-                token=token,
-                expected_version=0,
-                new_version=1,
-                state=b"s",
-                entries=[buy_in(f"t{i}:buyin", "ann", 70)],
-            )
+            entries = [buy_in(f"t{i}:buyin", "ann", 70)]
+            result = await next_commit(stores[i], token, table=f"t{i}", entries=entries)
             return result.status
 
         for _ in range(20):
@@ -366,10 +356,7 @@ async def test_racing_commits_same_table_one_wins(
         token = await stores[0].acquire_lease(T, "n", 10_000)
         assert token is not None
         results = await asyncio.gather(
-            *(
-                s.commit(T, token=token, expected_version=0, new_version=1, state=bytes([i]))
-                for i, s in enumerate(stores)
-            )
+            *(next_commit(s, token, state=bytes([i])) for i, s in enumerate(stores))
         )
         statuses = sorted(r.status.value for r in results)
         assert statuses == ["ok", "stale_version"]
@@ -388,11 +375,9 @@ async def test_a_recorded_request_is_refused_and_changes_nothing(
     await accounts.credit("ann", 1000, "c-ann")
     token = await lease(store)
     rebuy = ClientRequest("ann", "r1", b"rebuy 300", b"memo-1")
-    first = await store.commit(
-        T,
-        token=token,
-        expected_version=0,
-        new_version=1,
+    first = await next_commit(
+        store,
+        token,
         state=b"s1",
         entries=[buy_in("t1:v1:ann:rebuy", "ann", 300)],
         events=[(1, b"e1")],
@@ -408,11 +393,10 @@ async def test_a_recorded_request_is_refused_and_changes_nothing(
 
     # The same player and rid again, in the table's next change: new entry keys (one
     # the account could not even afford), events and a log. Nothing of it is written.
-    again = await store.commit(
-        T,
-        token=token,
-        expected_version=1,
-        new_version=2,
+    again = await next_commit(
+        store,
+        token,
+        after=1,
         state=b"s2",
         entries=[buy_in("t1:v2:ann:rebuy", "ann", 800)],
         events=[(2, b"e2")],
@@ -434,22 +418,20 @@ async def test_a_recorded_request_is_refused_and_changes_nothing(
 
     # The same rid of another player, and another rid of the same player, are new.
     await accounts.credit("bob", 100, "c-bob")
-    bob = await store.commit(
-        T,
-        token=token,
-        expected_version=1,
-        new_version=2,
+    bob = await next_commit(
+        store,
+        token,
+        after=1,
         state=b"s2",
         entries=[buy_in("t1:v2:bob:rebuy", "bob", 100)],
         request=ClientRequest("bob", "r1", b"rebuy 100"),
     )
     assert bob.status is CommitStatus.OK
     assert bob.accounts == {"bob": 0}
-    ann = await store.commit(
-        T,
-        token=token,
-        expected_version=2,
-        new_version=3,
+    ann = await next_commit(
+        store,
+        token,
+        after=2,
         state=b"s3",
         entries=[cash_out("t1:v3:ann:cash_out", "ann", 20)],
         request=ClientRequest("ann", "r2", b"cash_out 20"),
@@ -467,12 +449,10 @@ async def test_a_refused_commit_records_no_request(
     request = ClientRequest("ann", "r1", b"join 200", b"")
 
     async def attempt(amount: int, expected: int = 0) -> CommitStatus:
-        result = await store.commit(
-            T,
-            token=token,
-            expected_version=expected,
-            new_version=expected + 1,
-            state=b"s",
+        result = await next_commit(
+            store,
+            token,
+            after=expected,
             entries=[buy_in(f"k{amount}", "ann", amount)],
             request=request,
         )
@@ -495,25 +475,11 @@ async def test_a_request_without_money_still_reports_the_requesters_balance(
     """A leave during a round moves nothing yet; its reply still states the account."""
     await accounts.credit("ann", 40, "c-ann")
     token = await lease(store)
-    result = await store.commit(
-        T,
-        token=token,
-        expected_version=0,
-        new_version=1,
-        state=b"s",
-        request=ClientRequest("ann", "leave-1", b"leave"),
-    )
+    result = await next_commit(store, token, request=ClientRequest("ann", "leave-1", b"leave"))
     assert result.status is CommitStatus.OK
     assert result.accounts == {"ann": 40}
     with pytest.raises(ValueError, match="fingerprint"):
-        await store.commit(
-            T,
-            token=token,
-            expected_version=1,
-            new_version=2,
-            state=b"t",
-            request=ClientRequest("ann", "x", b""),
-        )
+        await next_commit(store, token, after=1, state=b"t", request=ClientRequest("ann", "x", b""))
 
 
 # --- events --------------------------------------------------------------------
@@ -525,13 +491,8 @@ async def test_replay_buffer_and_events_since(store: TableStore) -> None:
     assert await store.events_since(T, 0) == []
     # Two events per commit, 8 in all; the buffer keeps 5.
     for version, seq in enumerate(range(1, 9, 2)):
-        result = await store.commit(
-            T,
-            token=token,
-            expected_version=version,
-            new_version=version + 1,
-            state=b"s",
-            events=[(seq, b"e%d" % seq), (seq + 1, b"e%d" % (seq + 1))],
+        result = await next_commit(
+            store, token, after=version, events=[(seq, b"e%d" % seq), (seq + 1, b"e%d" % (seq + 1))]
         )
         assert result.ok
     stored = await store.load(T)
@@ -549,19 +510,10 @@ async def test_replay_buffer_and_events_since(store: TableStore) -> None:
 async def test_events_must_follow_on(store: TableStore) -> None:
     token = await lease(store)
     with pytest.raises(StoreError, match="after seq 0"):
-        await store.commit(
-            T, token=token, expected_version=0, new_version=1, state=b"s", events=[(2, b"x")]
-        )
+        await next_commit(store, token, events=[(2, b"x")])
     assert await store.load(T) is None
     with pytest.raises(ValueError, match="follow"):
-        await store.commit(
-            T,
-            token=token,
-            expected_version=0,
-            new_version=1,
-            state=b"s",
-            events=[(1, b"x"), (3, b"y")],
-        )
+        await next_commit(store, token, events=[(1, b"x"), (3, b"y")])
 
 
 @pytest.mark.asyncio
@@ -573,14 +525,8 @@ async def test_events_are_published_after_storing(
     async with redis_client.pubsub() as pubsub:
         await pubsub.subscribe(channel)
         assert (await pubsub.get_message(timeout=1.0)) is not None  # the subscribe reply
-        await store.commit(
-            T,
-            token=token,
-            expected_version=0,
-            new_version=1,
-            state=b"s",
-            events=[(1, b"hello"), (2, b"\x00bin")],
-            publish_channel=channel,
+        await next_commit(
+            store, token, events=[(1, b"hello"), (2, b"\x00bin")], publish_channel=channel
         )
         got: list[tuple[int, bytes]] = []
         while len(got) < 2:
@@ -597,26 +543,13 @@ async def test_events_are_published_after_storing(
 async def test_game_logs_are_capped_and_paged(store: TableStore) -> None:
     token = await lease(store)
     for version in range(1, 7):  # six rounds; the cap is 4
-        await store.commit(
-            T,
-            token=token,
-            expected_version=version - 1,
-            new_version=version,
-            state=b"s",
-            logs=[("ann", b"round%d" % version), ("bob", b"b%d" % version)],
-        )
+        logs = [("ann", b"round%d" % version), ("bob", b"b%d" % version)]
+        await next_commit(store, token, after=version - 1, logs=logs)
     page = await store.history("ann", None, 2)
     assert page.items == [(6, b"round6"), (5, b"round5")]
     assert page.next_cursor == 5
     # A new round between two pages does not shift the next page (it trims round 3).
-    await store.commit(
-        T,
-        token=token,
-        expected_version=6,
-        new_version=7,
-        state=b"s",
-        logs=[("ann", b"round7")],
-    )
+    await next_commit(store, token, after=6, logs=[("ann", b"round7")])
     rest = await store.history("ann", page.next_cursor, 2)
     assert rest.items == [(4, b"round4")]
     assert rest.next_cursor is None
@@ -631,21 +564,7 @@ async def test_game_logs_are_capped_and_paged(store: TableStore) -> None:
 async def test_player_names_are_checked_before_they_become_keys(store: TableStore) -> None:
     token = await lease(store)
     with pytest.raises(ValueError, match="player name"):
-        await store.commit(
-            T,
-            token=token,
-            expected_version=0,
-            new_version=1,
-            state=b"s",
-            entries=[buy_in("k", "x:y", 1)],
-        )
+        await next_commit(store, token, entries=[buy_in("k", "x:y", 1)])
     with pytest.raises(ValueError, match="player name"):
-        await store.commit(
-            T,
-            token=token,
-            expected_version=0,
-            new_version=1,
-            state=b"s",
-            logs=[("{bad}", b"r")],
-        )
+        await next_commit(store, token, logs=[("{bad}", b"r")])
     assert await store.load(T) is None
