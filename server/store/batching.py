@@ -1,9 +1,16 @@
 """One Redis round trip for the script calls of many tables.
 
 Every table commits its own changes, one at a time; with hundreds of tables, their
-commits and lease renewals made during one pass of the event loop are sent together
-in one pipeline (not a transaction: each script is atomic by itself, and fencing
-inside the scripts keeps each table's writes correct whatever their order).
+commits and lease renewals are sent together in one pipeline (not a transaction: each
+script is atomic by itself, and fencing inside the scripts keeps each table's writes
+correct whatever their order).
+
+One pipeline is in flight at a time (group commit): the calls made while it awaits its
+replies go together in the next one, sent as soon as those replies are in. Under load
+the pipelines grow instead of multiplying. Measured at 10,000 players acting at a
+human pace (``bench/server.py``), letting each loop pass send its own pipeline kept up
+to 18 of them in flight, and 5 to 9 % of commits waited over 25 ms; with one in
+flight, none did, for the same CPU.
 """
 
 from __future__ import annotations
@@ -19,30 +26,49 @@ _Call = tuple[AsyncScript, list[Any], list[Any], "asyncio.Future[Any]"]
 
 
 class ScriptBatcher:
-    """Queues script calls and sends those of one loop pass in one pipeline."""
+    """Queues script calls and sends them in pipelines, at most ``in_flight`` at once.
 
-    def __init__(self, client: redis.asyncio.Redis) -> None:
+    A call made while that many pipelines await their replies waits for the next free
+    one, with every other call made meanwhile. Each call gets its own reply or error.
+    """
+
+    def __init__(self, client: redis.asyncio.Redis, in_flight: int = 1) -> None:
+        if in_flight < 1:
+            raise ValueError("at least one pipeline in flight")
         self.client = client
+        self.in_flight = in_flight
         self._pending: list[_Call] = []
         self._scheduled = False
         self._running: set[asyncio.Task[None]] = set()
+        self.pipelines = 0
+        """Pipelines sent so far."""
 
     def call(self, script: AsyncScript, keys: list[Any], args: list[Any]) -> asyncio.Future[Any]:
         """The script's reply, once the batch holding this call has been answered."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         self._pending.append((script, keys, args, future))
-        if not self._scheduled:
+        if not self._scheduled and len(self._running) < self.in_flight:
             self._scheduled = True
             loop.call_soon(self._flush)
         return future
 
     def _flush(self) -> None:
-        batch, self._pending = self._pending, []
         self._scheduled = False
+        if not self._pending or len(self._running) >= self.in_flight:
+            return
+        batch, self._pending = self._pending, []
+        self.pipelines += 1
         task = asyncio.get_running_loop().create_task(self._send(batch))
         self._running.add(task)  # keep a reference until it is done
-        task.add_done_callback(self._running.discard)
+        task.add_done_callback(self._sent)
+
+    def _sent(self, task: asyncio.Task[None]) -> None:
+        # Whatever the outcome of that pipeline, the calls queued meanwhile go next.
+        self._running.discard(task)
+        if self._pending and not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
 
     async def _send(self, batch: list[_Call]) -> None:
         try:

@@ -1,0 +1,119 @@
+"""Script calls of many tables share pipelines, one in flight at a time (real Redis)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis.asyncio
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+
+from server.store.batching import ScriptBatcher
+
+ECHO = "return ARGV[1]"
+# Busy for a while inside Redis, so that calls pile up while its pipeline is in flight.
+SLOW = "local n = 0 for i = 1, tonumber(ARGV[1]) do n = n + 1 end return n"
+FAIL = "return redis.error_reply('refused ' .. ARGV[1])"
+
+pytestmark = pytest.mark.asyncio
+
+
+async def test_calls_of_one_loop_pass_share_one_pipeline(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    batcher = ScriptBatcher(redis_client)
+    echo = redis_client.register_script(ECHO)
+    replies = await asyncio.gather(*(batcher.call(echo, [], [str(i)]) for i in range(20)))
+    assert replies == [str(i).encode() for i in range(20)]
+    assert batcher.pipelines == 1
+
+
+async def test_calls_made_while_a_pipeline_is_in_flight_go_together_next(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    batcher = ScriptBatcher(redis_client)
+    slow = redis_client.register_script(SLOW)
+    echo = redis_client.register_script(ECHO)
+    first = batcher.call(slow, [], [3_000_000])
+    later: list[asyncio.Future[object]] = []
+    for i in range(10):  # ten loop passes while the slow script runs
+        await asyncio.sleep(0)
+        later.append(batcher.call(echo, [], [str(i)]))
+    assert not first.done()
+    assert batcher.pipelines == 1  # the others wait for it
+    assert await first == 3_000_000
+    assert await asyncio.gather(*later) == [str(i).encode() for i in range(10)]
+    assert batcher.pipelines == 2
+
+
+async def test_more_pipelines_in_flight_when_asked(redis_client: redis.asyncio.Redis) -> None:
+    batcher = ScriptBatcher(redis_client, in_flight=2)
+    slow = redis_client.register_script(SLOW)
+    echo = redis_client.register_script(ECHO)
+    first = batcher.call(slow, [], [3_000_000])
+    await asyncio.sleep(0)
+    second = batcher.call(echo, [], ["b"])
+    await asyncio.sleep(0)
+    third = batcher.call(echo, [], ["c"])
+    assert list(await asyncio.gather(first, second, third)) == [3_000_000, b"b", b"c"]
+    assert batcher.pipelines == 3
+    with pytest.raises(ValueError, match="at least one"):
+        ScriptBatcher(redis_client, in_flight=0)
+
+
+async def test_an_error_belongs_to_its_own_call(redis_client: redis.asyncio.Redis) -> None:
+    batcher = ScriptBatcher(redis_client)
+    echo = redis_client.register_script(ECHO)
+    fail = redis_client.register_script(FAIL)
+    results = await asyncio.gather(
+        batcher.call(echo, [], ["a"]),
+        batcher.call(fail, [], ["b"]),
+        batcher.call(echo, [], ["c"]),
+        return_exceptions=True,
+    )
+    assert results[0] == b"a"
+    assert isinstance(results[1], ResponseError)
+    assert "refused b" in str(results[1])
+    assert results[2] == b"c"
+
+
+async def test_scripts_forgotten_by_redis_are_loaded_again(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    batcher = ScriptBatcher(redis_client)
+    echo = redis_client.register_script(ECHO)
+    assert await batcher.call(echo, [], ["x"]) == b"x"
+    await redis_client.script_flush()  # what a restarted Redis forgets
+    again = await asyncio.gather(batcher.call(echo, [], ["y"]), batcher.call(echo, [], ["z"]))
+    assert list(again) == [b"y", b"z"]
+
+
+async def test_a_failed_pipeline_fails_its_calls_and_the_next_one_still_goes(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    broken = redis.asyncio.Redis(
+        unix_socket_path="/nonexistent/redis.sock", retry=Retry(NoBackoff(), 0)
+    )
+    batcher = ScriptBatcher(broken)
+    echo = broken.register_script(ECHO)
+    calls = [batcher.call(echo, [], [str(i)]) for i in range(3)]
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    assert all(isinstance(r, OSError | RedisConnectionError) for r in results)
+    batcher.client = redis_client  # Redis reachable again: the next calls go through
+    assert await batcher.call(echo, [], ["after"]) == b"after"
+    await broken.aclose()
+
+
+async def test_a_cancelled_caller_does_not_disturb_the_others(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    batcher = ScriptBatcher(redis_client)
+    echo = redis_client.register_script(ECHO)
+    dropped = batcher.call(echo, [], ["gone"])
+    kept = batcher.call(echo, [], ["kept"])
+    dropped.cancel()
+    assert await kept == b"kept"
+    assert dropped.cancelled()
