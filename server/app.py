@@ -31,6 +31,7 @@ from server.gateway import Gateway
 from server.host import TableHost
 from server.leases import LeaseKeeper
 from server.metrics import Metrics
+from server.seating import Seating
 from server.store.accounts import AccountStore
 from server.store.connection import blocking_pool
 from server.store.embedded import EmbeddedRedis
@@ -120,6 +121,7 @@ class App:
             server_name=s.server_name,
             handshake_ms=s.handshake_ms,
             max_connections=s.max_connections,
+            seating=Seating(),
         )
         # The gateway is told each time a table is hosted here: it attaches the
         # connections that wait for it and brings the seats' presence up to date.
@@ -133,6 +135,7 @@ class App:
                 on_commit=self._committed,
                 on_ready=self.gateway.table_ready,
                 leases=self.leases,
+                seating=self.gateway.seating,
             )
             self.hosts[config.table_id] = host
             host.start()

@@ -79,6 +79,7 @@ from server.gamelog import record_table, unpack_records
 from server.host import MoneyRequest, TableHost, TableUnavailable, now_ms
 from server.metrics import Metrics
 from server.rules import bonus as bonus_rules
+from server.seating import Seating
 from server.store.accounts import AccountStore
 from server.store.sessions import Session, SessionStore
 from server.store.tables import TableStore
@@ -280,8 +281,11 @@ class Gateway:
         server_name: str,
         handshake_ms: int = L.HANDSHAKE_TIMEOUT_MS,
         max_connections: int = 20_000,
+        seating: Seating | None = None,
     ) -> None:
         self.hosts = hosts
+        # Who sits where, kept by the hosts (they must share this one).
+        self.seating = seating if seating is not None else Seating()
         self.tables = tables
         self.accounts = accounts
         self.secret = secret
@@ -563,11 +567,7 @@ class Gateway:
                 await host.submit(ev.Disconnect(player))
 
     def _seated_hosts(self, player: str) -> list[TableHost]:
-        return [
-            h
-            for h in self.hosts.values()
-            if h.state is not None and h.state.seat_of(player) is not None
-        ]
+        return self.seating.hosts_of(player)
 
     # --- tables -----------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from protocol.codec import encode
 from protocol.errors import ErrorCode
 from server.gamelog import pack_record
 from server.leases import LeaseKeeper
+from server.seating import Seating
 from server.store.accounts import AccountStore
 from server.store.tables import ClientRequest, CommitStatus, RequestRecord, StoreError, TableStore
 from server.table.errors import TableError
@@ -156,10 +157,12 @@ class TableHost:
         on_commit: Callable[[Transition, float], None] | None = None,
         on_ready: Callable[[TableHost], Awaitable[None]] | None = None,
         leases: LeaseKeeper | None = None,
+        seating: Seating | None = None,
     ) -> None:
         """``accounts`` reads the balance a money request that stores nothing is
         answered with. ``leases`` renews the lease with the other tables of the
-        process; without one, the host runs a keeper of its own."""
+        process; without one, the host runs a keeper of its own. ``seating`` is the
+        process's index of who sits where, kept up to date with :attr:`state`."""
         self.config = config
         self.table_id = config.table_id
         self.store = store
@@ -169,7 +172,8 @@ class TableHost:
         self.clock = clock
         self.on_commit = on_commit
         self.on_ready = on_ready
-        self.state: TableState | None = None
+        self.seating = seating if seating is not None else Seating()
+        self._state: TableState | None = None
         self.token: int | None = None
         self.subscribers: dict[Subscriber, None] = {}  # ordered set
         self._lock = asyncio.Lock()
@@ -181,6 +185,16 @@ class TableHost:
         self._acquired = 0.0  # time.monotonic() when the lease was last acquired
         self._own_leases = leases is None
         self.leases = leases or LeaseKeeper(store, owner, lease_ms)
+
+    @property
+    def state(self) -> TableState | None:
+        """The table's state as last stored (None until loaded)."""
+        return self._state
+
+    @state.setter
+    def state(self, new: TableState | None) -> None:
+        before, self._state = self._state, new
+        self.seating.moved(self, before, new)
 
     # --- life cycle ---------------------------------------------------------------
 
