@@ -167,6 +167,34 @@ class Connection:
         self.closing: tuple[CloseCode, str] | None = None
         self.dropping: asyncio.Task[None] | None = None  # closing a slow consumer
         self.backlog = 0  # frames queued and not yet handed to the socket
+        self.heard_at = 0.0  # loop time of the last frame received
+        self._silence_s = 0.0
+        self._silence: asyncio.TimerHandle | None = None
+
+    def watch_silence(self, seconds: float) -> None:
+        """Close with 4004 once no frame was received for ``seconds`` (PROTOCOL.md
+        §5); setting :attr:`heard_at` to the loop's time restarts the wait.
+
+        One timer per connection, moved only when it fires: a timeout around each
+        receive cost a timer and three objects per message."""
+        loop = asyncio.get_running_loop()
+        self._silence_s = seconds
+        self.heard_at = loop.time()
+        self._silence = loop.call_at(self.heard_at + seconds, self._check_silence, loop)
+
+    def unwatch_silence(self) -> None:
+        """Stop :meth:`watch_silence`."""
+        if self._silence is not None:
+            self._silence.cancel()
+            self._silence = None
+
+    def _check_silence(self, loop: asyncio.AbstractEventLoop) -> None:
+        due = self.heard_at + self._silence_s
+        if loop.time() >= due:
+            self._silence = None
+            self.close_soon(CloseCode.HEARTBEAT_TIMEOUT, "no message for two heartbeats")
+        else:
+            self._silence = loop.call_at(due, self._check_silence, loop)
 
     def send_bytes(self, data: bytes) -> None:
         """Send a frame now, or queue it; a client too slow to empty its queue is dropped.
@@ -476,36 +504,35 @@ class Gateway:
         return session is not None
 
     async def _serve(self, conn: Connection) -> None:
-        silence_s = 2 * self.heartbeat_ms / 1000
-        while True:
-            try:
-                async with asyncio.timeout(silence_s):
-                    frame = await conn.ws.recv()
-            except TimeoutError:
-                # PROTOCOL.md: nothing received for two heartbeat intervals.
-                raise Closing(
-                    CloseCode.HEARTBEAT_TIMEOUT, "no message for two heartbeats"
-                ) from None
-            if conn.closing is not None:
-                return
-            if isinstance(frame, str):
-                raise Closing(
-                    CloseCode.UNSUPPORTED_DATA, "text frames are not part of the protocol"
-                )
-            if not conn.limiter.take():
-                if conn.limiter.flooding:
-                    raise Closing(CloseCode.RATE_LIMITED, "far over the message rate")
-                # The request is dropped, but its reply still carries its rid (PROTOCOL.md:
-                # every request gets exactly one reply) and when to retry.
-                rid: str | None
-                try:
-                    rid = decode_client(frame).rid
-                except ProtocolError as exc:
-                    rid = exc.rid
-                reply = error_reply(ErrorCode.RATE_LIMITED, "too many messages: slow down", rid)
-                conn.send_bytes(encode(replace(reply, retry_after_ms=conn.limiter.wait_ms())))
-                continue
-            await self._one(conn, frame)
+        loop = asyncio.get_running_loop()
+        # PROTOCOL.md: closed after two heartbeat intervals without a frame.
+        conn.watch_silence(2 * self.heartbeat_ms / 1000)
+        try:
+            while True:
+                frame = await conn.ws.recv()
+                conn.heard_at = loop.time()
+                if conn.closing is not None:
+                    return
+                if isinstance(frame, str):
+                    raise Closing(
+                        CloseCode.UNSUPPORTED_DATA, "text frames are not part of the protocol"
+                    )
+                if not conn.limiter.take():
+                    if conn.limiter.flooding:
+                        raise Closing(CloseCode.RATE_LIMITED, "far over the message rate")
+                    # The request is dropped, but its reply still carries its rid
+                    # (PROTOCOL.md: every request gets exactly one reply) and when to retry.
+                    rid: str | None
+                    try:
+                        rid = decode_client(frame).rid
+                    except ProtocolError as exc:
+                        rid = exc.rid
+                    reply = error_reply(ErrorCode.RATE_LIMITED, "too many messages: slow down", rid)
+                    conn.send_bytes(encode(replace(reply, retry_after_ms=conn.limiter.wait_ms())))
+                    continue
+                await self._one(conn, frame)
+        finally:
+            conn.unwatch_silence()
 
     async def _one(self, conn: Connection, frame: bytes) -> None:
         started = time.perf_counter()

@@ -358,12 +358,20 @@ async def test_an_expired_session_is_not_resumed(
 @pytest.mark.asyncio
 async def test_a_silent_client_is_closed_after_two_heartbeats_4004(start_app: StartApp) -> None:
     app = await start_app(heartbeat_ms=1000)
-    client = await Client.hello(url(app))
+    silent = await Client.hello(url(app), label="silent")
+    started = time.monotonic()
+    chatty = await Client.hello(url(app), label="chatty")
     try:
-        closed = await client.wait_closed(within=10)
+        # A client that speaks within each heartbeat stays, past the silent one's end.
+        for _ in range(7):
+            await asyncio.sleep(0.4)
+            assert isinstance(await chatty.call(Ping, time_ms=0), Pong)
+        closed = await silent.wait_closed(within=10)
         assert closed.code == CloseCode.HEARTBEAT_TIMEOUT
+        assert time.monotonic() - started >= 2.0
+        assert chatty.closed is None
     finally:
-        await client.close()
+        await close_all([silent, chatty])
 
 
 @pytest.mark.asyncio
