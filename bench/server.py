@@ -24,7 +24,8 @@ where its time goes. ``PAIGOW_BENCH_SERVER_ROOT=DIR`` runs the game server from
 another checkout (to measure a change), and ``PAIGOW_BENCH_SMALL`` /
 ``PAIGOW_BENCH_LARGE`` change the player counts. On two or more CPUs the server under
 test runs on one of its own (``PAIGOW_BENCH_NO_PIN=1``: no pinning) with its Redis,
-the driver on another (``PAIGOW_BENCH_REDIS_CPU=driver``: Redis beside the driver).
+the driver on another (``PAIGOW_BENCH_REDIS_CPU=driver``: Redis beside the driver), where
+Redis's append-only-file rewrites also go, at the lowest priority.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -129,6 +131,43 @@ def _pin(pid: int, cpus: set[int] | None) -> None:
             os.sched_setaffinity(tid, cpus)
 
 
+class BackgroundMover(threading.Thread):
+    """Moves the children of the game server's Redis (its AOF rewrites: a fork that
+    writes the whole data set out again, for a second or more of CPU) to ``cpus`` at
+    the lowest priority, as they appear.
+
+    That work is the database's housekeeping, not the server's: left on the server's
+    core, one rewrite during a latency window delayed every action for its duration.
+    At nice 19 beside the driver it takes the idle time of that core.
+    """
+
+    def __init__(self, redis_pids: list[int], cpus: set[int]) -> None:
+        super().__init__(name="redis-background", daemon=True)
+        self.redis_pids = redis_pids
+        self.cpus = cpus
+        self.moved: list[int] = []
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.wait(0.01):
+            for pid in self.redis_pids:
+                try:
+                    with open(f"/proc/{pid}/task/{pid}/children") as f:
+                        found = [int(c) for c in f.read().split()]
+                except OSError:
+                    continue
+                for child in found:
+                    if child not in self.moved:
+                        self.moved.append(child)
+                        _pin(child, self.cpus)
+                        with contextlib.suppress(OSError):
+                            os.setpriority(os.PRIO_PROCESS, child, 19)
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -176,6 +215,7 @@ class GameServer:
     def __init__(self, root: Path, data_dir: Path, tables: Path, profile: Path | None) -> None:
         self.port = _free_port()
         self.data_dir = data_dir
+        self.background: BackgroundMover | None = None
         args = [
             "--host",
             "127.0.0.1",
@@ -205,8 +245,12 @@ class GameServer:
         except RuntimeError:
             self.stop()
             raise
-        for pid in children(self.proc.pid):  # its Redis: see REDIS_BESIDE_SERVER
+        redis_pids = children(self.proc.pid)
+        for pid in redis_pids:  # its Redis: see REDIS_BESIDE_SERVER
             _pin(pid, (CPUS[0] if REDIS_BESIDE_SERVER else CPUS[1]) if CPUS else None)
+        if CPUS:
+            self.background = BackgroundMover(redis_pids, CPUS[1])
+            self.background.start()
 
     @property
     def url(self) -> str:
@@ -225,8 +269,15 @@ class GameServer:
         return "uvloop" if "uvloop" in maps else "asyncio"
 
     def stop(self) -> None:
+        if self.background is not None:
+            self.background.stop()
         _stop(self.proc)
         self.log.close()
+
+    @property
+    def rewrites_moved(self) -> int:
+        """How many background children of Redis (AOF rewrites) were moved."""
+        return len(self.background.moved) if self.background is not None else 0
 
 
 class BareServer:
@@ -561,7 +612,8 @@ def _config(game_loop: str, bare_loop: str, bare_gc: str, root: Path, fd: tuple[
     if CPUS and REDIS_BESIDE_SERVER:
         placement = (
             f"the server under test and the game server's Redis pinned to CPU "
-            f"{sorted(CPUS[0])[0]}, the driver to CPU {', '.join(map(str, sorted(CPUS[1])))}"
+            f"{sorted(CPUS[0])[0]}, the driver (and Redis's AOF rewrites, at nice 19) to CPU "
+            f"{', '.join(map(str, sorted(CPUS[1])))}"
         )
     elif CPUS:
         placement = (
@@ -651,6 +703,12 @@ def main() -> None:
             played["redis_rss_end_kib"] = sum(rss_kib(p) for p in redis_pids)
         finally:
             game.stop()
+        if CPUS:
+            print(
+                f"    its Redis rewrote its append-only file {game.rewrites_moved} time(s), each "
+                f"moved to CPU {', '.join(map(str, sorted(CPUS[1])))} at nice 19 "
+                "(see BackgroundMover)"
+            )
 
     _config(game_loop, bare_server.loop, bare_server.gc, root, fd)
     _report(played, bare)
