@@ -34,7 +34,14 @@ from protocol.errors import ErrorCode
 from server.gamelog import pack_record
 from server.leases import LeaseKeeper
 from server.store.accounts import AccountStore
-from server.store.tables import ClientRequest, CommitStatus, RequestRecord, StoreError, TableStore
+from server.store.tables import (
+    ClientRequest,
+    CommitStatus,
+    RequestRecord,
+    StoredTable,
+    StoreError,
+    TableStore,
+)
 from server.table.errors import TableError
 from server.table.events import Event, Tick, Void
 from server.table.machine import Transition, next_wakeup, step
@@ -44,8 +51,9 @@ from server.table.state import (
     TableState,
     evolve,
     from_bytes,
+    from_parts,
     new_table,
-    to_bytes,
+    to_parts,
 )
 from server.table.views import Outbound, snapshot
 
@@ -53,6 +61,14 @@ log = logging.getLogger(__name__)
 
 _RETRY_S = 0.05  # pause before a tick that could not be stored is tried again
 _FAULT_RETRY_S = 1.0  # pause before a tick the table refused is tried again
+
+
+def stored_state(stored: StoredTable) -> TableState:
+    """The state of a stored table: from its parts, or from the whole state of a table
+    stored before parts and not committed since. Raises ValueError if unreadable."""
+    if stored.whole is not None and not stored.parts:
+        return from_bytes(stored.whole)
+    return from_parts(stored.parts)
 
 
 def now_ms() -> int:
@@ -264,7 +280,7 @@ class TableHost:
         stored = await self.store.load(self.table_id)
         self.token = token
         self._acquired = acquired
-        self.state = from_bytes(stored.state) if stored is not None else new_table(self.config)
+        self.state = stored_state(stored) if stored is not None else new_table(self.config)
         self._pending_config = None
         if self.state.config != self.config:
             # The tables file changed since this table was stored: its limits, timers and
@@ -455,7 +471,7 @@ class TableHost:
         assert self.token is not None
         frames = [encode_outbound(o) for o in t.events]
         packed = [(o.seq, pack_outbound(f)) for o, f in zip(t.events, frames, strict=True)]
-        state = to_bytes(t.state)
+        parts = to_parts(t.state, None)
         carried = None
         if request is not None:
             carried = ClientRequest(
@@ -467,7 +483,7 @@ class TableHost:
                 token=self.token,
                 expected_version=self.state.version,
                 new_version=t.state.version,
-                state=state,
+                state=parts,
                 entries=t.entries,
                 events=packed,
                 logs=[(player, pack_record(record)) for player, record in t.logs],
@@ -476,8 +492,7 @@ class TableHost:
         except (RedisError, OSError):
             # The reply was lost: was the change stored? Answering "failed" for a stored
             # change would let a retry move the chips twice. Ask Redis (if it answers).
-            stored = await self.store.load(self.table_id)
-            if stored is None or stored.version != t.state.version or stored.state != state:
+            if not await self._stored_is(t.state):
                 raise  # not stored: nothing happened, a retry is safe
             log.warning("table %s: commit stored, reply lost; carrying on", self.table_id)
             result = None
@@ -521,6 +536,16 @@ class TableHost:
             for event_frames in frames:
                 self._fan_out(event_frames)
         return True
+
+    async def _stored_is(self, state: TableState) -> bool:
+        """Whether the table in Redis is ``state``, written under this host's token."""
+        stored = await self.store.load(self.table_id)
+        if stored is None or stored.version != state.version or stored.token != self.token:
+            return False
+        try:
+            return stored_state(stored) == state
+        except ValueError:
+            return False  # unreadable: not this state, whatever it is
 
     def _fan_out(self, frames: Frames) -> None:
         for sub in list(self.subscribers):

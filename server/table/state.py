@@ -399,13 +399,6 @@ def from_parts(parts: Mapping[str, bytes]) -> TableState:
         raise ValueError(f"not a stored table state: {exc}") from exc
 
 
-def to_bytes(state: TableState) -> bytes:
-    """The state whole, in one value (format 1). Still written by the store until it
-    takes parts."""
-    packed: bytes = msgpack.packb([_BLOB_FORMAT, _plain(state)])
-    return packed
-
-
 def from_bytes(raw: bytes) -> TableState:
     """The state of a table stored whole, in one value (format 1), as the store held
     them before parts: read to take such a table over, whose next commit then writes

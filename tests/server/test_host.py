@@ -12,7 +12,7 @@ from server.store.accounts import AccountStore
 from server.store.tables import CommitStatus, TableStore
 from server.table import events as ev
 from server.table.machine import step
-from server.table.state import to_bytes
+from server.table.state import to_parts
 from tests.server.helpers import Client, LostReplies, assert_gapless, audit_report, until, url
 
 
@@ -37,7 +37,7 @@ async def test_a_commit_the_host_did_not_see_reloads_the_table(
             token=host.token,
             expected_version=host.state.version,
             new_version=t.state.version,
-            state=to_bytes(t.state),
+            state=to_parts(t.state, host.state),
             events=[(o.seq, pack_outbound(encode_outbound(o))) for o in t.events],
         )
         assert result.status is CommitStatus.OK
