@@ -5,9 +5,11 @@ table. It applies events one at a time: ``step`` computes the change, the store
 commits it (state, ledger entries, events, game logs) in one atomic operation
 checked against the lease's fencing token and the state's version, and only then
 are the events sent to the connections at the table (DESIGN.md: a state change is
-durable before anyone hears of it). A timer feeds :class:`Tick` events when the
-state's next deadline passes; after a restart or a takeover the stored deadlines
-carry on, and one already past fires at once.
+durable before anyone hears of it). The store keeps the state in parts: the host
+remembers the state last stored, and a commit writes only the parts that differ
+from it (a bet writes one seat and the header, not the whole table). A timer feeds
+:class:`Tick` events when the state's next deadline passes; after a restart or a
+takeover the stored deadlines carry on, and one already past fires at once.
 
 Each time the host becomes ready (it took the lease and loaded the state) it calls
 its ``on_ready`` hook, so that the shell around it (the gateway) can bring the table
@@ -186,6 +188,11 @@ class TableHost:
         self.on_commit = on_commit
         self.on_ready = on_ready
         self.state: TableState | None = None
+        # What the table's stored parts hold: each commit writes only the parts of its
+        # state that differ from it (to_parts). ``state`` may differ from it by settings
+        # from the tables file not yet stored. None: no parts are known (a new table,
+        # or one stored whole), so the next commit writes every part.
+        self._stored: TableState | None = None
         self.token: int | None = None
         self.subscribers: dict[Subscriber, None] = {}  # ordered set
         self._lock = asyncio.Lock()
@@ -280,7 +287,11 @@ class TableHost:
         stored = await self.store.load(self.table_id)
         self.token = token
         self._acquired = acquired
-        self.state = stored_state(stored) if stored is not None else new_table(self.config)
+        if stored is None:
+            self.state, self._stored = new_table(self.config), None
+        else:
+            self.state = stored_state(stored)
+            self._stored = self.state if stored.parts else None
         self._pending_config = None
         if self.state.config != self.config:
             # The tables file changed since this table was stored: its limits, timers and
@@ -471,7 +482,7 @@ class TableHost:
         assert self.token is not None
         frames = [encode_outbound(o) for o in t.events]
         packed = [(o.seq, pack_outbound(f)) for o, f in zip(t.events, frames, strict=True)]
-        parts = to_parts(t.state, None)
+        parts = to_parts(t.state, self._stored)
         carried = None
         if request is not None:
             carried = ClientRequest(
@@ -513,7 +524,7 @@ class TableHost:
             self._ready.clear()
             self._wake.set()
             raise TableUnavailable(self.table_id)
-        self.state = t.state
+        self.state = self._stored = t.state
         if next_wakeup(t.state) != self._waiting_for:
             # Only when the time to wait for changed: most changes (a bet) leave the
             # deadline as it was, and waking the timer for nothing costs a task switch.

@@ -560,3 +560,15 @@ class LostReplies(TableStore):
             self.lose_next = False
             raise RedisConnectionError("connection lost after the write")
         return result
+
+
+class RecordedParts(TableStore):
+    """The real store, keeping the parts of the state each commit gave."""
+
+    def __init__(self, client: redis.asyncio.Redis) -> None:
+        super().__init__(client)
+        self.written: list[set[str]] = []
+
+    async def commit(self, table_id: str, **kwargs: Any) -> CommitResult:
+        self.written.append(set(kwargs["state"]))
+        return await super().commit(table_id, **kwargs)
