@@ -27,10 +27,11 @@ from redis.exceptions import RedisError
 from server.app import data_redis_url, run, token_secret
 from server.auth import tokens
 from server.config import Settings, add_arguments, from_arguments
+from server.host import stored_state
 from server.store.accounts import AccountStore
 from server.store.audit import audit
 from server.store.embedded import EmbeddedRedis, EmbeddedRedisError
-from server.table.state import from_bytes
+from server.store.tables import StoredTable
 
 _TTL = re.compile(r"^(\d+)([smhd]?)$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -82,8 +83,8 @@ async def _redis(settings: Settings) -> AsyncIterator[redis.asyncio.Redis]:
             await client.aclose()
 
 
-def _table_money(state: bytes) -> tuple[int, int, int]:
-    return from_bytes(state).money()
+def _table_money(stored: StoredTable) -> tuple[int, int, int]:
+    return stored_state(stored).money()
 
 
 async def _account(settings: Settings, args: argparse.Namespace) -> int:

@@ -5,9 +5,11 @@ table. It applies events one at a time: ``step`` computes the change, the store
 commits it (state, ledger entries, events, game logs) in one atomic operation
 checked against the lease's fencing token and the state's version, and only then
 are the events sent to the connections at the table (DESIGN.md: a state change is
-durable before anyone hears of it). A timer feeds :class:`Tick` events when the
-state's next deadline passes; after a restart or a takeover the stored deadlines
-carry on, and one already past fires at once.
+durable before anyone hears of it). The store keeps the state in parts: the host
+remembers the state last stored, and a commit writes only the parts that differ
+from it (a bet writes one seat and the header, not the whole table). A timer feeds
+:class:`Tick` events when the state's next deadline passes; after a restart or a
+takeover the stored deadlines carry on, and one already past fires at once.
 
 Each time the host becomes ready (it took the lease and loaded the state) it calls
 its ``on_ready`` hook, so that the shell around it (the gateway) can bring the table
@@ -35,7 +37,14 @@ from server.gamelog import pack_record
 from server.leases import LeaseKeeper
 from server.seating import Seating
 from server.store.accounts import AccountStore
-from server.store.tables import ClientRequest, CommitStatus, RequestRecord, StoreError, TableStore
+from server.store.tables import (
+    ClientRequest,
+    CommitStatus,
+    RequestRecord,
+    StoredTable,
+    StoreError,
+    TableStore,
+)
 from server.table.errors import TableError
 from server.table.events import Event, Tick, Void
 from server.table.machine import Transition, next_wakeup, step
@@ -45,8 +54,9 @@ from server.table.state import (
     TableState,
     evolve,
     from_bytes,
+    from_parts,
     new_table,
-    to_bytes,
+    to_parts,
 )
 from server.table.views import Outbound, snapshot
 
@@ -54,6 +64,14 @@ log = logging.getLogger(__name__)
 
 _RETRY_S = 0.05  # pause before a tick that could not be stored is tried again
 _FAULT_RETRY_S = 1.0  # pause before a tick the table refused is tried again
+
+
+def stored_state(stored: StoredTable) -> TableState:
+    """The state of a stored table: from its parts, or from the whole state of a table
+    stored before parts and not committed since. Raises ValueError if unreadable."""
+    if stored.whole is not None and not stored.parts:
+        return from_bytes(stored.whole)
+    return from_parts(stored.parts)
 
 
 def now_ms() -> int:
@@ -174,6 +192,11 @@ class TableHost:
         self.on_ready = on_ready
         self.seating = seating if seating is not None else Seating()
         self._state: TableState | None = None
+        # What the table's stored parts hold: each commit writes only the parts of its
+        # state that differ from it (to_parts). ``state`` may differ from it by settings
+        # from the tables file not yet stored. None: no parts are known (a new table,
+        # or one stored whole), so the next commit writes every part.
+        self._stored: TableState | None = None
         self.token: int | None = None
         self.subscribers: dict[Subscriber, None] = {}  # ordered set
         self._lock = asyncio.Lock()
@@ -278,7 +301,11 @@ class TableHost:
         stored = await self.store.load(self.table_id)
         self.token = token
         self._acquired = acquired
-        self.state = from_bytes(stored.state) if stored is not None else new_table(self.config)
+        if stored is None:
+            self.state, self._stored = new_table(self.config), None
+        else:
+            self.state = stored_state(stored)
+            self._stored = self.state if stored.parts else None
         self._pending_config = None
         if self.state.config != self.config:
             # The tables file changed since this table was stored: its limits, timers and
@@ -469,7 +496,7 @@ class TableHost:
         assert self.token is not None
         frames = [encode_outbound(o) for o in t.events]
         packed = [(o.seq, pack_outbound(f)) for o, f in zip(t.events, frames, strict=True)]
-        state = to_bytes(t.state)
+        parts = to_parts(t.state, self._stored)
         carried = None
         if request is not None:
             carried = ClientRequest(
@@ -481,7 +508,7 @@ class TableHost:
                 token=self.token,
                 expected_version=self.state.version,
                 new_version=t.state.version,
-                state=state,
+                state=parts,
                 entries=t.entries,
                 events=packed,
                 logs=[(player, pack_record(record)) for player, record in t.logs],
@@ -490,8 +517,7 @@ class TableHost:
         except (RedisError, OSError):
             # The reply was lost: was the change stored? Answering "failed" for a stored
             # change would let a retry move the chips twice. Ask Redis (if it answers).
-            stored = await self.store.load(self.table_id)
-            if stored is None or stored.version != t.state.version or stored.state != state:
+            if not await self._stored_is(t.state):
                 raise  # not stored: nothing happened, a retry is safe
             log.warning("table %s: commit stored, reply lost; carrying on", self.table_id)
             result = None
@@ -512,7 +538,7 @@ class TableHost:
             self._ready.clear()
             self._wake.set()
             raise TableUnavailable(self.table_id)
-        self.state = t.state
+        self.state = self._stored = t.state
         if next_wakeup(t.state) != self._waiting_for:
             # Only when the time to wait for changed: most changes (a bet) leave the
             # deadline as it was, and waking the timer for nothing costs a task switch.
@@ -535,6 +561,16 @@ class TableHost:
             for event_frames in frames:
                 self._fan_out(event_frames)
         return True
+
+    async def _stored_is(self, state: TableState) -> bool:
+        """Whether the table in Redis is ``state``, written under this host's token."""
+        stored = await self.store.load(self.table_id)
+        if stored is None or stored.version != state.version or stored.token != self.token:
+            return False
+        try:
+            return stored_state(stored) == state
+        except ValueError:
+            return False  # unreadable: not this state, whatever it is
 
     def _fan_out(self, frames: Frames) -> None:
         for sub in list(self.subscribers):

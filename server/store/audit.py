@@ -12,7 +12,7 @@ audit may run beside live tables):
    and its credits sum to the credited total.
 
 The table state format belongs to the state machine, so the caller passes
-``table_money(state_bytes) -> (table_balances, held, house)``.
+``table_money(stored_table) -> (table_balances, held, house)``.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ from redis.exceptions import WatchError
 
 from server.store.accounts import CREDIT_KIND, OUTSIDE
 from server.store.keys import DEFAULT_KEYS, Keys
-from server.store.replies import as_bytes, as_int, as_str, stream_entries
-from server.store.tables import require_bytes_client
+from server.store.replies import as_int, as_str, stream_entries
+from server.store.tables import StoredTable, require_bytes_client, stored_table
 from server.table.ledger import Pot
 
-TableMoney = Callable[[bytes], tuple[int, int, int]]
-"""From a stored table state: (table balances total, held bets total, house result)."""
+TableMoney = Callable[[StoredTable], tuple[int, int, int]]
+"""From a stored table: (table balances total, held bets total, house result)."""
 
 _PAGE = 5000
 _SHOWN = 10  # problems of one kind listed before "and N more"
@@ -131,7 +131,7 @@ async def audit(
 
 async def _snapshot(
     client: redis.asyncio.Redis, keys: Keys
-) -> tuple[list[str], list[str], list[int], list[bytes | None], dict[str, int], str | None]:
+) -> tuple[list[str], list[str], list[int], list[StoredTable | None], dict[str, int], str | None]:
     """Accounts, tables, balances, states, money totals and the last ledger id, all
     as of one instant: every chip movement is one script, so a transaction sees
     none or all of it; WATCH retries if an account or table appears meanwhile.
@@ -146,7 +146,7 @@ async def _snapshot(
                 for player in players:
                     pipe.hget(keys.account(player), "balance")
                 for table_id in table_ids:
-                    pipe.hget(keys.table_state(table_id), "s")
+                    pipe.hgetall(keys.table_state(table_id))
                 pipe.hgetall(keys.money())
                 pipe.xrevrange(keys.ledger_stream(), max="+", min="-", count=1)
                 replies = await pipe.execute()
@@ -155,7 +155,7 @@ async def _snapshot(
                 continue
     n = len(players)
     balances = [as_int(b) for b in replies[:n]]
-    states = [None if s is None else as_bytes(s) for s in replies[n : n + len(table_ids)]]
+    states = [stored_table(fields) for fields in replies[n : n + len(table_ids)]]
     money = {as_str(k): as_int(v) for k, v in replies[-2].items()}
     newest = stream_entries(replies[-1])
     last = newest[0][0] if newest else None

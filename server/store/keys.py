@@ -7,10 +7,13 @@ builds a key name: Lua scripts receive every key they touch in ``KEYS``.
 ====================================  =========  ==============================================
 Name                                  Type       Contents
 ====================================  =========  ==============================================
-``pg:table:{t}``                      hash       ``v`` state version, ``s`` state bytes (the
-                                                 state machine's encoding), ``seq`` last event
+``pg:table:{t}``                      hash       ``v`` state version, ``seq`` last event
                                                  sequence number, ``tok`` fencing token of the
-                                                 last writer
+                                                 last writer, ``s.<name>`` each part of the
+                                                 state (the state machine's encoding, see
+                                                 :data:`TABLE_PART_PREFIX`); ``s`` the state
+                                                 whole, in tables stored before parts, until
+                                                 their first commit in parts deletes it
 ``pg:table:{t}:fence``                string     fencing counter: INCR gives each new owner a
                                                  larger token
 ``pg:table:{t}:lease``                string     ``<token>:<owner>``, SET NX PX; absent when no
@@ -65,6 +68,12 @@ deleted, which bounds the memory per table to two buckets."""
 APPLIED_TTL_MS = 30 * 24 * 3600 * 1000
 """An ``applied`` bucket of a table that stops playing expires after this long."""
 
+TABLE_PART_PREFIX = "s."
+"""Prefix of the table hash's fields that hold the state's parts (``s.h``, ``s.c``,
+``s.p0``...; the names after it are the state machine's): a part's field never
+collides with ``v``, ``seq``, ``tok`` or ``s``. A commit writes only the parts that
+changed, so the hash holds the state as the sum of every commit's parts."""
+
 REQUEST_TTL_MS = 24 * 3600 * 1000
 """How long a player's money request stays recorded: within this time a request with the
 same ``rid`` in the same session moves nothing and gets the first reply again
@@ -80,7 +89,7 @@ class Keys:
     # --- tables -----------------------------------------------------------------
 
     def table_state(self, table_id: str) -> str:
-        """Hash: version, state bytes, last event seq, last writer's token."""
+        """Hash: version, the state's parts, last event seq, last writer's token."""
         return f"{self.prefix}table:{table_id}"
 
     def table_fence(self, table_id: str) -> str:

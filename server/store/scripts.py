@@ -58,14 +58,15 @@ COMMIT = """
 --       then one account hash per distinct player with an account entry (and the
 --       requester's, when there is a request), then one game-log list per log
 --       record, then the request record (when there is a request).
--- ARGV: 1 token, 2 expected version, 3 new version, 4 state, 5 table id,
+-- ARGV: 1 token, 2 expected version, 3 new version, 4 #parts, 5 table id,
 --       6 events cap, 7 ledger maxlen, 8 log cap, 9 channel ('' = none),
 --       10 applied ttl ms, 11 #accounts, 12 #entries, 13 #events, 14 #logs,
 --       15 request fingerprint ('' = no request), 16 request memo, 17 request ttl
 --       ms, 18 requester's account index,
 --       then the account players, then 7 per entry (key kind player amount source
 --       dest account-index, 0 when no side is 'account'), then 2 per event (seq
---       payload), then 1 per log (record).
+--       payload), then 1 per log (record), then 2 per part of the state (field of
+--       the table hash, value): the parts this commit changes, at least one.
 -- Replies: {'OK', applied, skipped, balance per account} (balances after the commit,
 -- in the order of the account players); {'DUPLICATE', stored version, balance per
 -- account} (as they are now); {'REPEATED', fingerprint, memo, account, table,
@@ -81,12 +82,28 @@ local acc_base = 18
 local ent_base = acc_base + n_acc
 local evt_base = ent_base + 7 * n_ent
 local log_base = evt_base + 2 * n_evt
+local n_part = tonumber(ARGV[4])
+local part_base = log_base + n_log
 local new_version = tonumber(ARGV[3])
+
+-- Whether this very commit is stored already: its version, by this writer, with
+-- these parts (the others it leaves as they were, and nothing else wrote since).
+local function stored_already(stored_v)
+  if stored_v ~= new_version or redis.call('HGET', KEYS[2], 'tok') ~= ARGV[1] then
+    return false
+  end
+  for i = part_base + 1, part_base + 2 * n_part, 2 do
+    if redis.call('HGET', KEYS[2], ARGV[i]) ~= ARGV[i + 1] then
+      return false
+    end
+  end
+  return true
+end
 
 -- 1. Checks; no write before the last of them.
 local stored_v = tonumber(redis.call('HGET', KEYS[2], 'v') or '0')
 -- The very same commit already stored (a retry after a lost reply): say so.
-if stored_v == new_version and redis.call('HGET', KEYS[2], 's') == ARGV[4] then
+if stored_already(stored_v) then
   local reply = {'DUPLICATE', stored_v}
   for a = 1, n_acc do
     reply[2 + a] = tonumber(redis.call('HGET', KEYS[10 + a], 'balance') or '0')
@@ -189,8 +206,15 @@ end
 -- Buckets two windows back are never consulted again.
 redis.call('DEL', KEYS[6])
 
-redis.call('HSET', KEYS[2], 'v', ARGV[3], 's', ARGV[4], 'seq', string.format('%d', last_seq),
-  'tok', ARGV[1])
+local table_fields = {'v', ARGV[3], 'seq', string.format('%d', last_seq), 'tok', ARGV[1]}
+for i = 1, 2 * n_part do
+  table_fields[6 + i] = ARGV[part_base + i]
+end
+redis.call('HSET', KEYS[2], unpack(table_fields))
+-- The state whole, as tables were stored before parts: the first commit in parts
+-- gives every part (the caller's side of the bargain). Once gone, HDEL writes
+-- nothing, not even to the append-only file.
+redis.call('HDEL', KEYS[2], 's')
 if has_request then
   redis.call('HSET', request_key, 'f', ARGV[15], 'm', ARGV[16],
     'a', string.format('%d', balances[tonumber(ARGV[18])]), 't', ARGV[5], 'v', ARGV[3])

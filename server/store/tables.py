@@ -10,8 +10,14 @@ that caused it (:class:`ClientRequest`): the request is recorded in the same ste
 and a later commit carrying the same player and request key is refused, so a request the
 client sends again (it never heard the reply) never moves chips twice either.
 
+A table's state is stored in parts, named bytes the store does not read (the state
+machine's :func:`~server.table.state.to_parts`): each commit gives the parts it
+changes, and the table hash holds the latest of each (see
+:data:`~server.store.keys.TABLE_PART_PREFIX`), so a bet writes one seat, not the
+whole table.
+
 The client given to :class:`TableStore` must return bytes (``decode_responses``
-off): states and events are opaque bytes.
+off): parts and events are opaque bytes.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from server.store.keys import (
     APPLIED_TTL_MS,
     DEFAULT_KEYS,
     REQUEST_TTL_MS,
+    TABLE_PART_PREFIX,
     Keys,
     applied_bucket,
 )
@@ -58,12 +65,42 @@ def require_bytes_client(client: redis.asyncio.Redis) -> None:
 
 @dataclass(frozen=True, slots=True)
 class StoredTable:
-    """A table as stored: its version, the state machine's bytes, the last event seq."""
+    """A table as stored: its version, the state's parts (name -> bytes, every part
+    any commit gave, each as last given), the last event seq and the fencing token of
+    the process that wrote this version.
+
+    ``whole``: the state in one value, as tables were stored before parts, in a table
+    not committed since (its ``parts`` are then empty); else None.
+    """
 
     version: int
-    state: bytes
+    parts: Mapping[str, bytes]
     last_seq: int
-    token: int  # fencing token of the process that wrote this version
+    token: int
+    whole: bytes | None = None
+
+
+def stored_table(fields: Mapping[bytes | str, bytes | str]) -> StoredTable | None:
+    """The table in ``fields``, its hash as HGETALL gives it, or None if it holds no
+    stored state."""
+    named = {as_str(name): value for name, value in fields.items()}
+    version = named.get("v")
+    whole = named.get("s")
+    cut = len(TABLE_PART_PREFIX)
+    parts = {
+        name[cut:]: as_bytes(value)
+        for name, value in named.items()
+        if name.startswith(TABLE_PART_PREFIX)
+    }
+    if version is None or (not parts and whole is None):
+        return None
+    return StoredTable(
+        version=as_int(version),
+        parts=parts,
+        last_seq=as_int(named.get("seq")),
+        token=as_int(named.get("tok")),
+        whole=None if whole is None else as_bytes(whole),
+    )
 
 
 class CommitStatus(enum.Enum):
@@ -249,16 +286,7 @@ class TableStore:
 
     async def load(self, table_id: str) -> StoredTable | None:
         """The stored table, or None if it was never committed."""
-        fields = await self.redis.hmget(self.keys.table_state(table_id), ["v", "s", "seq", "tok"])
-        version, state, seq, token = fields
-        if version is None or state is None:
-            return None
-        return StoredTable(
-            version=as_int(version),
-            state=as_bytes(state),
-            last_seq=as_int(seq),
-            token=as_int(token),
-        )
+        return stored_table(await self.redis.hgetall(self.keys.table_state(table_id)))
 
     async def table_ids(self) -> list[str]:
         """Every table with a stored state, sorted."""
@@ -272,7 +300,7 @@ class TableStore:
         token: int,
         expected_version: int,
         new_version: int,
-        state: bytes,
+        state: Mapping[str, bytes],
         entries: Sequence[LedgerEntry] = (),
         events: Sequence[tuple[int, bytes]] = (),
         logs: Sequence[tuple[str, bytes]] = (),
@@ -281,17 +309,23 @@ class TableStore:
     ) -> CommitResult:
         """Store one state change atomically, or nothing.
 
-        In order: if version ``new_version`` with exactly ``state`` is already stored,
-        DUPLICATE. Else STALE_LEASE unless ``token`` is the current lease's; else
-        STALE_VERSION unless the stored version (0 for a new table) is
-        ``expected_version``. Else, if ``request`` is given and its player's request
-        with its rid is recorded (by a commit of any table within
+        ``state``: the parts of the new state that differ from those stored (at
+        least one; a name is any non-empty text), written over them: the stored
+        parts then add up to the new state. The first commit over a table stored
+        whole (:attr:`StoredTable.whole`) gives every part: it deletes the whole.
+
+        In order: if version ``new_version`` is already stored, written with
+        ``token``, with every part in ``state`` as given, DUPLICATE (this very commit,
+        retried after its reply was lost). Else STALE_LEASE unless ``token`` is the
+        current lease's; else STALE_VERSION unless the stored version (0 for a new
+        table) is ``expected_version``. Else, if ``request`` is given and its
+        player's request with its rid is recorded (by a commit of any table within
         :data:`~server.store.keys.REQUEST_TTL_MS`), REPEATED with that record. The
-        ``entries`` whose key was not applied yet (within
-        the last :data:`~server.store.keys.APPLIED_WINDOW` versions at least) are
-        applied: those with an ``account`` side change that player's balance, and
+        ``entries`` whose key was not applied yet (within the last
+        :data:`~server.store.keys.APPLIED_WINDOW` versions at least) are applied:
+        those with an ``account`` side change that player's balance, and
         INSUFFICIENT is returned if any balance would end negative; each goes to the
-        ledger stream. Then the state and version are written, ``events`` (seq
+        ledger stream. Then the parts and version are written, ``events`` (seq
         numbers following the stored last seq without a gap) are appended to the
         replay buffer and published on ``publish_channel`` (see
         :func:`encode_published`), and each ``(player, record)`` in ``logs`` is
@@ -305,6 +339,8 @@ class TableStore:
         """
         if new_version <= expected_version or expected_version < 0:
             raise ValueError("the new version must be above the expected one")
+        if not state or not all(state):
+            raise ValueError("a commit writes at least one part, each with a name")
         for i in range(1, len(events)):
             if events[i][0] != events[i - 1][0] + 1:
                 raise ValueError("event sequence numbers follow each other")
@@ -361,7 +397,7 @@ class TableStore:
             token,
             expected_version,
             new_version,
-            state,
+            len(state),
             table_id,
             self.events_cap,
             self.ledger_maxlen,
@@ -382,6 +418,8 @@ class TableStore:
         for seq, payload in events:
             args += [seq, payload]
         args += [record for _, record in logs]
+        for name, part in state.items():
+            args += [TABLE_PART_PREFIX + name, part]
         reply = await self._batch.call(self._commit, script_keys, args)
         status = as_str(reply[0])
         if status == "OK":

@@ -152,7 +152,7 @@ async def test_verify_finds_a_round_past_the_newest_page(
     assert token is not None
     logs = [(player, pack_record(r)) for r in later]
     result = await store.commit(
-        "later", token=token, expected_version=0, new_version=1, state=b"s", logs=logs
+        "later", token=token, expected_version=0, new_version=1, state={"h": b"s"}, logs=logs
     )
     assert result.ok
 

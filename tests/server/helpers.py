@@ -47,9 +47,9 @@ from protocol.messages import (
 )
 from protocol.structs import TableSeq, Welcome
 from server.app import App
+from server.host import stored_state
 from server.store.audit import AuditReport, audit
 from server.store.tables import CommitResult, TableStore
-from server.table.state import from_bytes
 
 T = TypeVar("T")
 Reply = OkReply | ErrorReply | Pong
@@ -545,7 +545,7 @@ def http_get(port: int, path: str) -> tuple[int, str]:
 
 async def audit_report(client: redis.asyncio.Redis) -> AuditReport:
     """The store's audit, as ``paigow-server audit`` runs it."""
-    return await audit(client, lambda state: from_bytes(state).money())
+    return await audit(client, lambda stored: stored_state(stored).money())
 
 
 class LostReplies(TableStore):
@@ -560,3 +560,15 @@ class LostReplies(TableStore):
             self.lose_next = False
             raise RedisConnectionError("connection lost after the write")
         return result
+
+
+class RecordedParts(TableStore):
+    """The real store, keeping the parts of the state each commit gave."""
+
+    def __init__(self, client: redis.asyncio.Redis) -> None:
+        super().__init__(client)
+        self.written: list[set[str]] = []
+
+    async def commit(self, table_id: str, **kwargs: Any) -> CommitResult:
+        self.written.append(set(kwargs["state"]))
+        return await super().commit(table_id, **kwargs)

@@ -1,4 +1,5 @@
-"""A table host that finds its table changed under it reloads it instead of stalling."""
+"""A table host that finds its table changed under it reloads it instead of stalling;
+it stores only the parts of its state a change touched, upgrading a table stored whole."""
 
 from __future__ import annotations
 
@@ -7,13 +8,26 @@ import redis.asyncio
 
 from protocol.messages import Bet, Join, Rebuy, SeatChange
 from server.app import App
-from server.host import encode_outbound, now_ms, pack_outbound
+from server.host import encode_outbound, now_ms, pack_outbound, stored_state
 from server.store.accounts import AccountStore
 from server.store.tables import CommitStatus, TableStore
 from server.table import events as ev
 from server.table.machine import step
-from server.table.state import to_bytes
-from tests.server.helpers import Client, LostReplies, assert_gapless, audit_report, until, url
+from server.table.state import CONFIG_PART, HEADER_PART, seat_part, to_parts
+from tests.conftest import FAST_TABLES
+from tests.server.conftest import StartApp
+from tests.server.helpers import (
+    Client,
+    LostReplies,
+    RecordedParts,
+    assert_gapless,
+    audit_report,
+    until,
+    url,
+)
+from tests.table.helpers import legacy_blob
+
+EVERY_PART = {HEADER_PART, CONFIG_PART, *(seat_part(i) for i in range(6))}
 
 
 @pytest.mark.asyncio
@@ -37,7 +51,7 @@ async def test_a_commit_the_host_did_not_see_reloads_the_table(
             token=host.token,
             expected_version=host.state.version,
             new_version=t.state.version,
-            state=to_bytes(t.state),
+            state=to_parts(t.state, host.state),
             events=[(o.seq, pack_outbound(encode_outbound(o))) for o in t.events],
         )
         assert result.status is CommitStatus.OK
@@ -97,3 +111,110 @@ async def test_a_stored_commit_whose_reply_is_lost_counts_once(
         assert report.ok, report.explain()
     finally:
         await client.close()
+
+
+async def seated_away(app: App, seat: int) -> str:
+    """A player sits at ``slow`` in ``seat`` (opening its betting) and goes away."""
+    client = await Client.hello(url(app))
+    try:
+        await client.ok(Join, table_id="slow", buy_in=500, seat=seat)
+    finally:
+        await client.close()
+    host = app.hosts["slow"]
+
+    def away() -> bool:
+        state = host.state
+        seated = state.seats[seat] if state is not None else None
+        return seated is not None and not seated.connected
+
+    # Stored before the server stops: the next owner has nothing to tell the table.
+    await until(away, what="the seat away")
+    return client.player
+
+
+async def table_fields(redis_client: redis.asyncio.Redis) -> set[bytes | str]:
+    return set(await redis_client.hkeys(TableStore(redis_client).keys.table_state("slow")))
+
+
+@pytest.mark.asyncio
+async def test_a_table_stored_whole_is_taken_over_and_stored_in_parts(
+    start_app: StartApp, redis_client: redis.asyncio.Redis
+) -> None:
+    """Servers before parts stored a table's state whole, in field ``s``: such a table
+    is read, its first commit writes every part and deletes ``s``, and the commits after
+    it write only what changed."""
+    first = await start_app()
+    ann = await seated_away(first, 2)
+    await first.stop()
+    # Rewrite the table as those servers left it (v, seq and tok are as they were).
+    tables = TableStore(redis_client)
+    stored = await tables.load("slow")
+    assert stored is not None
+    state = stored_state(stored)
+    key = tables.keys.table_state("slow")
+    await redis_client.hdel(key, *(f for f in await table_fields(redis_client) if b"." in f))
+    await redis_client.hset(key, "s", legacy_blob(state))
+    assert await table_fields(redis_client) == {b"v", b"seq", b"tok", b"s"}
+    report = await audit_report(redis_client)  # reads a table stored whole too
+    assert report.ok, report.explain()
+    assert report.tables_total == 500
+
+    second = await start_app()
+    host = second.hosts["slow"]
+    assert host.state == state
+    recorded = RecordedParts(redis_client)
+    host.store = recorded
+    bob = await Client.hello(url(second))
+    try:
+        await bob.ok(Join, table_id="slow", buy_in=300, seat=4)
+        assert recorded.written == [EVERY_PART]
+        assert await table_fields(redis_client) == {
+            b"v",
+            b"seq",
+            b"tok",
+            *(f"s.{name}".encode() for name in EVERY_PART),
+        }
+        await bob.ok(Bet, table_id="slow", amount=100)
+        assert recorded.written[1:] == [{HEADER_PART, seat_part(4)}]
+        stored = await tables.load("slow")
+        assert stored is not None
+        assert stored.whole is None
+        assert stored_state(stored) == host.state
+        assert host.state is not None
+        seat = host.state.seats[2]
+        assert seat is not None
+        assert (seat.player, seat.balance) == (ann, 500)
+        report = await audit_report(redis_client)
+        assert report.ok, report.explain()
+    finally:
+        await bob.close()
+
+
+@pytest.mark.asyncio
+async def test_settings_applied_on_taking_a_table_over_are_stored_with_its_next_change(
+    start_app: StartApp, redis_client: redis.asyncio.Redis
+) -> None:
+    """The host applies a changed tables file to the state it loaded, between rounds,
+    before storing anything: the parts of its next change are counted from the state
+    stored, so the new settings are among them."""
+    first = await start_app()
+    await seated_away(first, 0)
+    await first.stop()
+    raised = FAST_TABLES.replace('name = "Slow"\n', 'name = "Slow"\nmax_bet = 2000\n')
+    assert raised != FAST_TABLES
+    second = await start_app(tables=raised)
+    host = second.hosts["slow"]
+    assert host.state is not None
+    assert host.state.config.max_bet == 2000  # applied, not stored yet
+    recorded = RecordedParts(redis_client)
+    host.store = recorded
+    bob = await Client.hello(url(second))
+    try:
+        await bob.ok(Join, table_id="slow", buy_in=300, seat=1)
+        assert recorded.written == [{HEADER_PART, CONFIG_PART, seat_part(1)}]
+        stored = await TableStore(redis_client).load("slow")
+        assert stored is not None
+        assert stored_state(stored) == host.state
+        assert stored_state(stored).config.max_bet == 2000
+    finally:
+        await bob.close()

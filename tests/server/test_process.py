@@ -30,9 +30,9 @@ from protocol.messages import (
     Watch,
 )
 from protocol.structs import Balances, HandChoice
+from server.host import stored_state
 from server.store.embedded import EmbeddedRedis
 from server.store.tables import TableStore
-from server.table.state import from_bytes
 from tests.server.helpers import (
     Client,
     ServerProcess,
@@ -325,7 +325,7 @@ async def test_a_player_who_never_comes_back_after_a_sigkill_is_away_then_stood_
         await back.wait(lambda: seat_status(back, "k", 1) == "away")
         stored = await TableStore(redis_client).load("k")
         assert stored is not None
-        seat = from_bytes(stored.state).seats[1]
+        seat = stored_state(stored).seats[1]
         assert seat is not None
         assert seat.player == ghost
         assert not seat.connected
@@ -345,7 +345,7 @@ async def test_a_player_who_never_comes_back_after_a_sigkill_is_away_then_stood_
         assert seat_status(back, "k", 0) == "playing"
         stored = await TableStore(redis_client).load("k")
         assert stored is not None
-        state = from_bytes(stored.state)
+        state = stored_state(stored)
         assert state.seat_of(ghost) is None
         kept = state.seats[0]
         assert kept is not None

@@ -21,9 +21,9 @@ from protocol.messages import Bet, BetPlaced, CashOut, ErrorReply, Join, OkReply
 from server.app import App
 from server.auth import tokens
 from server.config import Settings
+from server.host import stored_state
 from server.store.accounts import AccountStore
 from server.store.tables import TableStore
-from server.table.state import from_bytes
 from tests.server.helpers import Client, Reply, audit_report, close_all, url
 
 Request = Join | Rebuy | Bet | CashOut
@@ -47,7 +47,7 @@ async def never_negative(client: redis.asyncio.Redis, player: str) -> AsyncItera
             for table_id in await tables.table_ids():
                 stored = await tables.load(table_id)
                 assert stored is not None
-                state = from_bytes(stored.state)
+                state = stored_state(stored)
                 index = state.seat_of(player)
                 seat = state.seats[index] if index is not None else None
                 if seat is not None:

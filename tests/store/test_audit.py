@@ -2,28 +2,28 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 import pytest_asyncio
 import redis.asyncio
 
 from server.store.accounts import AccountStore
 from server.store.audit import audit
-from server.store.tables import TableStore
+from server.store.keys import TABLE_PART_PREFIX
+from server.store.tables import StoredTable, TableStore
 from server.table.ledger import Kind, LedgerEntry, Pot
 
-# The tests' own table state: the money totals as JSON (the real format is the
-# state machine's; the audit only sees it through ``table_money``).
+# The tests' own table state: each money total a part, in decimal (the real format
+# is the state machine's; the audit only sees it through ``table_money``). A commit
+# writes the totals that changed, so the audit reads the sum of several commits.
 
 
-def state(table: int, held: int, house: int) -> bytes:
-    return json.dumps({"table": table, "held": held, "house": house}).encode()
+def state(**totals: int) -> dict[str, bytes]:
+    return {name: b"%d" % total for name, total in totals.items()}
 
 
-def table_money(blob: bytes) -> tuple[int, int, int]:
-    data = json.loads(blob)
-    return int(data["table"]), int(data["held"]), int(data["house"])
+def table_money(stored: StoredTable) -> tuple[int, int, int]:
+    parts = stored.parts
+    return int(parts["table"]), int(parts["held"]), int(parts["house"])
 
 
 def e(key: str, kind: Kind, player: str, amount: int, source: Pot, dest: Pot) -> LedgerEntry:
@@ -41,21 +41,21 @@ async def played(redis_client: redis.asyncio.Redis) -> TableStore:
     assert token is not None
     steps = [
         (
-            state(500, 0, 0),
+            state(table=500, held=0, house=0),
             [
                 e("t1:ann:buyin:1", Kind.BUY_IN, "ann", 300, Pot.ACCOUNT, Pot.TABLE),
                 e("t1:bob:buyin:1", Kind.BUY_IN, "bob", 200, Pot.ACCOUNT, Pot.TABLE),
             ],
         ),
         (
-            state(400, 100, 0),
+            state(table=400, held=100),
             [
                 e("t1:r1:ann:bet", Kind.BET, "ann", 50, Pot.TABLE, Pot.HELD),
                 e("t1:r1:bob:bet", Kind.BET, "bob", 50, Pot.TABLE, Pot.HELD),
             ],
         ),
         (
-            state(498, 0, 2),
+            state(table=498, held=0, house=2),
             [
                 e("t1:r1:ann:ret", Kind.BET_RETURNED, "ann", 50, Pot.HELD, Pot.TABLE),
                 e("t1:r1:ann:win", Kind.WIN, "ann", 50, Pot.HOUSE, Pot.TABLE),
@@ -64,13 +64,13 @@ async def played(redis_client: redis.asyncio.Redis) -> TableStore:
             ],
         ),
     ]
-    for version, (blob, entries) in enumerate(steps, start=1):
+    for version, (parts, entries) in enumerate(steps, start=1):
         result = await tables.commit(
             "t1",
             token=token,
             expected_version=version - 1,
             new_version=version,
-            state=blob,
+            state=parts,
             entries=entries,
         )
         assert result.ok
@@ -96,7 +96,7 @@ async def test_empty_store_passes(redis_client: redis.asyncio.Redis) -> None:
 @pytest.mark.asyncio
 async def test_chips_that_do_not_add_up(played: TableStore) -> None:
     # A table state that lost 10 chips (a bug in the state machine, say).
-    await played.redis.hset(played.keys.table_state("t1"), "s", state(488, 0, 2))
+    await played.redis.hset(played.keys.table_state("t1"), TABLE_PART_PREFIX + "table", b"488")
     report = await audit(played.redis, table_money)
     assert not report.ok
     text = report.explain()
@@ -152,7 +152,7 @@ async def test_trimmed_ledger_is_noted(played: TableStore) -> None:
 
 @pytest.mark.asyncio
 async def test_unreadable_state(played: TableStore) -> None:
-    await played.redis.hset(played.keys.table_state("t1"), "s", b"\xff garbage")
+    await played.redis.hset(played.keys.table_state("t1"), TABLE_PART_PREFIX + "held", b"\xff")
     report = await audit(played.redis, table_money)
     assert not report.ok
     assert "table t1: state unreadable" in report.explain()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pytest
 import redis.asyncio
@@ -25,6 +25,7 @@ from tests.conftest import evalsha_calls
 from tests.server.helpers import until
 
 T = "t1"
+PARTS = {"h": b"s"}  # a state in one part: the store does not read them
 
 
 def buy_in(key: str, player: str, amount: int) -> LedgerEntry:
@@ -51,7 +52,7 @@ async def next_commit(
     token: int,
     *,
     after: int = 0,
-    state: bytes = b"s",
+    state: Mapping[str, bytes] = PARTS,
     entries: Sequence[LedgerEntry] = (),
     events: Sequence[tuple[int, bytes]] = (),
     logs: Sequence[tuple[str, bytes]] = (),
@@ -142,19 +143,19 @@ async def test_lease_renewal_and_expiry(store: TableStore) -> None:
 async def test_stale_owner_commit_is_refused(store: TableStore) -> None:
     old = await store.acquire_lease(T, "node-a", 50)
     assert old is not None
-    assert (await next_commit(store, old, state=b"s1")).ok
+    assert (await next_commit(store, old, state={"h": b"s1"})).ok
     # node-a stalls until its lease expires; node-b takes over.
     await until(lambda: expired(store), what="the lease to expire")
     new = await store.acquire_lease(T, "node-b", 10_000)
     assert new == old + 1
-    result = await next_commit(store, old, after=1, state=b"old")
+    result = await next_commit(store, old, after=1, state={"h": b"old"})
     assert result.status is CommitStatus.STALE_LEASE
     assert result.stale
     assert result.lease_token == new
-    assert (await next_commit(store, new, after=1, state=b"new")).ok
+    assert (await next_commit(store, new, after=1, state={"h": b"new"})).ok
     stored = await store.load(T)
     assert stored is not None
-    assert (stored.version, stored.state, stored.token) == (2, b"new", new)
+    assert (stored.version, stored.parts, stored.token) == (2, {"h": b"new"}, new)
 
 
 @pytest.mark.asyncio
@@ -172,15 +173,17 @@ async def test_commit_without_lease_is_refused(store: TableStore) -> None:
 async def test_version_check(store: TableStore) -> None:
     token = await lease(store)
     assert await store.load(T) is None
-    assert (await next_commit(store, token, state=b"a")).ok
-    result = await store.commit(T, token=token, expected_version=0, new_version=2, state=b"b")
+    assert (await next_commit(store, token, state={"h": b"a"})).ok
+    result = await store.commit(
+        T, token=token, expected_version=0, new_version=2, state={"h": b"b"}
+    )
     assert result.status is CommitStatus.STALE_VERSION
     assert result.stored_version == 1
     stored = await store.load(T)
     assert stored is not None
-    assert (stored.version, stored.state) == (1, b"a")
+    assert (stored.version, stored.parts) == (1, {"h": b"a"})
     with pytest.raises(ValueError, match="above"):
-        await store.commit(T, token=token, expected_version=1, new_version=1, state=b"c")
+        await store.commit(T, token=token, expected_version=1, new_version=1, state={"h": b"c"})
 
 
 @pytest.mark.asyncio
@@ -192,7 +195,7 @@ async def test_retried_commit_pays_once(
     entries = [buy_in("t1:r0:ann:buyin", "ann", 300), bet("t1:r1:ann:bet", "ann", 50)]
 
     async def attempt() -> CommitStatus:
-        result = await next_commit(store, token, state=b"s1", entries=entries)
+        result = await next_commit(store, token, state={"h": b"s1"}, entries=entries)
         return result.status
 
     assert await attempt() is CommitStatus.OK
@@ -201,11 +204,92 @@ async def test_retried_commit_pays_once(
     assert await ledger_len(redis_client) == 3  # the credit and the two entries
 
     # The same keys in a later commit (a state machine replaying them) are skipped.
-    later = await next_commit(store, token, after=1, state=b"s2", entries=entries)
+    later = await next_commit(store, token, after=1, state={"h": b"s2"}, entries=entries)
     assert later.status is CommitStatus.OK
     assert (later.applied, later.skipped) == (0, 2)
     assert await accounts.balance("ann") == 700
     assert await ledger_len(redis_client) == 3
+
+
+@pytest.mark.asyncio
+async def test_a_commit_writes_its_parts_over_the_stored_ones(
+    store: TableStore, redis_client: redis.asyncio.Redis
+) -> None:
+    token = await lease(store)
+    first = {"h": b"h1", "c": b"config", "p0": b"ann", "p1": b"bob"}
+    assert (await next_commit(store, token, state=first)).ok
+    assert (await next_commit(store, token, after=1, state={"h": b"h2", "p1": b"bob2"})).ok
+    stored = await store.load(T)
+    assert stored is not None
+    assert stored.version == 2
+    assert stored.parts == {"h": b"h2", "c": b"config", "p0": b"ann", "p1": b"bob2"}
+    assert stored.whole is None
+    # Namespaced fields beside the store's own: a part named like one of them is safe.
+    fields = set(await redis_client.hkeys(store.keys.table_state(T)))
+    assert fields == {b"v", b"seq", b"tok", b"s.h", b"s.c", b"s.p0", b"s.p1"}
+    clash = {"v": b"x", "seq": b"y", "tok": b"z", "s": b"w"}
+    assert (await next_commit(store, token, after=2, state=clash)).ok
+    stored = await store.load(T)
+    assert stored is not None
+    assert (stored.version, stored.token, stored.whole) == (3, token, None)
+    assert stored.parts == {"h": b"h2", "c": b"config", "p0": b"ann", "p1": b"bob2", **clash}
+    with pytest.raises(ValueError, match="at least one part"):
+        await next_commit(store, token, after=3, state={})
+    with pytest.raises(ValueError, match="with a name"):
+        await next_commit(store, token, after=3, state={"": b"x"})
+
+
+@pytest.mark.asyncio
+async def test_a_duplicate_is_the_same_version_token_and_parts(
+    store: TableStore, accounts: AccountStore
+) -> None:
+    """Only a retry of the very commit stored is told DUPLICATE (its entries were applied
+    then); a commit of that version that differs in a part or in its writer is not."""
+    await accounts.credit("ann", 100, "c1")
+    token = await lease(store)
+    entries = [buy_in("k", "ann", 10)]
+    assert (await next_commit(store, token, state={"h": b"h1", "p0": b"x"})).ok
+    parts = {"h": b"h2", "p1": b"y"}
+    assert (await next_commit(store, token, after=1, state=parts, entries=entries)).ok
+    retry = await next_commit(store, token, after=1, state=parts, entries=entries)
+    assert retry.status is CommitStatus.DUPLICATE
+    assert retry.accounts == {"ann": 90}
+    # Fewer parts, each as stored: still this commit (the rest it left alone).
+    fewer = await next_commit(store, token, after=1, state={"p1": b"y"}, entries=entries)
+    assert fewer.status is CommitStatus.DUPLICATE
+    for other in ({"h": b"h2", "p1": b"z"}, {"h": b"h2", "p1": b"y", "p2": b"new"}):
+        result = await next_commit(store, token, after=1, state=other, entries=entries)
+        assert result.status is CommitStatus.STALE_VERSION
+    # The same parts from the next owner are its own commit, not a retry of this one.
+    assert await store.release_lease(T, "n", token)
+    later = await lease(store)
+    result = await next_commit(store, later, after=1, state=parts, entries=entries)
+    assert result.status is CommitStatus.STALE_VERSION
+    stored = await store.load(T)
+    assert stored is not None
+    assert (stored.version, stored.token) == (2, token)
+    assert stored.parts == {"h": b"h2", "p0": b"x", "p1": b"y"}
+    assert await accounts.balance("ann") == 90
+
+
+@pytest.mark.asyncio
+async def test_a_table_stored_whole_loads_and_its_first_commit_in_parts_replaces_it(
+    store: TableStore, redis_client: redis.asyncio.Redis
+) -> None:
+    """Before parts, the hash held the whole state in ``s``, written as here."""
+    key = store.keys.table_state(T)
+    await redis_client.hset(key, mapping={"v": 7, "s": b"whole", "seq": 12, "tok": 3})
+    stored = await store.load(T)
+    assert stored is not None
+    assert (stored.version, stored.parts, stored.whole) == (7, {}, b"whole")
+    assert (stored.last_seq, stored.token) == (12, 3)
+    token = await lease(store)
+    every = {"h": b"h8", "c": b"c", "p0": b"p"}
+    assert (await next_commit(store, token, after=7, state=every)).ok
+    stored = await store.load(T)
+    assert stored is not None
+    assert (stored.version, stored.parts, stored.whole) == (8, every, None)
+    assert not await redis_client.hexists(key, "s")
 
 
 @pytest.mark.asyncio
@@ -215,15 +299,19 @@ async def test_applied_keys_survive_a_window_boundary(
     await accounts.credit("ann", 100, "c1")
     token = await lease(store)
     v = APPLIED_WINDOW - 1
-    assert (await store.commit(T, token=token, expected_version=0, new_version=v, state=b"a")).ok
-    first = await next_commit(store, token, after=v, state=b"b", entries=[buy_in("k", "ann", 10)])
+    assert (
+        await store.commit(T, token=token, expected_version=0, new_version=v, state={"h": b"a"})
+    ).ok
+    first = await next_commit(
+        store, token, after=v, state={"h": b"b"}, entries=[buy_in("k", "ann", 10)]
+    )
     assert first.applied == 1
     again = await store.commit(
         T,
         token=token,
         expected_version=v + 1,
         new_version=2 * APPLIED_WINDOW,
-        state=b"c",
+        state={"h": b"c"},
         entries=[buy_in("k", "ann", 10)],
     )
     assert (again.applied, again.skipped) == (0, 1)
@@ -237,7 +325,7 @@ async def test_duplicate_key_within_one_commit_is_applied_once(
     await accounts.credit("ann", 100, "c1")
     token = await lease(store)
     result = await next_commit(
-        store, token, state=b"a", entries=[buy_in("k", "ann", 10), buy_in("k", "ann", 10)]
+        store, token, state={"h": b"a"}, entries=[buy_in("k", "ann", 10), buy_in("k", "ann", 10)]
     )
     assert (result.applied, result.skipped) == (1, 1)
     assert await accounts.balance("ann") == 90
@@ -256,15 +344,15 @@ async def test_a_commit_returns_the_balances_it_leaves(
     await accounts.credit("bob", 50, "c-bob")
     token = await lease(store)
     entries = [buy_in("k1", "ann", 300), cash_out("k2", "bob", 20), bet("k3", "cid", 5)]
-    first = await next_commit(store, token, state=b"s1", entries=entries)
+    first = await next_commit(store, token, state={"h": b"s1"}, entries=entries)
     assert first.status is CommitStatus.OK
     assert first.accounts == {"ann": 700, "bob": 70}  # cid's bet touches no account
     await accounts.credit("ann", 5, "c-ann-2")
-    again = await next_commit(store, token, state=b"s1", entries=entries)
+    again = await next_commit(store, token, state={"h": b"s1"}, entries=entries)
     assert again.status is CommitStatus.DUPLICATE
     assert again.accounts == {"ann": 705, "bob": 70}
     # An entry already applied moves nothing, but its account's balance is still told.
-    later = await next_commit(store, token, after=1, state=b"s2", entries=entries[:1])
+    later = await next_commit(store, token, after=1, state={"h": b"s2"}, entries=entries[:1])
     assert (later.applied, later.skipped) == (0, 1)
     assert later.accounts == {"ann": 705}
     assert await accounts.balance("ann") == 705
@@ -356,7 +444,7 @@ async def test_racing_commits_same_table_one_wins(
         token = await stores[0].acquire_lease(T, "n", 10_000)
         assert token is not None
         results = await asyncio.gather(
-            *(next_commit(s, token, state=bytes([i])) for i, s in enumerate(stores))
+            *(next_commit(s, token, state={"h": bytes([i])}) for i, s in enumerate(stores))
         )
         statuses = sorted(r.status.value for r in results)
         assert statuses == ["ok", "stale_version"]
@@ -378,7 +466,7 @@ async def test_a_recorded_request_is_refused_and_changes_nothing(
     first = await next_commit(
         store,
         token,
-        state=b"s1",
+        state={"h": b"s1"},
         entries=[buy_in("t1:v1:ann:rebuy", "ann", 300)],
         events=[(1, b"e1")],
         request=rebuy,
@@ -397,7 +485,7 @@ async def test_a_recorded_request_is_refused_and_changes_nothing(
         store,
         token,
         after=1,
-        state=b"s2",
+        state={"h": b"s2"},
         entries=[buy_in("t1:v2:ann:rebuy", "ann", 800)],
         events=[(2, b"e2")],
         logs=[("ann", b"log")],
@@ -409,7 +497,7 @@ async def test_a_recorded_request_is_refused_and_changes_nothing(
     assert not again.stale
     stored = await store.load(T)
     assert stored is not None
-    assert (stored.version, stored.state, stored.last_seq) == (1, b"s1", 1)
+    assert (stored.version, stored.parts, stored.last_seq) == (1, {"h": b"s1"}, 1)
     assert await accounts.balance("ann") == 750
     assert await ledger_len(redis_client) == ledger
     assert await store.events_since(T, 1) == []
@@ -422,7 +510,7 @@ async def test_a_recorded_request_is_refused_and_changes_nothing(
         store,
         token,
         after=1,
-        state=b"s2",
+        state={"h": b"s2"},
         entries=[buy_in("t1:v2:bob:rebuy", "bob", 100)],
         request=ClientRequest("bob", "r1", b"rebuy 100"),
     )
@@ -432,7 +520,7 @@ async def test_a_recorded_request_is_refused_and_changes_nothing(
         store,
         token,
         after=2,
-        state=b"s3",
+        state={"h": b"s3"},
         entries=[cash_out("t1:v3:ann:cash_out", "ann", 20)],
         request=ClientRequest("ann", "r2", b"cash_out 20"),
     )
@@ -479,7 +567,9 @@ async def test_a_request_without_money_still_reports_the_requesters_balance(
     assert result.status is CommitStatus.OK
     assert result.accounts == {"ann": 40}
     with pytest.raises(ValueError, match="fingerprint"):
-        await next_commit(store, token, after=1, state=b"t", request=ClientRequest("ann", "x", b""))
+        await next_commit(
+            store, token, after=1, state={"h": b"t"}, request=ClientRequest("ann", "x", b"")
+        )
 
 
 # --- events --------------------------------------------------------------------

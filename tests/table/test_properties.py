@@ -2,7 +2,8 @@
 
 Invariants after every step: chips are conserved and the ledger moves exactly the
 chips the state moved; no message or snapshot shows a card to someone who may not
-see it; the state survives a serialize/deserialize round trip; deadlines always lie
+see it; the parts of each step's state that changed, written over the parts stored
+so far, give that state back exactly (as the store keeps it); deadlines always lie
 ahead after a tick, so every round reaches settling; and replaying the same events
 gives the same states.
 """

@@ -571,4 +571,5 @@ def test_the_state_writers_name_every_slot_in_order() -> None:
     table = st.TableState(config=st.TableConfig(table_id="t", name="T"), seats=(seat,))
     assert list(st._plain_seat(seat) or {}) == list(st.Seat.__slots__)
     assert list(st._plain_result(result)) == list(st.SeatResult.__slots__)
-    assert list(st._plain_state(table)) == list(st.TableState.__slots__)
+    # The header: every field but the config, the seats (their count) in their place.
+    assert list(st._plain_header(table)) == [n for n in st.TableState.__slots__ if n != "config"]
