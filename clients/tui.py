@@ -458,13 +458,21 @@ class TableScreen(Screen[None]):
         self.set_interval(0.2, self.tick)
         self.redraw()
 
+    def drawn(self) -> bool:
+        """Whether the widgets are there: not before compose, nor while the screen or
+        the app is torn down. Events keep arriving then; they update only the model,
+        which the next redraw shows (an event drawn then crashed the client)."""
+        return bool(self.query("#log"))
+
     def tick(self) -> None:
         """Update the countdown."""
-        self.query_one("#status", Static).update(self.status_text())
+        if self.drawn():
+            self.query_one("#status", Static).update(self.status_text())
 
     def log_line(self, text: str | Text) -> None:
-        """Add a line to the table's log."""
-        self.query_one("#log", RichLog).write(Text(text) if isinstance(text, str) else text)
+        """Add a line to the table's log (dropped while not :meth:`drawn`)."""
+        if self.drawn():
+            self.query_one("#log", RichLog).write(Text(text) if isinstance(text, str) else text)
 
     # --- drawing --------------------------------------------------------------------
 
@@ -584,7 +592,9 @@ class TableScreen(Screen[None]):
         return text
 
     def redraw(self) -> None:
-        """Redraw everything from the model."""
+        """Redraw everything from the model (nothing while not :meth:`drawn`)."""
+        if not self.drawn():
+            return
         m = self.model
         if m.your_cards and any(c not in m.your_cards for c in self.selected):
             self.selected = []

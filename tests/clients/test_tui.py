@@ -130,6 +130,22 @@ async def test_table_screen_matches_the_golden() -> None:
     assert text == golden.read_text(encoding="utf-8")
 
 
+@pytest.mark.asyncio
+async def test_events_for_a_table_screen_without_widgets_only_update_the_model() -> None:
+    """Before its compose and while the app shuts down, a table screen has no widgets;
+    events still arrive for it (one such crashed the client at exit)."""
+    client = Client("ws://127.0.0.1:9/")
+    tui = PaigowApp(client, connect=False)
+    snapshot = _vector("snapshot_settling")
+    assert isinstance(snapshot, Snapshot)
+    async with tui.run_test(size=SIZE):
+        screen = TableScreen(snapshot.table_id)  # not pushed: never composed
+        assert not screen.drawn()
+        screen.log_line("round 2: betting")
+        screen.redraw()
+        screen.tick()
+
+
 def _lobby_listed(tui: PaigowApp) -> bool:
     """Whether the lobby is on screen with every table in its list (rows to move over)."""
     lobby = tui.screen
