@@ -16,6 +16,7 @@ flight, none did, for the same CPU.
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import redis.asyncio
@@ -23,6 +24,8 @@ from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError
 
 _Call = tuple[AsyncScript, list[Any], list[Any], "asyncio.Future[Any]"]
+
+log = logging.getLogger(__name__)
 
 
 class ScriptBatcher:
@@ -44,7 +47,11 @@ class ScriptBatcher:
         """Pipelines sent so far."""
 
     def call(self, script: AsyncScript, keys: list[Any], args: list[Any]) -> asyncio.Future[Any]:
-        """The script's reply, once the batch holding this call has been answered."""
+        """The script's reply (or error), once the pipeline holding this call is answered.
+
+        Cancelling the future before its pipeline is sent drops the call; once sent,
+        the script runs in Redis whatever becomes of the future.
+        """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         self._pending.append((script, keys, args, future))
@@ -55,9 +62,12 @@ class ScriptBatcher:
 
     def _flush(self) -> None:
         self._scheduled = False
-        if not self._pending or len(self._running) >= self.in_flight:
+        if len(self._running) >= self.in_flight:
             return
-        batch, self._pending = self._pending, []
+        batch = [call for call in self._pending if not call[3].done()]  # not cancelled
+        self._pending = []
+        if not batch:
+            return
         self.pipelines += 1
         task = asyncio.get_running_loop().create_task(self._send(batch))
         self._running.add(task)  # keep a reference until it is done
@@ -66,6 +76,8 @@ class ScriptBatcher:
     def _sent(self, task: asyncio.Task[None]) -> None:
         # Whatever the outcome of that pipeline, the calls queued meanwhile go next.
         self._running.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("script pipeline failed", exc_info=task.exception())
         if self._pending and not self._scheduled:
             self._scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
@@ -77,22 +89,36 @@ class ScriptBatcher:
                     pipe.evalsha(script.sha, len(keys), *keys, *args)
                 results = await pipe.execute(raise_on_error=False)
         except BaseException as exc:  # the connection failed: every call in it did
+            failure = exc if isinstance(exc, Exception) else RuntimeError("pipeline cancelled")
             for *_, future in batch:
                 if not future.done():
-                    future.set_exception(exc if isinstance(exc, Exception) else RuntimeError())
+                    future.set_exception(failure)
             if not isinstance(exc, Exception):
                 raise
             return
-        for (script, keys, args, future), result in zip(batch, results, strict=True):
-            if future.done():  # the caller was cancelled
+        forgotten: list[_Call] = []
+        for call, result in zip(batch, results, strict=True):
+            future = call[3]
+            if future.done():  # the caller was cancelled meanwhile
                 continue
             if isinstance(result, NoScriptError):
-                # A restarted Redis forgot the scripts: this call loads it again.
-                try:
-                    future.set_result(await script(keys=keys, args=args))
-                except Exception as exc:
-                    future.set_exception(exc)
+                forgotten.append(call)
             elif isinstance(result, Exception):
                 future.set_exception(result)
             else:
                 future.set_result(result)
+        if forgotten:
+            await self._load_again(forgotten)
+
+    async def _load_again(self, calls: list[_Call]) -> None:
+        """A restarted Redis forgot the scripts: load each once, then send ``calls``
+        again at the head of the next pipeline (one round trip per script, not per call)."""
+        try:
+            for source in {call[0].script for call in calls}:
+                await self.client.script_load(source)
+        except Exception as exc:
+            for *_, future in calls:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        self._pending[:0] = calls

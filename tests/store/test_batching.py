@@ -8,6 +8,7 @@ import pytest
 import redis.asyncio
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
@@ -18,14 +19,28 @@ ECHO = "return ARGV[1]"
 SLOW = "local n = 0 for i = 1, tonumber(ARGV[1]) do n = n + 1 end return n"
 FAIL = "return redis.error_reply('refused ' .. ARGV[1])"
 
+INCR = "return redis.call('INCR', KEYS[1])"
+
 pytestmark = pytest.mark.asyncio
+
+
+async def _loaded(client: redis.asyncio.Redis, source: str) -> AsyncScript:
+    """``source`` registered and already known to Redis (so no reload pipeline)."""
+    script = client.register_script(source)
+    await client.script_load(source)
+    return script
+
+
+async def _script_loads(client: redis.asyncio.Redis) -> int:
+    stats = await client.info("commandstats")
+    return int(stats.get("cmdstat_script", {}).get("calls", 0))
 
 
 async def test_calls_of_one_loop_pass_share_one_pipeline(
     redis_client: redis.asyncio.Redis,
 ) -> None:
     batcher = ScriptBatcher(redis_client)
-    echo = redis_client.register_script(ECHO)
+    echo = await _loaded(redis_client, ECHO)
     replies = await asyncio.gather(*(batcher.call(echo, [], [str(i)]) for i in range(20)))
     assert replies == [str(i).encode() for i in range(20)]
     assert batcher.pipelines == 1
@@ -35,8 +50,8 @@ async def test_calls_made_while_a_pipeline_is_in_flight_go_together_next(
     redis_client: redis.asyncio.Redis,
 ) -> None:
     batcher = ScriptBatcher(redis_client)
-    slow = redis_client.register_script(SLOW)
-    echo = redis_client.register_script(ECHO)
+    slow = await _loaded(redis_client, SLOW)
+    echo = await _loaded(redis_client, ECHO)
     first = batcher.call(slow, [], [3_000_000])
     later: list[asyncio.Future[object]] = []
     for i in range(10):  # ten loop passes while the slow script runs
@@ -51,8 +66,8 @@ async def test_calls_made_while_a_pipeline_is_in_flight_go_together_next(
 
 async def test_more_pipelines_in_flight_when_asked(redis_client: redis.asyncio.Redis) -> None:
     batcher = ScriptBatcher(redis_client, in_flight=2)
-    slow = redis_client.register_script(SLOW)
-    echo = redis_client.register_script(ECHO)
+    slow = await _loaded(redis_client, SLOW)
+    echo = await _loaded(redis_client, ECHO)
     first = batcher.call(slow, [], [3_000_000])
     await asyncio.sleep(0)
     second = batcher.call(echo, [], ["b"])
@@ -80,15 +95,34 @@ async def test_an_error_belongs_to_its_own_call(redis_client: redis.asyncio.Redi
     assert results[2] == b"c"
 
 
-async def test_scripts_forgotten_by_redis_are_loaded_again(
+async def test_scripts_forgotten_by_redis_are_loaded_again_once_each(
     redis_client: redis.asyncio.Redis,
 ) -> None:
     batcher = ScriptBatcher(redis_client)
-    echo = redis_client.register_script(ECHO)
+    echo = await _loaded(redis_client, ECHO)
     assert await batcher.call(echo, [], ["x"]) == b"x"
     await redis_client.script_flush()  # what a restarted Redis forgets
-    again = await asyncio.gather(batcher.call(echo, [], ["y"]), batcher.call(echo, [], ["z"]))
-    assert list(again) == [b"y", b"z"]
+    loads = await _script_loads(redis_client)
+    sent = batcher.pipelines
+    again = await asyncio.gather(*(batcher.call(echo, [], [str(i)]) for i in range(5)))
+    assert list(again) == [str(i).encode() for i in range(5)]
+    assert await _script_loads(redis_client) == loads + 1  # one SCRIPT LOAD, not five
+    assert batcher.pipelines == sent + 2  # the first, then the same calls again
+
+
+async def test_a_caller_cancelled_while_its_script_is_reloaded_leaves_the_rest_answered(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    batcher = ScriptBatcher(redis_client)
+    incr = redis_client.register_script(INCR)  # not loaded: the first pipeline fails
+    dropped = batcher.call(incr, ["dropped"], [])
+    kept = batcher.call(incr, ["kept"], [])
+    await asyncio.sleep(0)  # the pipeline goes out
+    await asyncio.sleep(0)
+    dropped.cancel()
+    assert await kept == 1
+    assert dropped.cancelled()
+    assert await redis_client.get("dropped") is None  # not sent again once cancelled
 
 
 async def test_a_failed_pipeline_fails_its_calls_and_the_next_one_still_goes(
@@ -107,13 +141,19 @@ async def test_a_failed_pipeline_fails_its_calls_and_the_next_one_still_goes(
     await broken.aclose()
 
 
-async def test_a_cancelled_caller_does_not_disturb_the_others(
+async def test_a_call_cancelled_before_its_pipeline_goes_never_runs(
     redis_client: redis.asyncio.Redis,
 ) -> None:
     batcher = ScriptBatcher(redis_client)
-    echo = redis_client.register_script(ECHO)
-    dropped = batcher.call(echo, [], ["gone"])
-    kept = batcher.call(echo, [], ["kept"])
+    slow = await _loaded(redis_client, SLOW)
+    incr = await _loaded(redis_client, INCR)
+    first = batcher.call(slow, [], [3_000_000])
+    await asyncio.sleep(0)  # in flight: the next calls wait for it
+    dropped = batcher.call(incr, ["dropped"], [])
+    kept = batcher.call(incr, ["kept"], [])
     dropped.cancel()
-    assert await kept == b"kept"
+    assert await first == 3_000_000
+    assert await kept == 1
     assert dropped.cancelled()
+    assert await redis_client.get("dropped") is None
+    assert batcher.pipelines == 2
