@@ -21,6 +21,9 @@ from redis.asyncio.connection import (
     parse_url,
 )
 
+SOCKET_TIMEOUT_S = 5.0
+"""How long a Redis reply may take before the call fails (see :func:`blocking_pool`)."""
+
 
 class _HiredisPacking(AbstractConnection):
     def pack_command(self, *args: Any) -> list[bytes]:
@@ -55,13 +58,23 @@ def connection_class(url: str) -> type[AbstractConnection]:
     return HiredisConnection
 
 
-def blocking_pool(url: str, max_connections: int, timeout: float) -> BlockingConnectionPool:
+def blocking_pool(
+    url: str, max_connections: int, timeout: float, socket_timeout: float = SOCKET_TIMEOUT_S
+) -> BlockingConnectionPool:
     """A pool of at most ``max_connections`` hiredis-packing connections to ``url``,
     where a caller waits up to ``timeout`` seconds for a free one.
+
+    A reply (and a connection) not come within ``socket_timeout`` seconds fails with
+    ``redis.exceptions.TimeoutError`` unless the URL sets its own
+    (``?socket_timeout=``): the store sends one pipeline at a time for every table,
+    so a Redis that hangs must fail the calls, not hold every table's writes and lease
+    renewals for good. redis-py's default is 5 s since 8.0 and none before.
 
     Not ``BlockingConnectionPool.from_url(url, connection_class=...)``: the class the
     URL implies (unix socket, TLS) would replace the one given.
     """
     options: dict[str, Any] = dict(parse_url(url))
     options["connection_class"] = connection_class(url)
+    options.setdefault("socket_timeout", socket_timeout)
+    options.setdefault("socket_connect_timeout", socket_timeout)
     return BlockingConnectionPool(max_connections=max_connections, timeout=timeout, **options)

@@ -3,6 +3,10 @@ understands them."""
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,9 +14,13 @@ import redis.asyncio
 from hypothesis import given
 from hypothesis import strategies as st
 from redis.asyncio.connection import UnixDomainSocketConnection
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 from redis.exceptions import DataError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from server.store.connection import (
+    SOCKET_TIMEOUT_S,
     HiredisConnection,
     HiredisSSLConnection,
     HiredisUnixConnection,
@@ -92,3 +100,34 @@ async def test_a_real_redis_runs_what_hiredis_packed(redis_server: EmbeddedRedis
             assert await pipe.execute() == [True, blob, 2**40]
     finally:
         await client.aclose(close_connection_pool=True)
+
+
+def test_the_pool_bounds_each_reply_unless_the_url_says_otherwise() -> None:
+    pool = blocking_pool("unix:///tmp/redis.sock", 2, 1.0)
+    assert pool.connection_kwargs["socket_timeout"] == SOCKET_TIMEOUT_S
+    assert pool.connection_kwargs["socket_connect_timeout"] == SOCKET_TIMEOUT_S
+    own = blocking_pool("redis://localhost:6379/0?socket_timeout=2.5", 2, 1.0)
+    assert own.connection_kwargs["socket_timeout"] == 2.5
+
+
+@pytest.mark.asyncio
+async def test_a_hung_redis_fails_the_call_instead_of_holding_it(tmp_path: Path) -> None:
+    async with EmbeddedRedis(tmp_path) as server:
+        client = redis.asyncio.Redis(
+            connection_pool=blocking_pool(server.url, 2, 1.0, socket_timeout=0.5),
+            retry=Retry(NoBackoff(), 0),
+        )
+        try:
+            assert await client.ping()
+            pid = server.pid
+            assert pid is not None
+            os.kill(pid, signal.SIGSTOP)  # alive, but answers nothing
+            try:
+                started = time.monotonic()
+                with pytest.raises(RedisTimeoutError):
+                    await client.get("k")
+                assert time.monotonic() - started < 3
+            finally:
+                os.kill(pid, signal.SIGCONT)
+        finally:
+            await client.aclose(close_connection_pool=True)
