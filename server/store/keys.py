@@ -9,7 +9,8 @@ Name                                  Type       Contents
 ====================================  =========  ==============================================
 ``pg:table:{t}``                      hash       ``v`` state version, ``seq`` last event
                                                  sequence number, ``tok`` fencing token of the
-                                                 last writer, ``s.<name>`` each part of the
+                                                 last writer, ``cid`` id of the last commit
+                                                 (a retry's check), ``s.<name>`` each part of the
                                                  state (the state machine's encoding, see
                                                  :data:`TABLE_PART_PREFIX`); ``s`` the state
                                                  whole, in tables stored before parts, until
@@ -71,7 +72,7 @@ APPLIED_TTL_MS = 30 * 24 * 3600 * 1000
 TABLE_PART_PREFIX = "s."
 """Prefix of the table hash's fields that hold the state's parts (``s.h``, ``s.c``,
 ``s.p0``...; the names after it are the state machine's): a part's field never
-collides with ``v``, ``seq``, ``tok`` or ``s``. A commit writes only the parts that
+collides with ``v``, ``seq``, ``tok``, ``cid`` or ``s``. A commit writes only the parts that
 changed, so the hash holds the state as the sum of every commit's parts."""
 
 REQUEST_TTL_MS = 24 * 3600 * 1000

@@ -62,7 +62,8 @@ COMMIT = """
 --       6 events cap, 7 ledger maxlen, 8 log cap, 9 channel ('' = none),
 --       10 applied ttl ms, 11 #accounts, 12 #entries, 13 #events, 14 #logs,
 --       15 request fingerprint ('' = no request), 16 request memo, 17 request ttl
---       ms, 18 requester's account index,
+--       ms, 18 requester's account index, 19 commit id (names this commit: a
+--       retry of it carries the same),
 --       then the account players, then 7 per entry (key kind player amount source
 --       dest account-index, 0 when no side is 'account'), then 2 per event (seq
 --       payload), then 1 per log (record), then 2 per part of the state (field of
@@ -78,7 +79,7 @@ local n_evt = tonumber(ARGV[13])
 local n_log = tonumber(ARGV[14])
 local has_request = ARGV[15] ~= ''
 local request_key = KEYS[10 + n_acc + n_log + 1]
-local acc_base = 18
+local acc_base = 19
 local ent_base = acc_base + n_acc
 local evt_base = ent_base + 7 * n_ent
 local log_base = evt_base + 2 * n_evt
@@ -86,18 +87,15 @@ local n_part = tonumber(ARGV[4])
 local part_base = log_base + n_log
 local new_version = tonumber(ARGV[3])
 
--- Whether this very commit is stored already: its version, by this writer, with
--- these parts (the others it leaves as they were, and nothing else wrote since).
+-- Whether this very commit is stored already (a retry after a lost reply): its
+-- version, by this writer, under its id. Comparing its parts instead would take
+-- another commit of that version whose parts happen to match for this one.
 local function stored_already(stored_v)
-  if stored_v ~= new_version or redis.call('HGET', KEYS[2], 'tok') ~= ARGV[1] then
+  if stored_v ~= new_version then
     return false
   end
-  for i = part_base + 1, part_base + 2 * n_part, 2 do
-    if redis.call('HGET', KEYS[2], ARGV[i]) ~= ARGV[i + 1] then
-      return false
-    end
-  end
-  return true
+  local mine = redis.call('HMGET', KEYS[2], 'tok', 'cid')
+  return mine[1] == ARGV[1] and mine[2] == ARGV[19]
 end
 
 -- 1. Checks; no write before the last of them.
@@ -206,9 +204,10 @@ end
 -- Buckets two windows back are never consulted again.
 redis.call('DEL', KEYS[6])
 
-local table_fields = {'v', ARGV[3], 'seq', string.format('%d', last_seq), 'tok', ARGV[1]}
+local table_fields = {'v', ARGV[3], 'seq', string.format('%d', last_seq), 'tok', ARGV[1],
+  'cid', ARGV[19]}
 for i = 1, 2 * n_part do
-  table_fields[6 + i] = ARGV[part_base + i]
+  table_fields[8 + i] = ARGV[part_base + i]
 end
 redis.call('HSET', KEYS[2], unpack(table_fields))
 -- The state whole, as tables were stored before parts: the first commit in parts

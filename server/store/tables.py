@@ -23,6 +23,7 @@ off): parts and events are opaque bytes.
 from __future__ import annotations
 
 import enum
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -306,6 +307,7 @@ class TableStore:
         logs: Sequence[tuple[str, bytes]] = (),
         publish_channel: str | None = None,
         request: ClientRequest | None = None,
+        commit_id: str | None = None,
     ) -> CommitResult:
         """Store one state change atomically, or nothing.
 
@@ -314,9 +316,12 @@ class TableStore:
         parts then add up to the new state. The first commit over a table stored
         whole (:attr:`StoredTable.whole`) gives every part: it deletes the whole.
 
+        ``commit_id`` names this commit; None draws a new one, so each call is a
+        commit of its own (a pipeline redis-py sends again carries the same).
+
         In order: if version ``new_version`` is already stored, written with
-        ``token``, with every part in ``state`` as given, DUPLICATE (this very commit,
-        retried after its reply was lost). Else STALE_LEASE unless ``token`` is the
+        ``token`` under ``commit_id``, DUPLICATE (this very commit, retried after its
+        reply was lost). Else STALE_LEASE unless ``token`` is the
         current lease's; else STALE_VERSION unless the stored version (0 for a new
         table) is ``expected_version``. Else, if ``request`` is given and its
         player's request with its rid is recorded (by a commit of any table within
@@ -412,6 +417,7 @@ class TableStore:
             request.memo if request is not None else "",
             REQUEST_TTL_MS,
             1 if request is not None else 0,
+            commit_id if commit_id is not None else secrets.token_hex(8),
             *players,
             *entry_args,
         ]

@@ -59,6 +59,7 @@ async def next_commit(
     publish_channel: str | None = None,
     request: ClientRequest | None = None,
     table: str = T,
+    commit_id: str | None = None,
 ) -> CommitResult:
     """``table``'s commit of version ``after + 1`` over ``after`` (0: its first commit)
     under lease ``token``; the rest as :meth:`TableStore.commit` takes it."""
@@ -73,6 +74,7 @@ async def next_commit(
         logs=logs,
         publish_channel=publish_channel,
         request=request,
+        commit_id=commit_id,
     )
 
 
@@ -195,7 +197,9 @@ async def test_retried_commit_pays_once(
     entries = [buy_in("t1:r0:ann:buyin", "ann", 300), bet("t1:r1:ann:bet", "ann", 50)]
 
     async def attempt() -> CommitStatus:
-        result = await next_commit(store, token, state={"h": b"s1"}, entries=entries)
+        result = await next_commit(
+            store, token, state={"h": b"s1"}, entries=entries, commit_id="c1"
+        )
         return result.status
 
     assert await attempt() is CommitStatus.OK
@@ -226,8 +230,8 @@ async def test_a_commit_writes_its_parts_over_the_stored_ones(
     assert stored.whole is None
     # Namespaced fields beside the store's own: a part named like one of them is safe.
     fields = set(await redis_client.hkeys(store.keys.table_state(T)))
-    assert fields == {b"v", b"seq", b"tok", b"s.h", b"s.c", b"s.p0", b"s.p1"}
-    clash = {"v": b"x", "seq": b"y", "tok": b"z", "s": b"w"}
+    assert fields == {b"v", b"seq", b"tok", b"cid", b"s.h", b"s.c", b"s.p0", b"s.p1"}
+    clash = {"v": b"x", "seq": b"y", "tok": b"z", "cid": b"c", "s": b"w"}
     assert (await next_commit(store, token, after=2, state=clash)).ok
     stored = await store.load(T)
     assert stored is not None
@@ -240,30 +244,33 @@ async def test_a_commit_writes_its_parts_over_the_stored_ones(
 
 
 @pytest.mark.asyncio
-async def test_a_duplicate_is_the_same_version_token_and_parts(
+async def test_a_duplicate_is_the_same_version_token_and_commit(
     store: TableStore, accounts: AccountStore
 ) -> None:
     """Only a retry of the very commit stored is told DUPLICATE (its entries were applied
-    then); a commit of that version that differs in a part or in its writer is not."""
+    then); another commit of that version is not, even with the same parts."""
     await accounts.credit("ann", 100, "c1")
     token = await lease(store)
     entries = [buy_in("k", "ann", 10)]
     assert (await next_commit(store, token, state={"h": b"h1", "p0": b"x"})).ok
     parts = {"h": b"h2", "p1": b"y"}
-    assert (await next_commit(store, token, after=1, state=parts, entries=entries)).ok
-    retry = await next_commit(store, token, after=1, state=parts, entries=entries)
+    first = await next_commit(store, token, after=1, state=parts, entries=entries, commit_id="a")
+    assert first.ok
+    retry = await next_commit(store, token, after=1, state=parts, entries=entries, commit_id="a")
     assert retry.status is CommitStatus.DUPLICATE
     assert retry.accounts == {"ann": 90}
-    # Fewer parts, each as stored: still this commit (the rest it left alone).
-    fewer = await next_commit(store, token, after=1, state={"p1": b"y"}, entries=entries)
-    assert fewer.status is CommitStatus.DUPLICATE
-    for other in ({"h": b"h2", "p1": b"z"}, {"h": b"h2", "p1": b"y", "p2": b"new"}):
-        result = await next_commit(store, token, after=1, state=other, entries=entries)
-        assert result.status is CommitStatus.STALE_VERSION
-    # The same parts from the next owner are its own commit, not a retry of this one.
+    # Another commit of the same version, whatever its parts (fewer, equal, other), is
+    # not a retry: its entries, request and parts would be lost if it were told so.
+    for other in ({"p1": b"y"}, parts, {"h": b"h2", "p1": b"z"}):
+        for commit_id in ("b", None):
+            result = await next_commit(
+                store, token, after=1, state=other, entries=entries, commit_id=commit_id
+            )
+            assert result.status is CommitStatus.STALE_VERSION
+    # The same commit id from the next owner is its own commit, not a retry of this one.
     assert await store.release_lease(T, "n", token)
     later = await lease(store)
-    result = await next_commit(store, later, after=1, state=parts, entries=entries)
+    result = await next_commit(store, later, after=1, state=parts, entries=entries, commit_id="a")
     assert result.status is CommitStatus.STALE_VERSION
     stored = await store.load(T)
     assert stored is not None
@@ -344,11 +351,11 @@ async def test_a_commit_returns_the_balances_it_leaves(
     await accounts.credit("bob", 50, "c-bob")
     token = await lease(store)
     entries = [buy_in("k1", "ann", 300), cash_out("k2", "bob", 20), bet("k3", "cid", 5)]
-    first = await next_commit(store, token, state={"h": b"s1"}, entries=entries)
+    first = await next_commit(store, token, state={"h": b"s1"}, entries=entries, commit_id="c1")
     assert first.status is CommitStatus.OK
     assert first.accounts == {"ann": 700, "bob": 70}  # cid's bet touches no account
     await accounts.credit("ann", 5, "c-ann-2")
-    again = await next_commit(store, token, state={"h": b"s1"}, entries=entries)
+    again = await next_commit(store, token, state={"h": b"s1"}, entries=entries, commit_id="c1")
     assert again.status is CommitStatus.DUPLICATE
     assert again.accounts == {"ann": 705, "bob": 70}
     # An entry already applied moves nothing, but its account's balance is still told.
