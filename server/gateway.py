@@ -167,13 +167,15 @@ class Connection:
         self.closing: tuple[CloseCode, str] | None = None
         self.dropping: asyncio.Task[None] | None = None  # closing a slow consumer
         self.backlog = 0  # frames queued and not yet handed to the socket
-        self.heard_at = 0.0  # loop time of the last frame received
+        self.heard_at = 0.0  # loop time of the last frame received, or request handled
+        self.busy = False  # handling a request: frames wait unread, which is no silence
         self._silence_s = 0.0
         self._silence: asyncio.TimerHandle | None = None
 
     def watch_silence(self, seconds: float) -> None:
         """Close with 4004 once no frame was received for ``seconds`` (PROTOCOL.md
-        §5); setting :attr:`heard_at` to the loop's time restarts the wait.
+        §5); setting :attr:`heard_at` to the loop's time restarts the wait, and the
+        wait is void while :attr:`busy` (the time a request takes is not silence).
 
         One timer per connection, moved only when it fires: a timeout around each
         receive cost a timer and three objects per message."""
@@ -190,6 +192,8 @@ class Connection:
 
     def _check_silence(self, loop: asyncio.AbstractEventLoop) -> None:
         due = self.heard_at + self._silence_s
+        if self.busy:  # the client's next frames wait for this request, unread
+            due = loop.time() + self._silence_s
         if loop.time() >= due:
             self._silence = None
             self.close_soon(CloseCode.HEARTBEAT_TIMEOUT, "no message for two heartbeats")
@@ -530,7 +534,12 @@ class Gateway:
                     reply = error_reply(ErrorCode.RATE_LIMITED, "too many messages: slow down", rid)
                     conn.send_bytes(encode(replace(reply, retry_after_ms=conn.limiter.wait_ms())))
                     continue
-                await self._one(conn, frame)
+                conn.busy = True
+                try:
+                    await self._one(conn, frame)
+                finally:
+                    conn.busy = False
+                conn.heard_at = loop.time()
         finally:
             conn.unwatch_silence()
 
@@ -668,6 +677,8 @@ class Gateway:
         seat is gone meanwhile) or a store error is logged and skipped; when the table
         is lost again the rest waits for the next call.
         """
+        # Who sits where is asked of the gateway's index, which the hosts keep.
+        assert host.seating is self.seating, "a host must share the gateway's seating"
         table_id = host.table_id
         state = host.state
         seated = [seat.player for _, seat in state.occupied()] if state is not None else []
@@ -749,8 +760,8 @@ class Gateway:
 
         The connection is attached before the commit, so that its snapshot comes
         before the ``ok`` and the ``seat`` event the join causes. A join that gets no
-        ``ok`` (refused, or failed) leaves the connection as it found it: not watching
-        the table unless it already was.
+        ``ok`` (refused, or failed) and left the player unseated leaves the connection
+        as it found it: not watching the table unless it already was.
         """
         host = self._host(msg.table_id)
         player = self._player(conn)
@@ -778,7 +789,10 @@ class Gateway:
         try:
             return await self._money(conn, msg, event, memo, joined)
         except BaseException:
-            if not watching and not answered:
+            # Seated all the same (stored, but its answer failed): the player must keep
+            # the table's events, their own cards among them.
+            seated = host.state is not None and host.state.seat_of(player) is not None
+            if not watching and not answered and not seated:
                 host.unsubscribe(conn)
                 conn.tables.discard(table_id)
                 if wanted is not None:  # still to be attached by table_ready, as before

@@ -375,6 +375,27 @@ async def test_a_silent_client_is_closed_after_two_heartbeats_4004(start_app: St
 
 
 @pytest.mark.asyncio
+async def test_the_time_a_request_takes_is_not_silence(start_app: StartApp) -> None:
+    """A request held up (here behind the table's lock) keeps the client's next frames
+    unread; the client did speak, so it is not closed for silence (PROTOCOL.md §5)."""
+    app = await start_app(heartbeat_ms=1000)
+    client = await Client.hello(url(app))
+    try:
+        async with app.hosts["slow"]._lock:  # a commit that takes 3 heartbeats
+            rid = client.next_rid()
+            await client.ws.send(encode(Bet(rid=rid, table_id="slow", amount=10)))
+            for _ in range(7):
+                await asyncio.sleep(0.4)
+                await client.ws.send(encode(Ping(rid=client.next_rid(), time_ms=0)))
+            assert client.closed is None
+        assert await client.wait(lambda: client.replies.get(rid))
+        assert isinstance(await client.call(Ping, time_ms=0), Pong)
+        assert client.closed is None
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
 async def test_past_max_connections_a_client_is_told_to_try_later(start_app: StartApp) -> None:
     app = await start_app(max_connections=1)
     first = await Client.hello(url(app))
