@@ -145,20 +145,27 @@ class BackgroundMover(threading.Thread):
         super().__init__(name="redis-background", daemon=True)
         self.redis_pids = redis_pids
         self.cpus = cpus
-        self.moved: list[int] = []
+        self.moved: set[int] = set()
+        self._interval = 0.01
         self._done = threading.Event()
 
+    def _children(self, pid: int) -> list[int]:
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                return [int(c) for c in f.read().split()]
+        except FileNotFoundError:
+            # A kernel without CONFIG_PROC_CHILDREN: scan /proc, less often.
+            self._interval = 0.1
+            return children(pid)
+        except OSError:
+            return []
+
     def run(self) -> None:
-        while not self._done.wait(0.01):
+        while not self._done.wait(self._interval):
             for pid in self.redis_pids:
-                try:
-                    with open(f"/proc/{pid}/task/{pid}/children") as f:
-                        found = [int(c) for c in f.read().split()]
-                except OSError:
-                    continue
-                for child in found:
+                for child in self._children(pid):
                     if child not in self.moved:
-                        self.moved.append(child)
+                        self.moved.add(child)
                         _pin(child, self.cpus)
                         with contextlib.suppress(OSError):
                             os.setpriority(os.PRIO_PROCESS, child, 19)

@@ -330,7 +330,7 @@ def to_parts(state: TableState, before: TableState | None) -> dict[str, bytes]:
     old = before.seats if before is not None else ()
     for i, seat in enumerate(state.seats):
         if i >= len(old) or seat is not old[i]:
-            parts[f"p{i}"] = pack(_plain_seat(seat))
+            parts[seat_part(i)] = pack(_plain_seat(seat))
     return parts
 
 
@@ -393,7 +393,7 @@ def from_parts(parts: Mapping[str, bytes]) -> TableState:
         if type(count) is not int or count < 0:
             raise ValueError(f"bad seat count {count!r}")
         data["config"] = _unpack_part(parts, CONFIG_PART)
-        data["seats"] = [_unpack_part(parts, f"p{i}") for i in range(count)]
+        data["seats"] = [_unpack_part(parts, seat_part(i)) for i in range(count)]
         return _state(data)
     except (TypeError, KeyError, ValueError, msgpack.UnpackException) as exc:
         raise ValueError(f"not a stored table state: {exc}") from exc
