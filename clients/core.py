@@ -641,9 +641,14 @@ class Client:
         return False
 
     async def _beat(self) -> None:
-        """Ping when nothing was sent for half the heartbeat (the server closes at 2x)."""
+        """Ping when nothing was sent for half the heartbeat (the server closes at 2x).
+
+        Sleeps until then (at least a second): a load test's 10,000 clients each woke
+        every second to find, nearly always, nothing to send.
+        """
         while not self.closed:
-            await asyncio.sleep(1.0)
+            half = self.welcome.heartbeat_ms / 2000 if self.welcome is not None else 1.0
+            await asyncio.sleep(max(1.0, self._last_sent + half - time.monotonic()))
             if not self.connected or self.welcome is None:
                 continue
             if time.monotonic() - self._last_sent >= self.welcome.heartbeat_ms / 2000:

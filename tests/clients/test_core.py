@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import replace
 
 import pytest
@@ -13,8 +14,9 @@ from clients.model import TableModel, verify_record
 from protocol.codec import encode
 from protocol.messages import PhaseChange
 from server.app import App
+from server.config import Settings
 from tests.clients.helpers import url_of
-from tests.server.helpers import until
+from tests.server.helpers import http_get, until
 
 
 @pytest.mark.asyncio
@@ -204,3 +206,33 @@ async def test_a_rebuy_cut_off_by_a_dropped_connection_is_sent_again_and_applied
         again = await client.balance()
         assert again.account == account - 200
         assert [(t.table_id, t.balance) for t in again.tables] == [("slow", 700)]
+
+
+async def _pings(app: App) -> int:
+    """How many ``ping`` requests the server has answered (its /metrics)."""
+    _, body = await asyncio.to_thread(http_get, app.port, "/metrics")
+    found = re.search(r'paigow_requests_total\{type="Ping"\} (\S+)', body)
+    return int(float(found.group(1))) if found else 0
+
+
+@pytest.mark.asyncio
+async def test_an_idle_client_pings_within_each_heartbeat(
+    server_settings: Settings, redis_client: object
+) -> None:
+    """A client with nothing to say pings, so the server (closing after two silent
+    heartbeats) keeps it; here over three heartbeats of 1 s."""
+    app = App(replace(server_settings, heartbeat_ms=1000))
+    await app.start()
+    client = Client(url_of(app), name="Idle")
+    try:
+        await client.connect()
+
+        async def pinged_thrice() -> bool:
+            return await _pings(app) >= 3
+
+        await until(pinged_thrice, within=10, every=0.2)
+        assert client.connected
+        assert client.reconnects == 0
+    finally:
+        await client.close()
+        await app.stop()
