@@ -49,7 +49,7 @@ from protocol.structs import TableSeq, Welcome
 from server.app import App
 from server.host import stored_state
 from server.store.audit import AuditReport, audit
-from server.store.tables import CommitResult, TableStore
+from server.store.tables import CommitResult, RequestRecord, TableStore
 
 T = TypeVar("T")
 Reply = OkReply | ErrorReply | Pong
@@ -553,13 +553,22 @@ class LostReplies(TableStore):
     is stored, then the connection fails), as a network cut can do."""
 
     lose_next = False
+    also_the_record = False  # then the read of the request's record fails too
+    _failing_record = False
 
     async def commit(self, table_id: str, **kwargs: Any) -> CommitResult:
         result = await super().commit(table_id, **kwargs)
         if self.lose_next:
             self.lose_next = False
+            self._failing_record, self.also_the_record = self.also_the_record, False
             raise RedisConnectionError("connection lost after the write")
         return result
+
+    async def request(self, player: str, rid: str) -> RequestRecord | None:
+        if self._failing_record:
+            self._failing_record = False
+            raise RedisConnectionError("connection lost reading the record")
+        return await super().request(player, rid)
 
 
 class RecordedParts(TableStore):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import redis.asyncio
 
-from protocol.messages import Bet, Join, Rebuy, SeatChange
+from protocol.messages import Bet, BetPlaced, Join, Rebuy, SeatChange
 from server.app import App
 from server.host import encode_outbound, now_ms, pack_outbound, stored_state
 from server.store.accounts import AccountStore
@@ -109,6 +109,25 @@ async def test_a_stored_commit_whose_reply_is_lost_counts_once(
         await client.ok(Bet, table_id="slow", amount=100)  # the table carries on
         report = await audit_report(redis_client)
         assert report.ok, report.explain()
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_a_join_stored_but_not_answered_keeps_the_table_s_events(app: App) -> None:
+    """The join was stored, but its reply was lost and so was the read of its record:
+    the player gets an error, yet is seated, and must keep receiving the table."""
+    host = app.hosts["slow"]
+    store = LostReplies(host.store.redis)
+    host.store = store
+    client = await Client.hello(url(app))
+    try:
+        store.lose_next = store.also_the_record = True
+        await client.error(Join, "internal", table_id="slow", buy_in=500)
+        assert host.state is not None
+        assert host.state.seat_of(client.player) is not None
+        await client.ok(Bet, table_id="slow", amount=100)
+        await client.event("slow", BetPlaced, lambda m: m.amount == 100)
     finally:
         await client.close()
 
