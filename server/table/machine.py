@@ -374,6 +374,11 @@ def _bet(work: _Step, player: str, amount: int, bonus: int) -> None:
             f"a bet of {amount + bonus} is above your table balance of {available}: "
             "lower the bet or rebuy",
         )
+    if amount == seat.bet and bonus == seat.bonus and not (amount and seat.sitting_out):
+        # The bet stands as asked (a request sent twice, a clear with nothing to
+        # clear): nothing to store or announce; the ok is the answer.
+        _maybe_close_betting(work)
+        return
     # Only the differences move, each as its own ledger entry.
     for label, kind, old, new in (
         ("bet", Kind.BET, seat.bet, amount),

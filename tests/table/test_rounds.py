@@ -480,6 +480,27 @@ def test_change_rebet_clear_and_rebuy() -> None:
     assert (seat.bet, seat.bonus) == (30, 5)
 
 
+def test_a_bet_as_it_stands_changes_nothing() -> None:
+    """The same bet again (a request sent twice), or a clear with nothing to clear: no
+    new version, no event, no ledger entry; the requester's ok is the whole answer."""
+    h = seated(2)
+    h.apply(ClearBet("p0"))  # nothing to clear yet
+    before = h.state
+    for event in (ClearBet("p0"), PlaceBet("p0", 0)):
+        t = step(before, event, h.now)
+        assert t.state is before
+        assert (t.events, t.entries) == ((), ())
+    h.apply(PlaceBet("p0", 40, 5))
+    placed = h.state
+    t = step(placed, PlaceBet("p0", 40, 5), h.now)
+    assert t.state is placed
+    assert (t.events, t.entries) == ((), ())
+    # A different bonus is a change.
+    t = step(placed, PlaceBet("p0", 40, 0), h.now)
+    assert t.state.version == placed.version + 1
+    assert [e.kind for e in t.entries] == [Kind.BET_RETURNED]
+
+
 def test_cash_out_part_keeps_the_seat_and_all_by_zero() -> None:
     h = seated(1)
     t = h.apply(CashOut("p0", 300))
