@@ -1,20 +1,21 @@
 """The bonus side bet on the seven cards, and the best 5-card category of seven cards.
 
-RULES.md, "Bets": an optional bonus bet on the player's 7 cards, paid by a pay table
-whatever the main bet's outcome. The classes are the Fortune Pai Gow ones, best
-first (the order a pay table pays them in, see :class:`BonusClass`).
+docs/RULES.md, "Bonus bet": an optional bonus bet on the player's 7 cards, paid by a
+pay table whatever the main bet's outcome. The classes are the Fortune Pai Gow ones,
+best first (the order a pay table pays them in, see :class:`BonusClass`).
 
-Decisions (the seed texts say nothing about the bonus):
+Decisions (the published rule pages give no bonus pay table):
 
-- The joker plays as it does in the game (RULES.md, "The joker"): an ace, or the
+- The joker plays as it does in the game (docs/RULES.md, "The joker"): an ace, or the
   card that completes a straight, flush, straight flush or royal flush.
 - *Royal flush with royal match*: the seven cards hold a royal flush (natural or
   completed by the joker, as the royal flush class itself) and the two other cards
   are a natural king and queen of one suit (the "royal match" of other bonus games).
   The joker never counts in the match: in a two-card hand it is an ace.
-- *7-card straight flush*: seven cards of one suit in sequence, ace high
-  (8-9-10-J-Q-K-A) or ace low (A-2-3-4-5-6-7). "Natural" means without the joker;
-  "with the joker" means six such cards and the joker filling the seventh place.
+- *7-card straight flush*: seven cards of one suit in sequence, any seven ranks in a
+  row, the ace high (8-9-10-J-Q-K-A) or low (A-2-3-4-5-6-7). "Natural" means without
+  the joker; "with the joker" means six such cards and the joker filling the seventh
+  place.
 - *Three pair*: three pairs and an odd card (the joker pairs with an ace, as in the
   game). It cannot coexist with a straight or a flush in seven cards.
 - A hand is paid for the first class in pay order that it holds, so three of a

@@ -1,8 +1,9 @@
 """Cards and the deck, as the rules engine uses them.
 
 The integer codes and the text form are the wire's (``protocol.cards``): one table of
-card numbers for the engine, the protocol and every client. RULES.md: one deck of 53
-cards, the 52 usual cards and one joker; suits have no rank.
+card numbers for the engine, the protocol and every client (docs/CONVENTIONS.md).
+docs/RULES.md, "Cards and deal": one deck of 53 cards, the 52 usual cards and one joker;
+suits have no rank.
 """
 
 from __future__ import annotations

@@ -3,19 +3,19 @@
 Both house ways (``houseway_party``, ``houseway_pair_classes``) start from
 :func:`analyse`, which reads the seven cards into a 53-bit mask and groups the ranks
 into five of a kind, fours, threes, pairs and single cards, best rank first. In
-these groups the joker counts as an ace (RULES.md: "In the low hand the joker is an
-ace (joker + ace = pair of aces)"; seed 000: "Le joker remplace toujours un As, à
-moins qu'il ne soit utilisé pour compléter une quinte, une couleur ..."): a joker
-with an ace is a pair of aces, a joker without an ace is an ace as a single card,
-four aces and the joker are five aces.
+these groups the joker counts as an ace (docs/RULES.md, "The joker" and "House way";
+the PartyCasino rules: "Le joker remplace toujours un As, à moins qu'il ne soit
+utilisé pour compléter une quinte, une couleur ..."): a joker with an ace is a pair
+of aces, a joker without an ace is an ace as a single card, four aces and the joker
+are five aces.
 
 The other use of the joker, completing a straight, flush or straight flush, is
 looked at only when a table look-up on the rank bits and the suit counts says a
 straight or a flush is possible at all. :func:`made_hands` then lists the 5-card
 straights, flushes and straight flushes the seven cards hold (with and without the
 joker), each with its value and the two cards it leaves for the low hand, and
-:func:`best_made` picks the one that leaves the best low hand (seed 003: "jouez la
-catégorie qui vous permettra de retourner les cartes les plus fortes à
+:func:`best_made` picks the one that leaves the best low hand (the "donneur" page:
+"jouez la catégorie qui vous permettra de retourner les cartes les plus fortes à
 l'endroit").
 
 A house way names its low hand by ranks (:func:`split_by_ranks`) or takes a made
@@ -341,10 +341,10 @@ def best_legal_split(cards: Sequence[int], wheel: WheelRank = WheelRank.SECOND) 
     """The legal split with the best low hand; equal low hands, the best high hand.
 
     The fallback when a clause would foul: keep the hand legal and send the
-    strongest two cards the rules allow to the front, which is what both seed texts
-    aim at. Ties beyond that go to the first split in the order of ``cards``
-    (callers pass them sorted). There is always a legal split (the best five cards
-    beat the other two).
+    strongest two cards the rules allow to the front, which is what the rule pages of
+    both house ways aim at. Ties beyond that go to the first split in the order of
+    ``cards`` (callers pass them sorted). There is always a legal split (the best five
+    cards beat the other two).
     """
     best: Split | None = None
     best_key = (-1, -1)

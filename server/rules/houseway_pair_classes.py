@@ -1,6 +1,7 @@
-"""The house way of seed 003 (``003_be7e18b404b79c0e.txt``): pairs sorted into classes.
+"""The house way of the "donneur" page: pairs sorted into classes.
 
-Seed 003 says *à l'endroit* for the 2-card low hand (front) and *à l'envers* for the
+docs/RULES.md, "House way", describes it. The page (the one that calls the dealer *le
+donneur*) says *à l'endroit* for the 2-card low hand (front) and *à l'envers* for the
 5-card high hand (back). Its no-pair clause fixes which is which: "placez la carte la
 plus forte à l'envers et les deux autres cartes les plus fortes à l'endroit" only
 leaves a legal hand if the strongest card is in the 5-card hand, and "jouez 3 As à
@@ -11,11 +12,11 @@ comment starting ``Decision:`` says what this server does;
 ``tests/rules/test_houseway_pair_classes.py`` holds a case for each.
 
 Decision: the joker counts as an ace in every pair, three, four or single-card
-clause, also when it has no ace to pair with. Seed 003 says "Le joker peut uniquement
+clause, also when it has no ace to pair with. The page says "Le joker peut uniquement
 être utilisé pour compléter une suite, une couleur ... Le joker a une valeur
 considérée équivalente à celle de l'As, s'il est utilisé avec d'autres As", but
-RULES.md makes the joker an ace in both hands, so a lone joker is an ace here too
-("un As", "un Roi ou une carte plus forte").
+docs/RULES.md ("The joker") makes the joker an ace in both hands, so a lone joker is an
+ace here too ("un As", "un Roi ou une carte plus forte").
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def pair_class(rank: int) -> int:
 
 
 def set_hand(cards: Sequence[int], wheel: WheelRank = WheelRank.SECOND) -> Split:
-    """Seed 003's house way: the split of seven distinct cards; never a foul.
+    """The "donneur" page's house way: the split of seven distinct cards; never a foul.
 
     The result depends only on the set of cards, not on their order. Raises
     :class:`ValueError` unless ``cards`` are seven distinct card codes.
@@ -117,7 +118,7 @@ def _decide(shape: HandShape, wheel: WheelRank) -> Split:
 
 
 def _two_pair(shape: HandShape, wheel: WheelRank) -> Split:
-    """Seed 003: "2 paires: utilisez les groupes suivants pour savoir comment jouer"."""
+    """The page: "2 paires: utilisez les groupes suivants pour savoir comment jouer"."""
     high, low = shape.pairs
     best_single = shape.singles[0]
     high_class, low_class = _CLASS[high], _CLASS[low]
@@ -150,7 +151,7 @@ def _two_pair(shape: HandShape, wheel: WheelRank) -> Split:
 
 
 def _four_of_a_kind(shape: HandShape, wheel: WheelRank) -> Split:
-    """Seed 003: "Quatre cartes identiques: jouez selon le rang des 4 cartes"."""
+    """The page: "Quatre cartes identiques: jouez selon le rang des 4 cartes"."""
     four = shape.fours[0]
     singles = shape.singles
     if shape.threes:
@@ -181,15 +182,16 @@ def _four_of_a_kind(shape: HandShape, wheel: WheelRank) -> Split:
 
 
 def _straight_or_flush(shape: HandShape, wheel: WheelRank) -> Made | None:
-    """Seed 003: "Suites, couleurs, suites avec couleur et suite royale avec couleur" (no 2 pairs).
+    """The page: "Suites, couleurs, suites avec couleur et suite royale avec couleur".
 
-    "Sans paire: quand vous choisissez de jouer une suite, une couleur ou une suite
-    avec couleur, jouez la catégorie qui vous permettra de retourner les cartes les
-    plus fortes à l'endroit." "Avec la 6ème ou la 7ème: jouez la suite ou la couleur
-    la plus basse à l'envers pour placer les cartes les plus fortes à l'endroit."
-    Both are :func:`best_made`: the made hand leaving the best low hand, then the
-    best high hand (Decision: so with a straight and a flush both possible, the one
-    that leaves the better front wins, whatever its category).
+    Reached only when no earlier clause applies (five aces, four of a kind, full house,
+    two or three pairs). "Sans paire: quand vous choisissez de jouer une suite, une
+    couleur ou une suite avec couleur, jouez la catégorie qui vous permettra de
+    retourner les cartes les plus fortes à l'endroit." "Avec la 6ème ou la 7ème: jouez
+    la suite ou la couleur la plus basse à l'envers pour placer les cartes les plus
+    fortes à l'endroit." Both are :func:`best_made`: the made hand leaving the best low
+    hand, then the best high hand (Decision: so with a straight and a flush both
+    possible, the one that leaves the better front wins, whatever its category).
     """
     if not shape.may_make:
         return None

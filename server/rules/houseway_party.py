@@ -1,14 +1,15 @@
-"""The house way of seed 000 (``000_26dbdf5b5d615500.txt``, PartyBets' online table).
+"""The house way of the PartyCasino rules (PartyBets' online table, 2014).
 
-Seed 000: '"En avant" désigne la main de deux cartes et "en arrière" la main de cinq
-cartes': *en avant* is the 2-card low hand (front), *en arrière* the 5-card high hand
-(back). Each clause below quotes the phrase it implements. Where the text is silent
-or contradicts itself, the comment starting ``Decision:`` says what this server does;
-``tests/rules/test_houseway_party.py`` holds a case for each.
+docs/RULES.md, "House way", describes it. The rules page says '"En avant" désigne la
+main de deux cartes et "en arrière" la main de cinq cartes': *en avant* is the 2-card
+low hand (front), *en arrière* the 5-card high hand (back). Each clause below quotes
+the phrase it implements. Where the text is silent or contradicts itself, the comment
+starting ``Decision:`` says what this server does; ``tests/rules/test_houseway_party.py``
+holds a case for each.
 
 Ranks are 2..14; the joker counts as an ace in every pair, three, four or single-card
-clause (seed 000: "Le joker remplace toujours un As, à moins qu'il ne soit utilisé
-pour compléter une quinte, une couleur, une quinte flush ou une quinte royale").
+clause (the PartyCasino rules: "Le joker remplace toujours un As, à moins qu'il ne soit
+utilisé pour compléter une quinte, une couleur, une quinte flush ou une quinte royale").
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ _TEN = 10
 
 
 def set_hand(cards: Sequence[int], wheel: WheelRank = WheelRank.SECOND) -> Split:
-    """Seed 000's house way: the split of seven distinct cards; never a foul.
+    """The PartyCasino house way: the split of seven distinct cards; never a foul.
 
     The result depends only on the set of cards, not on their order. Raises
     :class:`ValueError` unless ``cards`` are seven distinct card codes.
@@ -91,7 +92,8 @@ def _decide(shape: HandShape, wheel: WheelRank) -> Split:
 
 
 def _two_pair(shape: HandShape, wheel: WheelRank) -> Split:
-    """Seed 000: "Double paire - Sépare les deux paires à l'exception des situations suivantes"."""
+    """The rules page: "Double paire - Sépare les deux paires à l'exception des situations
+    suivantes"."""
     high, low = shape.pairs
     singles = shape.singles
     ace_single = singles[0] == ACE  # Decision: a lone joker is "un As en carte unique"
@@ -128,7 +130,7 @@ def _full_house(shape: HandShape, wheel: WheelRank) -> Split:
 
 
 def _four_of_a_kind(shape: HandShape, wheel: WheelRank) -> Split:
-    """Seed 000: "Carré - Joue en prenant en compte la valeur du carré"."""
+    """The PartyCasino rules: "Carré - Joue en prenant en compte la valeur du carré"."""
     four = shape.fours[0]
     singles = shape.singles
     # Decision: with four of a kind the other three cards may hold a pair or a three
@@ -143,8 +145,8 @@ def _four_of_a_kind(shape: HandShape, wheel: WheelRank) -> Split:
         # personnage à mettre en avant."
         # Decision: with another pair (four of a kind + pair), keep them together and
         # play that pair in front: any pair beats the ace and face card the clause
-        # would settle for, and seed 003 says so outright ("Quatre cartes identiques
-        # et une paire: jouez la paire à l'endroit").
+        # would settle for, and the "donneur" page says so outright ("Quatre cartes
+        # identiques et une paire: jouez la paire à l'endroit").
         keep = bool(other_pair) or (singles[0] == ACE and _JACK <= singles[1] <= _KING)
     elif four <= _KING:
         # "De Valet à Roi : le divise à moins que la main ne contienne aussi une paire
@@ -180,10 +182,10 @@ def _straight_or_flush(shape: HandShape, wheel: WheelRank) -> Made | None:
     # "Une quinte flush aura la préférence sur une quinte ou sur une couleur, et sera
     # jouée en arrière."
     # Decision: among several straights, flushes or straight flushes of the preferred
-    # kind, keep the one that leaves the best low hand (seed 003: "jouez la catégorie
-    # qui vous permettra de retourner les cartes les plus fortes à l'endroit"), then
-    # the best high hand. So a straight and a flush both possible: the one leaving
-    # the better front.
+    # kind, keep the one that leaves the best low hand (the "donneur" page: "jouez la
+    # catégorie qui vous permettra de retourner les cartes les plus fortes à
+    # l'endroit"), then the best high hand. So a straight and a flush both possible:
+    # the one leaving the better front.
     chosen = best_made(made, Category.STRAIGHT_FLUSH) or best_made(made)
     if chosen is None:  # pragma: no cover - made is not empty
         return None

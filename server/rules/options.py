@@ -1,4 +1,4 @@
-"""Per-table rule options, with the seeds' defaults (RULES.md: every *option*)."""
+"""Per-table rule options and their defaults (docs/RULES.md, "Table options")."""
 
 from __future__ import annotations
 
@@ -12,20 +12,21 @@ from server.rules.values import WheelRank
 class HouseWay(StrEnum):
     """The house ways this server knows, named for the rule text they come from."""
 
-    # Seed 000 (PartyBets' online table, "règles de la maison"): splits two pair by
-    # fixed thresholds (both pairs 6 or lower stay together, ...).
+    # The PartyCasino rules' house way ("règles de la maison" of PartyBets' online
+    # table): splits two pair by fixed thresholds (both pairs 6 or lower stay together,
+    # ...). docs/RULES.md, "House way".
     PARTY = "party"
-    # Seed 003: sorts pairs into low (2-6), medium (7-10) and high (J-K) classes
-    # and splits two pair by class and by the best single card.
+    # The "donneur" page's house way: sorts pairs into low (2-6), medium (7-10) and
+    # high (J-K) classes and splits two pair by class and by the best single card.
     PAIR_CLASSES = "pair-classes"
 
 
-DEFAULT_COMMISSION_PCT = 5  # seeds 002, 003: "une commission de 5%"
+DEFAULT_COMMISSION_PCT = 5  # the "Le Tirage" and "donneur" pages: "une commission de 5%"
 
 
 @dataclass(frozen=True, slots=True)
 class RuleOptions:
-    """The rule options of one table. The defaults are RULES.md's."""
+    """The rule options of one table; the defaults are docs/RULES.md's ("Table options")."""
 
     wheel: WheelRank = WheelRank.SECOND
     foul: FoulPolicy = FoulPolicy.REJECT

@@ -1,11 +1,11 @@
 """The outcome and settlement of one player's bet against the dealer.
 
-RULES.md, "Outcome of a round": high hand against high hand, low against low; an
-identical value (a *copy*) goes to the dealer (seeds 000, 001, 002, 003). Both halves
-won: the player wins even money less the commission (seeds 002, 003: 5%). One won and
-one lost: a push, the bet is returned. Both lost: the bet is lost. A fouled split
-under ``FoulPolicy.LOSE`` loses the bet (seed 000: "la partie est dite morte (foul)
-et le joueur perd sa mise").
+docs/RULES.md, "Outcome": high hand against high hand, low against low; an identical
+value (a *copy*) goes to the dealer (all four published rule pages agree). Both halves
+won: the player wins even money less the commission (the "Le Tirage" and "donneur"
+pages: 5%). One won and one lost: a push, the bet is returned. Both lost: the bet is
+lost. A fouled split under ``FoulPolicy.LOSE`` loses the bet (the PartyCasino rules:
+"la partie est dite morte (foul) et le joueur perd sa mise").
 
 Money is integer chips. The commission rounding rule: **the commission is
 ``floor(win * commission_pct / 100)``**, so the player is never charged more than the

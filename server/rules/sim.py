@@ -3,7 +3,7 @@
 The deal of round ``n`` (n = 0, 1, ...) from a 32-byte master seed:
 
 1. ``round_seed = SHA-256(b"paigow-sim-round-v1" + master_seed + n.to_bytes(8, "big"))``,
-   a 32-byte seed of the protocol's shuffle (``protocol.fairness``, CONVENTIONS.md).
+   a 32-byte seed of the protocol's shuffle (``protocol.fairness``, docs/CONVENTIONS.md).
 2. The protocol's Fisher-Yates shuffle of that seed, same HMAC-SHA256 stream and same
    rejection sampling, run only for its first 14 steps (i = 52 down to 39): those
    steps alone fix ``deck[39:53]``, and the later steps never touch them. So the

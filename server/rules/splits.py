@@ -1,8 +1,8 @@
 """Splitting seven cards into a 5-card high hand and a 2-card low hand.
 
-RULES.md, "Setting the hands": the high hand must outrank the low hand; a split
-where it does not is a foul. Seed 000: "La combinaison des cartes de votre 2ème main
-haute DOIT avoir une valeur inférieure à celle de la main la plus haute."
+docs/RULES.md, "Setting the hands": the high hand must outrank the low hand; a split
+where it does not is a foul. The PartyCasino rules: "La combinaison des cartes de votre
+2ème main haute DOIT avoir une valeur inférieure à celle de la main la plus haute."
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ LOW_INDEX_PAIRS: tuple[tuple[int, int], ...] = tuple(
 
 
 class FoulPolicy(StrEnum):
-    """Table option ``foul``: what a fouled split does (RULES.md)."""
+    """Table option ``foul``: what a fouled split does (docs/RULES.md, "Setting the hands")."""
 
     REJECT = "reject"  # default: the server refuses the split; the player sets again
-    LOSE = "lose"  # seed 000: "la partie est dite morte (foul) et le joueur perd sa mise"
+    LOSE = "lose"  # the PartyCasino rules: "la partie est dite morte ... perd sa mise"
 
 
 class SplitError(ValueError):

@@ -9,17 +9,19 @@ then up to five ranks (2..14) of four bits each, most significant first::
 High and low values share the layout, which is what makes the foul test a plain
 comparison: a split is legal when ``high_value > low_value``.
 
-The joker (RULES.md, "The joker"; seeds 000, 002, 003): in the high hand it counts
-as an ace, or completes a straight, flush, straight flush or royal flush, and the
-hand's value is the best over every legal use; in a straight it takes the rank that
-makes the best straight (seed 000: "joker, 6, 5, 4, 3" is seven high); in a flush
-it is the highest rank of the suit not already in the hand; four aces and the joker
-are five aces. In the low hand it is an ace.
+The joker (docs/RULES.md, "The joker"; the PartyCasino rules and the "Le Tirage"
+page): in the high hand it counts as an ace, or completes a straight, flush, straight
+flush or royal flush, and the hand's value is the best over every legal use; in a
+straight it takes the rank that makes the best straight (the PartyCasino rules:
+"joker, 6, 5, 4, 3" is seven high); in a flush it is the highest rank of the suit not
+already in the hand; four aces and the joker are five aces. In the low hand it is an
+ace.
 
-Straights: A-K-Q-J-10 is the best, A-2-3-4-5 the second best (seeds 000, 002, 003)
-unless the table's ``wheel`` option says ``lowest``. Inside the straight categories
-the rank nibble is 15 for A-K-Q-J-10, 14 for a second-best wheel (5 for a lowest
-wheel), and otherwise the top card.
+Straights (docs/RULES.md, "Ranking"): A-K-Q-J-10 is the best, A-2-3-4-5 the second
+best (the PartyCasino rules, the "Le Tirage" and "donneur" pages) unless the table's
+``wheel`` option says ``lowest``. Inside the straight categories the rank nibble is 15
+for A-K-Q-J-10, 14 for a second-best wheel (5 for a lowest wheel), and otherwise the
+top card.
 
 Evaluation is table-driven, in the manner of Cactus Kev's evaluator: a non-flush
 hand is looked up by the product of one prime per rank (the joker has its own
@@ -38,7 +40,7 @@ from server.rules.cards import ACE, rank_name, rank_of, rank_plural
 
 
 class Category(IntEnum):
-    """High-hand categories, worst to best (RULES.md, "Ranking")."""
+    """High-hand categories, worst to best (docs/RULES.md, "Ranking")."""
 
     HIGH_CARD = 0
     PAIR = 1
@@ -71,7 +73,7 @@ CATEGORY_NAMES = {
 class WheelRank(StrEnum):
     """Where A-2-3-4-5 ranks among straights (table option ``wheel``)."""
 
-    SECOND = "second"  # seeds 000, 002, 003: second only to A-K-Q-J-10
+    SECOND = "second"  # PartyCasino, "Le Tirage", "donneur": second only to A-K-Q-J-10
     LOWEST = "lowest"  # the common casino rule elsewhere: the lowest straight
 
 

@@ -1,4 +1,5 @@
-"""Seed 003's house way (``houseway_pair_classes``): every clause, the decisions, properties.
+"""The "donneur" page's house way (``houseway_pair_classes``): every clause, the decisions,
+properties (docs/RULES.md, "House way").
 
 Each case gives seven cards and the two cards the house way must put in front ("à
 l'endroit"). Where several cards of a rank could go in front, the documented
@@ -204,7 +205,7 @@ def test_registry() -> None:
     assert set(HOUSE_WAYS) == set(HouseWay)
     cards = parse_cards("6h 6d 3c 3s Qd 9c 2h")
     assert house_way(cards, HouseWay.PAIR_CLASSES) == set_hand(cards)
-    # The two ways differ here: seed 000 keeps two pairs of 6 or less together.
+    # The two ways differ here: the PartyCasino way keeps two pairs of 6 or less together.
     assert set(house_way(cards, HouseWay.PARTY).low) == set(parse_cards("Qd 9c"))
     assert set(set_hand(cards).low) == set(parse_cards("3c 3s"))
 

@@ -1,4 +1,5 @@
-"""Seed 000's house way (``houseway_party``): every clause, the decisions, properties.
+"""The PartyCasino rules' house way (``houseway_party``): every clause, the decisions,
+properties (docs/RULES.md, "House way").
 
 Each case gives seven cards and the two cards the house way must put in front ("en
 avant"). Where several cards of a rank could go in front, the documented tie-break
@@ -161,7 +162,7 @@ def test_four_of_a_kind_and_five_aces(hand: str, expected: str) -> None:
     [
         # "Joue toujours les quintes et les couleurs en arrière"
         ("9h 8d 7c 6s 5h Kd 2c", "Kd 2c"),
-        # Seed 000's example: "joker, 6, 5, 4, 3": the joker is a seven.
+        # The PartyCasino rules' example: "joker, 6, 5, 4, 3": the joker is a seven.
         ("JK 6c 5d 4h 3s Kd 9c", "Kd 9c"),
         # The joker completes a straight before it is an ace (no-pair hand).
         ("JK Kd Qc Jh Ts 5d 2c", "5d 2c"),

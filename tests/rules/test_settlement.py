@@ -1,4 +1,4 @@
-"""Settlement of one player against the dealer (RULES.md, "Outcome of a round")."""
+"""Settlement of one player against the dealer (docs/RULES.md, "Outcome")."""
 
 from __future__ import annotations
 
@@ -44,10 +44,10 @@ def test_compare_half() -> None:
         (HalfResult.WIN, HalfResult.WIN, Outcome.WIN),
         (HalfResult.WIN, HalfResult.LOSE, Outcome.PUSH),
         (HalfResult.LOSE, HalfResult.WIN, Outcome.PUSH),
-        (HalfResult.WIN, HalfResult.COPY, Outcome.PUSH),  # seed 000: one won, other a copy
+        (HalfResult.WIN, HalfResult.COPY, Outcome.PUSH),  # PartyCasino: won, and a copy
         (HalfResult.COPY, HalfResult.WIN, Outcome.PUSH),
-        (HalfResult.LOSE, HalfResult.COPY, Outcome.LOSE),  # seed 000: one lost, other a copy
-        (HalfResult.COPY, HalfResult.COPY, Outcome.LOSE),  # seed 000: both copies lose
+        (HalfResult.LOSE, HalfResult.COPY, Outcome.LOSE),  # PartyCasino: lost, and a copy
+        (HalfResult.COPY, HalfResult.COPY, Outcome.LOSE),  # PartyCasino: two copies lose
         (HalfResult.LOSE, HalfResult.LOSE, Outcome.LOSE),
     ],
 )
@@ -84,7 +84,7 @@ def test_both_lost_loses_the_bet() -> None:
 
 
 def test_copy_goes_to_the_dealer() -> None:
-    # Seed 002: "la main à 2 cartes du Joueur comme celle du Dealer a une Reine et un
+    # The "Le Tirage" page: "la main à 2 cartes du Joueur comme celle du Dealer a une Reine et un
     # Valet ... le Dealer gagne la comparaison". Same Q-J low in other suits: a copy.
     player = split("As Ad 9c 8d 2h", "Qh Jd")
     dealer = split("Ks Kd 9s 8s 2c", "Qc Jc")
@@ -192,7 +192,7 @@ def test_settlement_conserves_chips(
 
 
 def test_low_values_compare_as_rules_say() -> None:
-    # A-Q beats A-J (seed 002); a pair beats no pair; the joker is an ace in the low.
+    # A-Q beats A-J ("Le Tirage" page); a pair beats no pair; the joker is an ace in the low.
     assert low_value(parse_cards("As Qd")) > low_value(parse_cards("Ah Jc"))
     assert low_value(parse_cards("2s 2d")) > low_value(parse_cards("Ah Kc"))
     assert low_value(parse_cards("JK Ad")) == low_value(parse_cards("As Ah"))

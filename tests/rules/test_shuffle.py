@@ -1,4 +1,4 @@
-"""The seeded shuffle (protocol.fairness, CONVENTIONS.md "The shuffle"): the rules use it."""
+"""The seeded shuffle (protocol.fairness, docs/CONVENTIONS.md "The shuffle"): the rules use it."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ seeds = st.binary(min_size=32, max_size=32)
 
 
 def spec_deck(seed: bytes) -> list[int]:
-    """CONVENTIONS.md's shuffle, written again from the text alone."""
+    """docs/CONVENTIONS.md's shuffle, written again from the text alone."""
 
     def words() -> Iterator[int]:
         block = 0

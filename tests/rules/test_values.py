@@ -1,4 +1,5 @@
-"""Hand values: every example in the seed texts, the joker's edge cases, and properties."""
+"""Hand values: every example of the published rule pages, the joker's edge cases, and
+properties (docs/RULES.md, "The joker" and "Ranking")."""
 
 from __future__ import annotations
 
@@ -36,23 +37,23 @@ def cat(text: str) -> Category:
     return category_of(hv(text))
 
 
-# --- seed 000 --------------------------------------------------------------------------
+# --- the PartyCasino rules -----------------------------------------------------------
 
 
-def test_seed000_five_aces_is_the_best_hand() -> None:
+def test_party_five_aces_is_the_best_hand() -> None:
     # "la main de cinq cartes la plus haute est ... cinq As (quatre As et un joker)"
     assert cat("As Ah Ad Ac JK") is Category.FIVE_ACES
     assert hv("As Ah Ad Ac JK") > hv("As Ks Qs Js Ts")
 
 
-def test_seed000_best_straights() -> None:
+def test_party_best_straights() -> None:
     # "Viennent ensuite les quintes As, R, D, V, 10 et la quinte As, 2, 3, 4, 5."
     broadway, wheel, king = hv("As Kd Qc Jh Ts"), hv("As 2d 3c 4h 5s"), hv("Ks Qd Jc Th 9s")
     assert broadway > wheel > king
     assert high_name(wheel) == "Straight, five high"
 
 
-def test_seed000_higher_ranks_then_kickers() -> None:
+def test_party_higher_ranks_then_kickers() -> None:
     # "trois Rois battent trois Valets"; "deux Valets avec un As battent deux Valets
     # avec un Roi"; "La couleur des cartes n'est pas prise en compte".
     assert hv("Ks Kd Kc 4h 2s") > hv("Js Jd Jc Ah Ks")
@@ -60,14 +61,14 @@ def test_seed000_higher_ranks_then_kickers() -> None:
     assert hv("Js Jd Ac 4h 2s") == hv("Jh Jc Ad 4c 2d")
 
 
-def test_seed000_joker_takes_the_highest_straight_rank() -> None:
+def test_party_joker_takes_the_highest_straight_rank() -> None:
     # "joker, 6, 5, 4, 3 ... le joker se substituera donc à un 7 et non pas à un 2"
     value = hv("JK 6s 5d 4c 3h")
     assert high_name(value) == "Straight, seven high"
     assert value == hv("7s 6s 5d 4c 3h")
 
 
-def test_seed000_low_hands() -> None:
+def test_party_low_hands() -> None:
     # "la main de deux cartes la plus haute est une paire d'As"; "une paire de Rois
     # l'emporte sur une paire de Dames"; the higher odd card decides next.
     assert lv("As Ad") == max(low_value(p) for p in combinations(range(53), 2))
@@ -76,7 +77,7 @@ def test_seed000_low_hands() -> None:
     assert lv("Ks Qd") == lv("Kh Qc")  # a copy
 
 
-# --- seed 001 --------------------------------------------------------------------------
+# --- the "Règles du Pai Gow" page ----------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -93,28 +94,28 @@ def test_seed000_low_hands() -> None:
         ("Kc Kh 2d Js 5c", Category.PAIR),
     ],
 )
-def test_seed001_examples(text: str, category: Category) -> None:
+def test_regles_page_examples(text: str, category: Category) -> None:
     assert cat(text) is category
 
 
-def test_seed001_flush_example_of_six_cards() -> None:
+def test_regles_page_flush_example_of_six_cards() -> None:
     # "5(Trèfle), 10(Trèfle), K(Trèfle), V(Trèfle), 8(Trèfle), 2(Trèfle)": six clubs.
     best = best_high_value(parse_cards("5c Tc Kc Jc 8c 2c"))
     assert category_of(best) is Category.FLUSH
     assert ranks_of(best) == (13, 11, 10, 8, 5)
 
 
-def test_seed001_five_aces_beat_the_ace_high_straight_flush() -> None:
+def test_regles_page_five_aces_beat_the_ace_high_straight_flush() -> None:
     assert hv("Ah As Ad Ac JK") > hv("Ah Kh Qh Jh Th")
 
 
-def test_seed001_jacks_or_better_does_not_apply() -> None:
-    # RULES.md: the "jacks or better" remark is a video-poker rule; a pair of twos is a pair.
+def test_regles_page_jacks_or_better_does_not_apply() -> None:
+    # docs/RULES.md, "Ranking": "jacks or better" is a video-poker rule; twos are a pair.
     assert cat("2c 2h 9d Js 5c") is Category.PAIR
     assert hv("2c 2h 9d Js 5c") > hv("Ac Kh 9d Js 5c")
 
 
-# --- seed 002 --------------------------------------------------------------------------
+# --- the "Le Tirage" page ------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -133,20 +134,20 @@ def test_seed001_jacks_or_better_does_not_apply() -> None:
         ("As Kh 9d 6c 3s", Category.HIGH_CARD, "Ace high"),
     ],
 )
-def test_seed002_examples(text: str, category: Category, name: str) -> None:
+def test_tirage_page_examples(text: str, category: Category, name: str) -> None:
     value = hv(text)
     assert category_of(value) is category
     assert high_name(value) == name
 
 
-def test_seed002_wheel_straight_flush_is_second() -> None:
+def test_tirage_page_wheel_straight_flush_is_second() -> None:
     # "la quinte As,2,3,4,5 est la plus haute quinte" (after the royal), and "uniquement
     # la quinte royale As,R,D,V,10 est supérieure à la quinte 5,4,3,2,As".
     assert hv("Ad Kd Qd Jd Td") > hv("5h 4h 3h 2h Ah") > hv("Kc Qc Jc Tc 9c")
     assert hv("As Kd Qc Jh Ts") > hv("5s 4h 3d 2c As") > hv("Ks Qd Jc Th 9s")
 
 
-def test_seed002_low_hands() -> None:
+def test_tirage_page_low_hands() -> None:
     # "Exemple: 8, 8" is a pair; "A, Q bat A, J".
     assert category_of(lv("8s 8h")) is Category.PAIR
     assert low_name(lv("8s 8h")) == "Pair of eights"
@@ -154,17 +155,17 @@ def test_seed002_low_hands() -> None:
     assert low_name(lv("As Qd")) == "Ace-queen"
 
 
-# --- seed 003 --------------------------------------------------------------------------
+# --- the "donneur" page --------------------------------------------------------------
 
 
-def test_seed003_joker_makes_a_pair_of_aces() -> None:
+def test_donneur_page_joker_makes_a_pair_of_aces() -> None:
     # "vous pouvez utiliser « le joker » pour faire une paire « d'As »"
     assert lv("JK As") == lv("Ac Ad")
     assert low_name(lv("JK As")) == "Pair of aces"
     assert low_name(lv("JK Kd")) == "Ace-king"
 
 
-def test_seed003_wheel_is_the_second_straight() -> None:
+def test_donneur_page_wheel_is_the_second_straight() -> None:
     # "Un « As », deux, trois, quatre et cinq est la seconde suite la plus forte."
     straights = sorted(
         {hv(t) for t in ("As Kd Qc Jh Ts", "As 2d 3c 4h 5s", "Ks Qd Jc Th 9s", "6s 5d 4c 3h 2s")},
@@ -223,7 +224,7 @@ def test_joker_never_used_twice() -> None:
     assert cat("JK 9h 8h 7h 6h") is Category.STRAIGHT_FLUSH
 
 
-# --- an independent reference evaluator ------------------------------------------------
+# --- an independent reference evaluator ----------------------------------------------
 
 
 def _natural_value(cards: list[int]) -> int:
@@ -266,7 +267,7 @@ _COMPLETES = {Category.STRAIGHT, Category.FLUSH, Category.STRAIGHT_FLUSH, Catego
 
 
 def reference_value(cards: tuple[int, ...]) -> int:
-    """RULES.md's joker by brute force: an ace, or any card completing a straight/flush."""
+    """docs/RULES.md's joker by brute force: an ace, or any card completing a straight/flush."""
     if JOKER not in cards:
         return _natural_value(list(cards))
     naturals = [c for c in cards if c != JOKER]
