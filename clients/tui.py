@@ -37,12 +37,14 @@ from clients.core import (
     Verified,
 )
 from clients.model import DEALER, TableModel, verify_record
+from clients.session_file import make_client, save_session
 from clients.text import (
     card_label,
     cards_label,
     describe,
     hand_line,
     money_line,
+    record_line,
     result_line,
 )
 from protocol import limits as L
@@ -202,8 +204,6 @@ class HistoryScreen(Screen[None]):
         self.run_worker(self._load_page(), group="history")
 
     async def _load_page(self) -> None:
-        from clients.cli import record_line
-
         app = self.app
         assert isinstance(app, PaigowApp)
         log = self.query_one("#history", RichLog)
@@ -1070,8 +1070,6 @@ def info_text(info: TableInfo, server: ServerInfo | None) -> Text:
 
 def run_tui(args: argparse.Namespace) -> int:
     """Run the interactive table for the command line's options."""
-    from clients.cli import make_client, save_session
-
     client = make_client(args)
     app = PaigowApp(client, on_connect=lambda c: save_session(args.session, c))
     code = app.run()
