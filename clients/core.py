@@ -56,7 +56,6 @@ from protocol.messages import (
     Rebet,
     Rebuy,
     SeedReveal,
-    ServerMessage,
     SetHand,
     SitOut,
     TableEvent,
@@ -686,13 +685,9 @@ class Client:
             self._unknown_event(frame)
             return
         except ProtocolError as exc:
-            repaired = _repair(frame)
-            if repaired is None:
-                log.warning("undecodable frame from the server: %s", exc)
-                self._fail_request(frame, exc)
-                return
-            log.warning("frame repaired after a server fault: %s", exc)
-            message = repaired
+            log.warning("undecodable frame from the server: %s", exc)
+            self._fail_request(frame, exc)
+            return
         if isinstance(message, OkReply | ErrorReply | Pong):
             future = self._pending.get(message.rid) if message.rid is not None else None
             if future is not None and not future.done():
@@ -746,33 +741,3 @@ def _unpack(frame: bytes) -> dict[str, Any] | None:
     except Exception:
         return None
     return data if isinstance(data, dict) else None
-
-
-def _clip_bonus_classes(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {
-            k: v[: L.MAX_CODE_LEN]
-            if k == "bonus_class" and isinstance(v, str)
-            else _clip_bonus_classes(v)
-            for k, v in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [_clip_bonus_classes(v) for v in value]
-    return value
-
-
-def _repair(frame: bytes) -> ServerMessage | None:
-    """Decode a frame whose only fault is a ``bonus_class`` over 32 characters, or None.
-
-    The server (0.1.0) names two bonus classes with 33 and 36 characters, which
-    the protocol's 1..32 limit refuses: without this, ``table_info`` never decodes
-    and a ``results`` or ``snapshot`` holding such a class would be lost. The id is
-    cut to 32 characters; the pay table's ``label`` is what people read.
-    """
-    data = _unpack(frame)
-    if data is None:
-        return None
-    try:
-        return decode_server(msgpack.packb(_clip_bonus_classes(data)))
-    except ProtocolError:
-        return None
