@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from clients.core import ClientEvent, Connected, Disconnected, Notice, Verified, plain_error
+from clients.errors import plain_error
+from clients.events import ClientEvent, Connected, Disconnected, Notice, Verified
 from clients.model import DEALER
 from protocol.cards import JOKER, RANK_CHARS, SUIT_SYMBOLS
 from protocol.codec import as_map
