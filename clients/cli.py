@@ -13,7 +13,8 @@
 A guest's identity lives in its session: every command saves the resume token in a
 session file (``--session``, default under ``$XDG_STATE_HOME``) and the next command
 resumes it, so ``history`` and ``verify`` see the rounds ``play`` played. Exit
-codes: 0 success, 1 a failed check or a server refusal, 2 bad usage or no server.
+codes: 0 success, 1 a failed check or a server refusal (a ``ServerError``, or a
+``SessionEnded``), 2 bad usage or no server (a ``ConnectionLost``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from clients.autoplay import STRATEGIES, play_rounds
-from clients.core import DEFAULT_URL, Client, ClientError
+from clients.core import DEFAULT_URL, Client, ClientError, ConnectionLost
 from clients.model import Verification, check_deal, verify_record
 from clients.session_file import default_session_path, make_client, save_session
 from clients.text import describe, record_line, to_json
@@ -375,9 +376,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     runners = {"play": cmd_play, "history": cmd_history, "verify": cmd_verify, "bots": cmd_bots}
     try:
         return asyncio.run(runners[args.command](args, sys.stdout))
-    except ClientError as exc:
+    except ConnectionLost as exc:  # no server reached, or it went away for good
         print(f"paigow-cli: {exc}", file=sys.stderr)
-        return 2 if "connect" in str(exc) else 1
+        return 2
+    except ClientError as exc:  # a refusal: ServerError, or SessionEnded by the server
+        print(f"paigow-cli: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 
