@@ -33,6 +33,7 @@ from clients.errors import ClientError, ConnectionLost, ServerError, SessionEnde
 from clients.events import ClientEvent, Connected, Disconnected, Notice, Verified
 from clients.model import Applied, TableModel
 from clients.requests import Pacer, Pending, Reply
+from clients.version import client_name
 from protocol import limits as L
 from protocol.codec import UNPACK_OPTIONS, decode_server, encode
 from protocol.errors import CLOSES, CloseCode, ProtocolError, Reconnect, UnknownMessageType
@@ -53,7 +54,7 @@ from protocol.version import PROTOCOL_VERSION
 
 log = logging.getLogger(__name__)
 
-CLIENT_NAME: Final = "paigow-cli/0.1"
+CLIENT_NAME: Final = client_name()
 DEFAULT_URL: Final = "ws://127.0.0.1:8765/"
 MONEY_ATTEMPTS: Final = 3
 """How many times a money request is sent (the same rid each time) across dropped

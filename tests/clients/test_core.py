@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import re
 from dataclasses import replace
 
@@ -236,3 +237,9 @@ async def test_an_idle_client_pings_within_each_heartbeat(
     finally:
         await client.close()
         await app.stop()
+
+
+def test_the_client_names_itself_with_the_installed_version() -> None:
+    """``hello`` names the client with the package's version (no copy of it to forget)."""
+    installed = importlib.metadata.version("paigow-server")
+    assert Client().client_name == f"paigow-cli/{installed}"
