@@ -13,7 +13,8 @@
 A guest's identity lives in its session: every command saves the resume token in a
 session file (``--session``, default under ``$XDG_STATE_HOME``) and the next command
 resumes it, so ``history`` and ``verify`` see the rounds ``play`` played. Exit
-codes: 0 success, 1 a failed check or a server refusal, 2 bad usage or no server.
+codes: 0 success, 1 a failed check or a server refusal (a ``ServerError``, or a
+``SessionEnded``), 2 bad usage or no server (a ``ConnectionLost``).
 """
 
 from __future__ import annotations
@@ -30,69 +31,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from clients.autoplay import STRATEGIES, play_rounds
-from clients.core import DEFAULT_URL, Client, ClientError
+from clients.core import DEFAULT_URL, Client, ClientError, ConnectionLost
 from clients.model import Verification, check_deal, verify_record
-from clients.text import cards_label, describe, hand_line, to_json, who
+from clients.session_file import default_session_path, make_client, save_session
+from clients.text import describe, record_line, to_json
 from protocol import limits as L
 from protocol.codec import as_map
 from protocol.messages import OkReply
 from protocol.structs import HistoryPage, RoundRecord
 
 COMMANDS = ("play", "history", "verify", "bots", "table")
-
-
-# --- the session file ---------------------------------------------------------------
-
-
-def default_session_path() -> Path:
-    """Where the resume token is kept between runs (``$PAIGOW_CLI_SESSION`` overrides)."""
-    env = os.environ.get("PAIGOW_CLI_SESSION")
-    if env:
-        return Path(env)
-    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state) / "paigow-cli" / "session.json"
-
-
-def load_session(path: Path | None, url: str) -> dict[str, str]:
-    """The saved session for ``url`` ({} if none, unreadable, or for another server)."""
-    if path is None:
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("url") != url:
-        return {}
-    return {k: v for k, v in data.items() if isinstance(v, str)}
-
-
-def save_session(path: Path | None, client: Client) -> None:
-    """Keep the client's resume token (a secret: the file is private to the user)."""
-    if path is None or client.welcome is None or client.resume_token is None:
-        return
-    data = {
-        "url": client.url,
-        "resume_token": client.resume_token,
-        "player_id": client.welcome.player_id,
-        "name": client.welcome.name,
-    }
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f)
-
-
-def make_client(args: argparse.Namespace, **options: Any) -> Client:
-    """A client for the common options (URL, name, token, saved session)."""
-    session = load_session(args.session, args.url)
-    return Client(
-        args.url,
-        name=args.name or session.get("name"),
-        token=args.token,
-        resume_token=session.get("resume_token") if args.token is None else None,
-        **options,
-    )
 
 
 # --- commands -----------------------------------------------------------------------
@@ -167,29 +115,6 @@ async def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
         save_session(args.session, client)
         await client.close()
     return code
-
-
-def record_line(r: RoundRecord) -> str:
-    """One history record for a person."""
-    # Seats are numbered from 1 for people, as on the table screen and the hand below.
-    text = f"#{r.round} {r.table_id} {who(r.seat)}: {r.outcome.upper()}"
-    text += f" bet {r.bet} paid {r.payout}"
-    if r.commission:
-        text += f" commission {r.commission}"
-    if r.bonus_bet:
-        text += f" bonus {r.bonus_bet} paid {r.bonus_payout}"
-    text += f"; balance {r.balance}"
-    if r.cards:
-        text += f"\n    cards {cards_label(r.cards)}"
-    if r.hand is not None:
-        text += f"\n    {hand_line(r.hand).replace('seat', 'you, seat', 1)}"
-    if r.dealer is not None:
-        text += f"\n    {hand_line(r.dealer)}"
-    if r.high is not None and r.low is not None:
-        text += f"\n    high {r.high}, low {r.low}"
-    if r.void_reason:
-        text += f"\n    void: {r.void_reason}"
-    return text
 
 
 async def _records(
@@ -451,9 +376,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     runners = {"play": cmd_play, "history": cmd_history, "verify": cmd_verify, "bots": cmd_bots}
     try:
         return asyncio.run(runners[args.command](args, sys.stdout))
-    except ClientError as exc:
+    except ConnectionLost as exc:  # no server reached, or it went away for good
         print(f"paigow-cli: {exc}", file=sys.stderr)
-        return 2 if "connect" in str(exc) else 1
+        return 2
+    except ClientError as exc:  # a refusal: ServerError, or SessionEnded by the server
+        print(f"paigow-cli: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 

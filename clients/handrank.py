@@ -3,9 +3,10 @@
 The server is the authority: it names every hand in its ``set_hand`` and
 ``house_way`` replies and in ``reveal``. This module only lets a client show, while
 the player picks two cards, what the split would be and whether it fouls, without
-a round trip per key press. It follows RULES.md (the joker as an ace or completing a
-straight or flush; A-2-3-4-5 the second-best straight; in the low hand the joker is
-an ace) and uses only the card codes of :mod:`protocol.cards`.
+a round trip per key press. It follows docs/RULES.md, "The joker" and "Ranking" (the
+joker as an ace or completing a straight or flush; A-2-3-4-5 the second-best
+straight; in the low hand the joker is an ace) and uses only the card codes of
+:mod:`protocol.cards`.
 
 A value is a tuple ``(category, r1, r2, r3, r4, r5)``; a greater tuple is a better
 hand, and a 2-card low hand uses the same layout, so a split is legal exactly when
@@ -24,7 +25,7 @@ HIGH_CARD, PAIR, TWO_PAIR, TRIPS, STRAIGHT, FLUSH, FULL_HOUSE, QUADS = range(8)
 STRAIGHT_FLUSH, ROYAL_FLUSH, FIVE_ACES = 8, 9, 10
 ACE = 14
 _BROADWAY = 15  # straight key of A-K-Q-J-10
-_WHEEL = 14  # straight key of A-2-3-4-5: second best (RULES.md)
+_WHEEL = 14  # straight key of A-2-3-4-5: second best (docs/RULES.md, "Ranking")
 
 Value = tuple[int, ...]
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from clients.core import ClientEvent, Connected, Disconnected, Notice, Verified, plain_error
+from clients.errors import plain_error
+from clients.events import ClientEvent, Connected, Disconnected, Notice, Verified
 from clients.model import DEALER
 from protocol.cards import JOKER, RANK_CHARS, SUIT_SYMBOLS
 from protocol.codec import as_map
@@ -27,7 +28,7 @@ from protocol.messages import (
     SeedReveal,
     Snapshot,
 )
-from protocol.structs import HandView, SeatResult
+from protocol.structs import HandView, RoundRecord, SeatResult
 
 RED_SUITS = (1, 2)  # diamonds, hearts
 
@@ -83,6 +84,29 @@ def money_line(r: SeatResult) -> str:
         if r.bonus_class:
             text += f" ({r.bonus_class.replace('_', ' ')})"
     return text + f"; balance {r.balance}"
+
+
+def record_line(r: RoundRecord) -> str:
+    """One history record for a person."""
+    # Seats are numbered from 1 for people, as on the table screen and the hand below.
+    text = f"#{r.round} {r.table_id} {who(r.seat)}: {r.outcome.upper()}"
+    text += f" bet {r.bet} paid {r.payout}"
+    if r.commission:
+        text += f" commission {r.commission}"
+    if r.bonus_bet:
+        text += f" bonus {r.bonus_bet} paid {r.bonus_payout}"
+    text += f"; balance {r.balance}"
+    if r.cards:
+        text += f"\n    cards {cards_label(r.cards)}"
+    if r.hand is not None:
+        text += f"\n    {hand_line(r.hand).replace('seat', 'you, seat', 1)}"
+    if r.dealer is not None:
+        text += f"\n    {hand_line(r.dealer)}"
+    if r.high is not None and r.low is not None:
+        text += f"\n    high {r.high}, low {r.low}"
+    if r.void_reason:
+        text += f"\n    void: {r.void_reason}"
+    return text
 
 
 def describe(event: ClientEvent) -> str | None:

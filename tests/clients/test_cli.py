@@ -17,6 +17,7 @@ from server.app import App
 from server.gamelog import pack_record, unpack_records
 from server.store.tables import TableStore
 from tests.clients.helpers import url_of
+from tests.server.helpers import free_port
 
 
 @pytest.mark.asyncio
@@ -163,3 +164,22 @@ async def test_verify_finds_a_round_past_the_newest_page(
     # A round never played: every page is read, and none has it.
     assert await asyncio.to_thread(main, ["verify", str(round_no + 100), *common]) == 2
     assert json.loads(capsys.readouterr().out)["found"] == 0
+
+
+@pytest.mark.parametrize("command", [["history"], ["play", "--table", "fast", "--bet", "10"]])
+def test_no_server_exits_2(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Nothing listens at the URL: the connection error is exit code 2, as bad usage."""
+    url = f"ws://127.0.0.1:{free_port()}/"
+    assert main([*command, "--url", url, "--no-session"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("paigow-cli: cannot connect to ")
+
+
+@pytest.mark.asyncio
+async def test_a_server_refusal_exits_1(app: App, capsys: pytest.CaptureFixture[str]) -> None:
+    """The server answers with an error (here: no such table): exit code 1, its words shown."""
+    play = ["play", "--url", url_of(app), "--no-session", "--table", "nosuch", "--bet", "10"]
+    assert await asyncio.to_thread(main, play) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("paigow-cli: ")
+    assert "nosuch" in err  # the server's sentence, naming the table

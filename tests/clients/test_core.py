@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import re
 from dataclasses import replace
 
@@ -12,7 +13,7 @@ from clients import handrank
 from clients.core import Client, ServerError
 from clients.model import TableModel, verify_record
 from protocol.codec import encode
-from protocol.messages import PhaseChange
+from protocol.messages import PhaseChange, Snapshot
 from server.app import App
 from server.config import Settings
 from tests.clients.helpers import url_of
@@ -174,11 +175,17 @@ async def test_unknown_event_types_still_count_their_seq(app: App) -> None:
     async with Client(url_of(app)) as client:
         model = await client.watch("slow")
         seq = model.seq
+        events = client.listen()
         frame = msgpack.packb({"type": "future_event", "table_id": "slow", "seq": seq + 1})
         client.feed(frame)
         assert model.seq == seq + 1
         assert not model.resyncing
-        await asyncio.sleep(0)
+        # A round trip runs whatever the frame started first: nothing watches the table
+        # again (a resync would be in flight, or done and its snapshot delivered).
+        await client.ping()
+        assert not model.resyncing
+        delivered = [events.get_nowait() for _ in range(events.qsize())]
+        assert not [e for e in delivered if isinstance(e, Snapshot)]
 
 
 @pytest.mark.asyncio
@@ -236,3 +243,9 @@ async def test_an_idle_client_pings_within_each_heartbeat(
     finally:
         await client.close()
         await app.stop()
+
+
+def test_the_client_names_itself_with_the_installed_version() -> None:
+    """``hello`` names the client with the package's version (no copy of it to forget)."""
+    installed = importlib.metadata.version("paigow-server")
+    assert Client().client_name == f"paigow-cli/{installed}"

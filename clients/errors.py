@@ -1,0 +1,60 @@
+"""The errors the client raises, and the plain sentence a person reads for a refusal.
+
+Every error is a :class:`ClientError`. Its type says what went wrong: the server
+refused (:class:`ServerError`, with the protocol's error code), the connection is gone
+or could not be opened (:class:`ConnectionLost`), or the session is over
+(:class:`SessionEnded`). Callers choose by type, never by the message's words.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from protocol.messages import ErrorReply
+
+_PLAIN: Final = {
+    "insufficient_balance": "not enough chips: lower the bet or rebuy",
+    "bet_limits": "outside the table's limits",
+    "wrong_phase": "not now: wait for the right phase",
+    "foul": "that split fouls: the high hand must outrank the low hand; set again",
+    "not_seated": "you need a seat at this table",
+    "no_bet": "you have no bet in this round",
+    "already_set": "your hand is already set",
+    "seat_taken": "that seat is taken",
+    "table_full": "the table is full",
+    "rate_limited": "too many messages: slow down",
+}
+
+
+class ClientError(Exception):
+    """Base of the errors the client core raises."""
+
+
+class ServerError(ClientError):
+    """The server answered a request with ``error``; ``str()`` is a plain sentence."""
+
+    def __init__(self, reply: ErrorReply) -> None:
+        self.reply = reply
+        self.code = reply.code
+        self.retryable = reply.retryable
+        super().__init__(plain_error(reply))
+
+
+class ConnectionLost(ClientError):
+    """The request could not complete: the connection is gone (it may come back), or
+    could not be opened at all."""
+
+
+class SessionEnded(ClientError):
+    """The connection was closed for good (refused, replaced, or closed by us)."""
+
+
+def plain_error(reply: ErrorReply) -> str:
+    """A short sentence for a person: the server's message, with a hint for common codes."""
+    hint = _PLAIN.get(reply.code)
+    message = reply.message.strip()
+    if hint is None:
+        return message or reply.code
+    if not message or message.lower() in hint.lower():
+        return hint
+    return f"{hint} ({message})"

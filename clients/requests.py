@@ -1,0 +1,86 @@
+"""The request machinery under a session: rids, replies matched to them, and pacing.
+
+:class:`Pending` issues each request's ``rid`` and holds one future per request until
+its reply (``ok``, ``error`` or ``pong``) comes; :class:`Pacer` spaces requests so the
+server's rate limit never refuses one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import secrets
+import time
+
+from protocol.messages import ErrorReply, OkReply, Pong
+
+Reply = OkReply | ErrorReply | Pong
+"""A message that answers a request, matched to it by ``rid``."""
+
+
+class Pending:
+    """The requests waiting for their reply, by ``rid``.
+
+    The server applies a money request once per session and rid for 24 hours
+    (PROTOCOL.md, section 3): a run that resumes a saved session must not repeat the
+    rids of the run that saved it, so the counter of rids has a random prefix.
+    """
+
+    def __init__(self) -> None:
+        self._prefix = secrets.token_hex(8) + "-"
+        self._count = itertools.count(1)
+        self._futures: dict[str, asyncio.Future[Reply]] = {}
+
+    def new_rid(self) -> str:
+        """A rid not used before by this or any other session."""
+        return f"{self._prefix}{next(self._count)}"
+
+    def open(self, rid: str) -> asyncio.Future[Reply]:
+        """The future of the reply to ``rid``, until :meth:`close`."""
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        self._futures[rid] = future
+        return future
+
+    def close(self, rid: str) -> None:
+        """Forget ``rid``: a reply to it from now on answers nothing."""
+        self._futures.pop(rid, None)
+
+    def settle(self, reply: Reply) -> bool:
+        """Hand ``reply`` to the request it answers; False if none is waiting for it."""
+        future = self._futures.get(reply.rid) if reply.rid is not None else None
+        if future is None or future.done():
+            return False
+        future.set_result(reply)
+        return True
+
+    def fail(self, rid: object, exc: Exception) -> None:
+        """Fail the request ``rid`` with ``exc``, if one is waiting (any other rid: nothing)."""
+        future = self._futures.get(rid) if isinstance(rid, str) else None
+        if future is not None and not future.done():
+            future.set_exception(exc)
+
+    def fail_all(self, exc: Exception) -> None:
+        """Fail every request waiting with ``exc`` (the connection is gone), and forget them."""
+        for future in self._futures.values():
+            if not future.done():
+                future.set_exception(exc)
+        self._futures.clear()
+
+
+class Pacer:
+    """A token bucket a little under the server's (PROTOCOL.md 12), so we are never refused."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst, self.tokens = rate, burst, burst
+        self.stamp = time.monotonic()
+
+    async def take(self) -> None:
+        """Wait until a request may be sent, and count it."""
+        while True:
+            now = time.monotonic()
+            self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+            self.stamp = now
+            if self.tokens >= 1:
+                self.tokens -= 1
+                return
+            await asyncio.sleep((1 - self.tokens) / self.rate)

@@ -1,0 +1,485 @@
+"""One session with a table server, over ``websockets.asyncio.client``.
+
+:class:`Session` connects and says ``hello``, matches every reply to its request by
+``rid`` (:class:`~clients.requests.Pending`), keeps a :class:`~clients.model.TableModel`
+per watched table, and hands every event to its listeners (:meth:`Session.listen`): the
+server's table events, already applied to the model, and the client's own events
+(:mod:`clients.events`).
+
+A dropped connection is reopened with the session's resume token and the last
+``seq`` of every table (PROTOCOL.md section 5), with the backoff section 11 asks
+for; the server then sends the missed events or a snapshot, so the round carries on
+where it was. A gap in ``seq`` makes the client watch the table again. Only the
+``protocol`` package is used: this is the code a client in another language would
+write from PROTOCOL.md. The protocol's requests, one method each, are
+:class:`clients.core.Client`'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Final, Self
+
+import msgpack
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+from clients.errors import ClientError, ConnectionLost, ServerError, SessionEnded, plain_error
+from clients.events import ClientEvent, Connected, Disconnected, Notice, Verified
+from clients.model import Applied, TableModel
+from clients.requests import Pacer, Pending, Reply
+from clients.version import client_name
+from protocol import limits as L
+from protocol.codec import UNPACK_OPTIONS, decode_server, encode
+from protocol.errors import CLOSES, CloseCode, ProtocolError, Reconnect, UnknownMessageType
+from protocol.messages import (
+    ClientMessage,
+    ErrorReply,
+    Hello,
+    OkReply,
+    Ping,
+    Pong,
+    SeedReveal,
+    TableEvent,
+    Unwatch,
+    Watch,
+)
+from protocol.structs import Result, TableSeq, Welcome
+from protocol.version import PROTOCOL_VERSION
+
+log = logging.getLogger(__name__)
+
+CLIENT_NAME: Final = client_name()
+DEFAULT_URL: Final = "ws://127.0.0.1:8765/"
+MONEY_ATTEMPTS: Final = 3
+"""How many times a money request is sent (the same rid each time) across dropped
+connections before its caller hears of the loss."""
+CLOSE_CODES: Final = frozenset(c.value for c in CloseCode)
+
+
+class Session:
+    """One session with a server; use as ``async with Session(url) as s:``.
+
+    ``token`` logs in with an account token; without one the session is a guest's
+    (``name`` is the display name wanted). ``resume_token`` (e.g. saved by an earlier
+    run) resumes that session's player. With ``reconnect`` (the default) a dropped
+    connection is retried with backoff from ``backoff_s`` doubling to ``backoff_max_s``.
+    Requests raise :class:`ServerError` for an ``error`` reply, :class:`ConnectionLost`
+    when the connection drops first, and ``TimeoutError`` after ``request_timeout_s``.
+    """
+
+    def __init__(
+        self,
+        url: str = DEFAULT_URL,
+        *,
+        name: str | None = None,
+        token: str | None = None,
+        resume_token: str | None = None,
+        reconnect: bool = True,
+        backoff_s: float = 0.5,
+        backoff_max_s: float = 30.0,
+        request_timeout_s: float = 15.0,
+        client_name: str = CLIENT_NAME,
+    ) -> None:
+        self.url = url
+        self.name = name
+        self.token = token
+        self.resume_token = resume_token
+        self.reconnect = reconnect
+        self.backoff_s = backoff_s
+        self.backoff_max_s = backoff_max_s
+        self.request_timeout_s = request_timeout_s
+        self.client_name = client_name
+        self.welcome: Welcome | None = None
+        self.tables: dict[str, TableModel] = {}
+        self.connected = False
+        self.closed = False
+        self.reconnects = 0
+        self._ws: ClientConnection | None = None
+        self._pending = Pending()
+        self._listeners: list[asyncio.Queue[ClientEvent]] = []
+        self._changed = asyncio.Event()
+        self._supervisor: asyncio.Task[None] | None = None
+        self._heartbeat: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+        self._resyncing: set[str] = set()  # tables with a watch (resync) in flight
+        self._pacer = Pacer(L.RATE_PER_SECOND * 0.9, L.RATE_BURST * 0.75)
+        self._clock_offset_ms = 0.0
+        self._last_sent = time.monotonic()
+
+    # --- life ------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def player_id(self) -> str | None:
+        """The session's player, once connected."""
+        return self.welcome.player_id if self.welcome is not None else None
+
+    async def connect(self) -> Welcome:
+        """Open the connection and say hello; raises on refusal (no retry here)."""
+        self.closed = False
+        welcome = await self._open()
+        self._supervisor = asyncio.create_task(self._supervise())
+        self._heartbeat = asyncio.create_task(self._beat())
+        return welcome
+
+    async def close(self) -> None:
+        """End the session (close 1000) and stop every task; pending requests fail."""
+        self.closed = True
+        tasks = [t for t in (self._heartbeat, self._supervisor) if t is not None]
+        if self._ws is not None:
+            with contextlib.suppress(Exception):
+                await self._ws.close()
+        for task in [*tasks, *self._background]:
+            task.cancel()
+        for task in [*tasks, *self._background]:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._pending.fail_all(SessionEnded("the client closed the session"))
+        self.connected = False
+
+    def drop_connection(self) -> None:
+        """Cut the connection without a close frame, as a network fault would (tests, demos)."""
+        if self._ws is not None:
+            self._ws.transport.abort()
+
+    # --- events ----------------------------------------------------------------------
+
+    def listen(self) -> asyncio.Queue[ClientEvent]:
+        """A new queue that receives every event from now on (see :meth:`unlisten`)."""
+        queue: asyncio.Queue[ClientEvent] = asyncio.Queue()
+        self._listeners.append(queue)
+        return queue
+
+    def unlisten(self, queue: asyncio.Queue[ClientEvent]) -> None:
+        """Stop feeding a queue from :meth:`listen`."""
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(queue)
+
+    async def events(self) -> AsyncIterator[ClientEvent]:
+        """Every event from now on, as an async iterator."""
+        queue = self.listen()
+        try:
+            while True:
+                yield await queue.get()
+        finally:
+            self.unlisten(queue)
+
+    async def wait_until(self, predicate: Callable[[], bool], within: float | None = 30) -> None:
+        """Wait until ``predicate()`` holds, re-tested after every event; TimeoutError after
+        ``within`` seconds (None: no limit)."""
+        async with asyncio.timeout(within):
+            while not predicate():
+                changed = self._changed
+                await changed.wait()
+
+    def server_now_ms(self) -> int:
+        """The server's clock now, estimated from ``welcome`` and ``pong`` (deadlines use it)."""
+        return int(time.time() * 1000 + self._clock_offset_ms)
+
+    def model(self, table_id: str) -> TableModel:
+        """The model of a table (created empty if the table is not watched yet)."""
+        model = self.tables.get(table_id)
+        if model is None:
+            model = self.tables[table_id] = TableModel(table_id, self.player_id)
+        return model
+
+    def _emit(self, event: ClientEvent) -> None:
+        for queue in self._listeners:
+            queue.put_nowait(event)
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    # --- requests --------------------------------------------------------------------
+
+    async def request(self, build: Callable[[str], ClientMessage]) -> Result | None:
+        """Send the request ``build(rid)`` and return its ``ok`` result."""
+        reply = await self._send_request(build)
+        if isinstance(reply, ErrorReply):
+            raise ServerError(reply)
+        if isinstance(reply, Pong):
+            return None
+        return reply.result
+
+    async def _money(self, build: Callable[[str], ClientMessage]) -> Result | None:
+        """A money request (join, leave, rebuy, cash_out): like :meth:`request`, but if
+        the connection drops before the reply, it is sent again with the same rid once
+        the session is resumed; the server applies it once at most (PROTOCOL.md,
+        section 3). When a new session had to begin instead, whether it was applied is
+        unknown, and :class:`ConnectionLost` says so."""
+        rid = self._pending.new_rid()
+        session = self.welcome.session_id if self.welcome is not None else None
+        for attempt in range(MONEY_ATTEMPTS):
+            try:
+                reply = await self._send_request(build, rid)
+            except ConnectionLost:
+                if not self.reconnect or self.closed or attempt == MONEY_ATTEMPTS - 1:
+                    raise
+                await self.wait_until(lambda: self.connected or self.closed, self.request_timeout_s)
+                if self.welcome is None or self.welcome.session_id != session:
+                    raise ConnectionLost(
+                        "the connection dropped and a new session began: whether the "
+                        "request was applied is unknown (see the balance)"
+                    ) from None
+                continue
+            if isinstance(reply, ErrorReply):
+                raise ServerError(reply)
+            return reply.result if isinstance(reply, OkReply) else None
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def _send_request(
+        self, build: Callable[[str], ClientMessage], rid: str | None = None
+    ) -> Reply:
+        ws = self._ws
+        if ws is None or not self.connected:
+            raise ConnectionLost("not connected (reconnecting)")
+        rid = rid or self._pending.new_rid()
+        message = build(rid)
+        future = self._pending.open(rid)
+        try:
+            await self._pacer.take()
+            try:
+                await ws.send(encode(message))
+            except ConnectionClosed:
+                raise ConnectionLost("the connection dropped") from None
+            self._last_sent = time.monotonic()
+            return await asyncio.wait_for(future, self.request_timeout_s)
+        finally:
+            self._pending.close(rid)
+
+    async def ping(self) -> float:
+        """Round trip in seconds; also corrects the estimate of the server's clock."""
+        sent = time.time()
+        reply = await self._send_request(lambda rid: Ping(rid=rid, time_ms=int(sent * 1000)))
+        received = time.time()
+        if isinstance(reply, Pong):
+            self._clock_offset_ms = reply.server_time_ms - (sent + received) * 500
+        return received - sent
+
+    async def watch(self, table_id: str) -> TableModel:
+        """Watch a table; its model is synced once the snapshot (right after the ok) is in."""
+        model = self.model(table_id)
+        model.resyncing = True
+        self._resyncing.add(table_id)
+        try:
+            await self.request(lambda rid: Watch(rid=rid, table_id=table_id))
+            await self.wait_until(lambda: not model.resyncing, self.request_timeout_s)
+        finally:
+            self._resyncing.discard(table_id)
+        return model
+
+    async def unwatch(self, table_id: str) -> None:
+        """Stop watching a table (a seat is kept)."""
+        await self.request(lambda rid: Unwatch(rid=rid, table_id=table_id))
+        self.tables.pop(table_id, None)
+
+    # --- connection ------------------------------------------------------------------
+
+    def _hello(self, rid: str) -> Hello:
+        resume = self.resume_token
+        last_seq = tuple(
+            TableSeq(table_id=m.table_id, seq=m.seq) for m in self.tables.values() if m.synced
+        )[: L.MAX_TABLES_PER_SESSION]
+        return Hello(
+            rid=rid,
+            min_version=PROTOCOL_VERSION,
+            max_version=PROTOCOL_VERSION,
+            client=self.client_name,
+            token=self.token,
+            guest=self.token is None,
+            name=self.name,
+            resume_token=resume,
+            last_seq=last_seq if resume is not None else (),
+        )
+
+    async def _open(self) -> Welcome:
+        """Open a WebSocket, send hello and read the welcome (raises SessionEnded if refused)."""
+        try:
+            ws = await connect(
+                self.url, max_size=L.MAX_SERVER_FRAME_BYTES, open_timeout=10, compression=None
+            )
+        except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as exc:
+            raise ConnectionLost(f"cannot connect to {self.url}: {exc}") from exc
+        try:
+            hello = self._hello("hello")
+            await ws.send(encode(hello))
+            async with asyncio.timeout(10):
+                reply = decode_server(await ws.recv(decode=False))
+        except (ConnectionClosed, TimeoutError, ProtocolError) as exc:
+            await ws.close()
+            raise ConnectionLost(f"no welcome from {self.url}: {exc}") from exc
+        if isinstance(reply, ErrorReply):
+            await ws.close()
+            if reply.code == "unauthorized" and self.resume_token is not None:
+                # An unknown resume token: the session is gone, start afresh.
+                self.resume_token = None
+                return await self._open()
+            raise SessionEnded(plain_error(reply))
+        if not isinstance(reply, OkReply) or not isinstance(reply.result, Welcome):
+            await ws.close()
+            raise ConnectionLost(f"unexpected first reply {type(reply).__name__}")
+        welcome = reply.result
+        self._clock_offset_ms = welcome.server_time_ms - time.time() * 1000
+        self.welcome = welcome
+        self.resume_token = welcome.resume_token
+        self.name = welcome.name
+        for model in self.tables.values():
+            model.player_id = welcome.player_id
+        self._ws = ws
+        self.connected = True
+        self._last_sent = time.monotonic()
+        self._emit(Connected(welcome))
+        if not welcome.resumed:
+            # A fresh session watches nothing: watch our tables again.
+            for table_id in list(self.tables):
+                self._spawn(self._resync(table_id))
+        return welcome
+
+    async def _supervise(self) -> None:
+        """Read frames; when the connection ends, reconnect as section 11 says."""
+        while not self.closed:
+            ws = self._ws
+            assert ws is not None
+            try:
+                async for frame in ws:
+                    self._on_frame(frame)
+            except ConnectionClosed:
+                pass
+            self.connected = False
+            self._pending.fail_all(ConnectionLost("the connection dropped"))
+            if self.closed:
+                return
+            close = ws.protocol.close_rcvd
+            code = close.code if close is not None else None
+            reason = close.reason if close is not None else "connection lost"
+            policy = Reconnect.BACKOFF  # also for a connection lost without a close frame
+            if code is not None and code in CLOSE_CODES:
+                policy = CLOSES[CloseCode(code)].reconnect
+                reason = reason or CLOSES[CloseCode(code)].meaning
+            if not self.reconnect or policy in (Reconnect.NEVER, Reconnect.NEW_CREDENTIALS):
+                self._emit(Disconnected(code, reason, retrying=False))
+                return
+            if not await self._reconnect(code, reason, now=policy is Reconnect.NOW):
+                return
+
+    async def _reconnect(self, code: int | None, reason: str, *, now: bool) -> bool:
+        delay = 0.0 if now else self.backoff_s
+        while not self.closed:
+            jittered = delay * random.uniform(0.5, 1.5)
+            self._emit(Disconnected(code, reason, retrying=True, delay_s=jittered))
+            await asyncio.sleep(jittered)
+            try:
+                await self._open()
+            except SessionEnded as exc:
+                self._emit(Disconnected(code, str(exc), retrying=False))
+                return False
+            except ConnectionLost as exc:
+                reason = str(exc)
+                delay = min(self.backoff_max_s, max(delay * 2, self.backoff_s))
+                continue
+            self.reconnects += 1
+            return True
+        return False
+
+    async def _beat(self) -> None:
+        """Ping when nothing was sent for half the heartbeat (the server closes at 2x).
+
+        Sleeps until then (at least a second): a load test's 10,000 clients each woke
+        every second to find, nearly always, nothing to send.
+        """
+        while not self.closed:
+            half = self.welcome.heartbeat_ms / 2000 if self.welcome is not None else 1.0
+            await asyncio.sleep(max(1.0, self._last_sent + half - time.monotonic()))
+            if not self.connected or self.welcome is None:
+                continue
+            if time.monotonic() - self._last_sent >= self.welcome.heartbeat_ms / 2000:
+                with contextlib.suppress(ClientError, TimeoutError):
+                    await self.ping()
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _resync(self, table_id: str) -> None:
+        with contextlib.suppress(ClientError, TimeoutError):
+            await self.watch(table_id)
+
+    # --- incoming --------------------------------------------------------------------
+
+    def feed(self, frame: bytes) -> None:
+        """Handle one server frame as if it had just been received (replays, tests)."""
+        self._on_frame(frame)
+
+    def _on_frame(self, frame: bytes | str) -> None:
+        if isinstance(frame, str):
+            log.warning("text frame from the server ignored")
+            return
+        try:
+            message = decode_server(frame)
+        except UnknownMessageType:
+            self._unknown_event(frame)
+            return
+        except ProtocolError as exc:
+            log.warning("undecodable frame from the server: %s", exc)
+            self._fail_request(frame, exc)
+            return
+        if isinstance(message, OkReply | ErrorReply | Pong):
+            if not self._pending.settle(message) and isinstance(message, ErrorReply):
+                self._emit(Notice(message))
+            return
+        self._table_event(message)
+
+    def _table_event(self, event: TableEvent) -> None:
+        model = self.model(event.table_id)
+        outcome = model.apply(event)
+        if outcome is Applied.GAP:
+            if not model.synced or model.resyncing:
+                self._resync_once(model)
+            return
+        if outcome is Applied.DUPLICATE:
+            return
+        self._emit(event)
+        if isinstance(event, SeedReveal) and model.verification is not None:
+            self._emit(Verified(model.verification))
+
+    def _resync_once(self, model: TableModel) -> None:
+        if model.table_id not in self._resyncing:
+            self._spawn(self._resync(model.table_id))
+
+    def _fail_request(self, frame: bytes, exc: ProtocolError) -> None:
+        """An undecodable reply fails its request at once rather than by a timeout."""
+        data = _unpack(frame)
+        rid = data.get("rid") if data is not None else None
+        self._pending.fail(rid, ClientError(f"the server's reply could not be read: {exc}"))
+
+    def _unknown_event(self, frame: bytes) -> None:
+        """A message type this client does not know: if it is a table event, count its seq."""
+        data = _unpack(frame)
+        if data is None:
+            return
+        table_id, seq = data.get("table_id"), data.get("seq")
+        if isinstance(table_id, str) and type(seq) is int and table_id in self.tables:
+            model = self.tables[table_id]
+            if model.count_unknown(seq) is Applied.GAP:
+                self._resync_once(model)
+
+
+def _unpack(frame: bytes) -> dict[str, Any] | None:
+    """The raw map of a frame (same msgpack limits as the decoder), or None."""
+    try:
+        data = msgpack.unpackb(frame, **UNPACK_OPTIONS)
+    except Exception:
+        return None
+    return data if isinstance(data, dict) else None

@@ -1,0 +1,219 @@
+"""The full-screen app: the screens' host, the router of the client's events, and
+``run_tui``, the entry point of ``paigow-cli``'s table.
+
+The app connects the client, shows the lobby, and routes every event of the session
+to the screen it concerns (the table's, the lobby's status line); the screens ask it
+to open tables, rules and history. Its look is the stylesheet ``paigow.tcss``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import ClassVar
+
+from rich.text import Text
+from textual.binding import Binding, BindingType
+
+from clients.core import Client, ClientError, ClientEvent, Connected, Disconnected, Notice, Verified
+from clients.session_file import make_client, save_session
+from clients.text import describe, hand_line, result_line
+from clients.tui.base import PaigowBase
+from clients.tui.dialogs import HelpScreen, TextScreen, info_text, versions_text
+from clients.tui.history import HistoryScreen
+from clients.tui.lobby import LobbyScreen
+from clients.tui.table import TableScreen
+from protocol import limits as L
+from protocol.messages import Results, Reveal
+from protocol.structs import Balances
+
+
+class PaigowApp(PaigowBase):
+    """The interactive client: a lobby, tables, history, rules and help.
+
+    ``client`` is connected on mount unless ``connect`` is false; ``on_connect`` is
+    called once it is. ``history_page_size`` (1..50) is how many rounds the history
+    screen asks per page.
+    """
+
+    TITLE = "Pai Gow"
+    ENABLE_COMMAND_PALETTE = False  # its footer key would crowd 80 columns
+    CSS_PATH = "paigow.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+q", "quit", "Quit", show=False)]
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        on_connect: Callable[[Client], None] | None = None,
+        connect: bool = True,
+        history_page_size: int = L.MAX_HISTORY_PAGE,
+    ) -> None:
+        super().__init__(client, history_page_size=history_page_size)
+        self.on_connect = on_connect
+        self.auto_connect = connect
+        self.lobby = LobbyScreen()
+
+    def on_mount(self) -> None:
+        self.push_screen(self.lobby)
+        self.run_worker(self._pump(self.client.listen()), group="pump")
+        if self.auto_connect:
+            self.run_worker(self._connect(), exclusive=True, group="connect")
+
+    async def _connect(self) -> None:
+        try:
+            await self.client.connect()
+        except ClientError as exc:
+            self.connect_error = str(exc)
+            self.say(f"cannot connect: {exc}", error=True)
+            self.lobby.update_status()
+            return
+        if self.on_connect is not None:
+            self.on_connect(self.client)
+        with contextlib.suppress(ClientError, TimeoutError):
+            self.server = await self.client.server_info()
+
+    async def _pump(self, queue: asyncio.Queue[ClientEvent]) -> None:
+        while True:
+            event = await queue.get()
+            self.on_client_event(event)
+
+    def show_balances(self, balances: Balances) -> None:
+        """Keep balances just read (``balance``, or a rebuy's, cash out's or leave's reply)."""
+        self.balances = balances
+        self.lobby.update_account()
+
+    def table_screen(self, table_id: str) -> TableScreen | None:
+        """The screen of ``table_id`` if it is on the stack."""
+        for screen in self.screen_stack:
+            if isinstance(screen, TableScreen) and screen.table_id == table_id:
+                return screen
+        return None
+
+    def on_client_event(self, event: ClientEvent) -> None:
+        """Route one event: log it, redraw the screens it concerns."""
+        table_id = getattr(event, "table_id", None)
+        if isinstance(event, Verified):
+            table_id = event.verification.table_id
+        line = describe(event)
+        target = self.table_screen(table_id) if table_id is not None else None
+        if isinstance(event, Connected | Disconnected):
+            if isinstance(event, Disconnected) and not event.retrying:
+                self.notify(line or "disconnected", severity="error", timeout=10)
+            self.lobby.update_status()
+            if isinstance(event, Connected):
+                self.lobby.action_refresh()
+            for screen in self.screen_stack:
+                if isinstance(screen, TableScreen):
+                    screen.log_line(Text(line or "", style="yellow"))
+                    screen.redraw()
+            return
+        if isinstance(event, Notice):
+            self.say(line or "", error=True)
+            return
+        if target is None:
+            return
+        if isinstance(event, Reveal):
+            for hand in event.hands:
+                target.log_line(Text(hand_line(hand), style="italic"))
+        elif isinstance(event, Results):
+            for result in event.results:
+                target.log_line(Text(result_line(result), style="italic"))
+        elif isinstance(event, Verified):
+            target.log_line(Text(line or "", style="green" if event.verification.ok else "red"))
+        elif line:
+            target.log_line(line)
+        target.redraw()
+
+    def refresh_lobby(self) -> None:
+        """Read the lobby's tables and balance afresh (on coming back to it)."""
+        self.lobby.action_refresh()
+
+    async def _open_table(self, table_id: str) -> TableScreen:
+        with contextlib.suppress(ClientError, TimeoutError):
+            self.infos[table_id] = await self.client.table_info(table_id)
+        screen = self.table_screen(table_id)
+        if screen is None:
+            screen = TableScreen(table_id)
+            await self.push_screen(screen)
+        return screen
+
+    async def join_table(self, table_id: str, buy_in: int) -> None:
+        """Sit at ``table_id`` with ``buy_in`` chips and show it."""
+        try:
+            joined = await self.client.join(table_id, buy_in)
+        except ClientError as exc:
+            if getattr(exc, "code", None) != "already_seated":
+                self.say(str(exc), error=True)
+                return
+            await self.client.watch(table_id)
+            joined = None
+        else:
+            # The joined reply has the account but not the table balances: read both.
+            await self.refresh_balance()
+        screen = await self._open_table(table_id)
+        if joined is not None:
+            screen.log_line(f"seated at {joined.seat + 1} with {joined.table_balance} chips")
+        screen.redraw()
+
+    async def watch_table(self, table_id: str) -> None:
+        """Watch ``table_id`` and show it."""
+        try:
+            await self.client.watch(table_id)
+        except ClientError as exc:
+            self.say(str(exc), error=True)
+            return
+        screen = await self._open_table(table_id)
+        screen.redraw()
+
+    def show_info(self, table_id: str) -> None:
+        """Rules, pay table and versions of a table."""
+        self.run_worker(self._show_info(table_id))
+
+    async def _show_info(self, table_id: str) -> None:
+        try:
+            info = self.infos.get(table_id) or await self.client.table_info(table_id)
+            self.infos[table_id] = info
+            self.server = self.server or await self.client.server_info()
+        except ClientError as exc:
+            self.say(str(exc), error=True)
+            return
+        self.push_screen(
+            TextScreen(f"{info.name}: rules and pay table", info_text(info, self.server))
+        )
+
+    def action_help(self) -> None:
+        """Show the keys."""
+        self.push_screen(HelpScreen())
+
+    def action_history(self) -> None:
+        """Show the player's past rounds."""
+        self.push_screen(HistoryScreen(self.history_page_size))
+
+    def action_server_info(self) -> None:
+        """Show the server and protocol versions."""
+        self.run_worker(self._server_info())
+
+    async def _server_info(self) -> None:
+        try:
+            self.server = await self.client.server_info()
+        except ClientError as exc:
+            self.say(str(exc), error=True)
+            return
+        self.push_screen(TextScreen("Server", versions_text(self.server, self.client)))
+
+    async def action_quit(self) -> None:
+        """Close the session and exit."""
+        with contextlib.suppress(Exception):
+            await self.client.close()
+        self.exit(0)
+
+
+def run_tui(args: argparse.Namespace) -> int:
+    """Run the interactive table for the command line's options (see ``paigow-cli``)."""
+    client = make_client(args)
+    app = PaigowApp(client, on_connect=lambda c: save_session(args.session, c))
+    code = app.run()
+    return code or 0

@@ -1,0 +1,143 @@
+"""The modal dialogs: the help, a page of text (rules, versions), an amount prompt; and
+the text of the rules and versions pages.
+
+Each is one key away and closes with Escape; none needs the app beyond showing itself.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, Static
+
+from clients.core import Client
+from protocol.structs import ServerInfo, TableInfo
+
+HELP = """\
+[b]Lobby[/b]
+  ↑ ↓    choose a table          enter/j  join (asks the buy-in)
+  w      watch without a seat    r        refresh
+  h      your history            i        server and protocol versions
+  q      quit
+
+[b]Table[/b]
+  1-9    betting: add a chip of that denomination (b: to the bonus bet)
+         setting: pick / unpick card 1-7 for the low hand (or click it)
+  enter  betting: place the bet built;  setting: set the hand
+  x      clear the bet           r        rebet (last round's bet)
+  p      sit this round out (betting again in this phase cancels it)
+  s      house way suggestion    w        let the house way set it
+  u      rebuy                   o        cash out (keeps the seat)
+  l      leave the seat          i        rules, pay table, versions
+  h      history                 esc      back to the lobby
+
+[b]History[/b]
+  m      load older rounds       esc      back
+
+The commitment (SHA-256 of the shuffle seed) is shown before the bets;
+after the round the revealed seed is checked against it and re-deals
+your cards and every revealed hand: ✓ verified, or ✗ with the reason.
+A lost connection is retried at once with the session's resume token.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    """The keys, one key away everywhere (``?``)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "dismiss", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="dialog"):
+            yield Static(HELP, id="help")
+
+    def action_dismiss(self) -> None:  # type: ignore[override]
+        self.dismiss(None)
+
+
+class TextScreen(ModalScreen[None]):
+    """A scrollable page of text (rules, versions)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,i", "close", "Close")]
+
+    def __init__(self, title: str, body: Text) -> None:
+        super().__init__()
+        self.title_text = title
+        self.body = body
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="dialog"):
+            yield Label(Text(self.title_text, style="bold"))
+            yield Static(self.body)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class AmountScreen(ModalScreen[int | None]):
+    """Asks for an amount of chips; Enter confirms, Escape cancels."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, prompt: str, default: int | None = None) -> None:
+        super().__init__()
+        self.prompt = prompt
+        self.default = default
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.prompt)
+            value = "" if self.default is None else str(self.default)
+            yield Input(value=value, type="integer", id="amount")
+
+    @on(Input.Submitted)
+    def submitted(self, event: Input.Submitted) -> None:
+        """Return the amount typed (None when empty)."""
+        text = event.value.strip()
+        self.dismiss(int(text) if text else None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def versions_text(server: ServerInfo, client: Client) -> Text:
+    """Server name and version, and the protocol versions of both sides."""
+    w = client.welcome
+    return Text(
+        f"server       {server.server_name} {server.server_version}\n"
+        f"protocol     {server.protocol_version}.{server.protocol_minor} "
+        f"(server speaks {server.protocol_min}..{server.protocol_max})\n"
+        f"client       {client.client_name}\n"
+        + (f"session      {w.player_id} ({'guest' if w.guest else 'account'})\n" if w else "")
+    )
+
+
+def info_text(info: TableInfo, server: ServerInfo | None) -> Text:
+    """A table's limits, options, timings and bonus pay table."""
+    lines = [
+        f"bets         {info.min_bet}..{info.max_bet} in multiples of {info.bet_unit}",
+        f"chips        {' '.join(str(d) for d in info.denominations)}",
+        f"buy-in       {info.buy_in_min}..{info.buy_in_max}",
+        f"bonus        up to {info.max_bonus}" if info.max_bonus else "bonus        none",
+        f"commission   {info.commission_pct}% of a win, rounded down",
+        f"foul         {'refused: set again' if info.foul == 'reject' else 'loses the bet'}",
+        f"timing       betting {info.betting_ms / 1000:g}s, setting {info.setting_ms / 1000:g}s,"
+        f" reveal {info.revealing_ms / 1000:g}s, settle {info.settling_ms / 1000:g}s",
+        f"away grace   {info.grace_ms / 1000:g}s",
+        f"rules        version {info.rules_version}",
+        "",
+        "bonus pay table (to 1):",
+    ]
+    lines += [f"  {line.label:<34} {line.pays:>7}" for line in info.paytable] or ["  (none)"]
+    if server is not None:
+        lines += [
+            "",
+            f"server {server.server_name} {server.server_version}, protocol "
+            f"{server.protocol_version}.{server.protocol_minor}",
+        ]
+    return Text("\n".join(lines))

@@ -1,0 +1,139 @@
+"""The lobby: every table, to join with a buy-in or to watch; and the player's account."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, RichLog, Static
+
+from clients.core import ClientError
+from clients.tui.base import PaigowBase
+from clients.tui.dialogs import AmountScreen
+from protocol.structs import TableSummary
+
+
+class LobbyScreen(Screen[None]):
+    """Every table: join one with a buy-in, or watch it; and the player's account.
+
+    The table list and the account balance are read again every ``REFRESH_S``
+    seconds, on reconnecting and on coming back from a table; money moves (join,
+    rebuy, cash out, leave) update the balance as soon as they are answered.
+    """
+
+    REFRESH_S: ClassVar[float] = 3.0
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "join", "Join"),
+        Binding("w", "watch", "Watch"),
+        Binding("r", "refresh", "Refresh"),
+        Binding("h", "app.history", "History"),
+        Binding("i", "app.server_info", "Versions"),
+        Binding("question_mark", "app.help", "Help"),
+        Binding("q", "app.quit", "Quit"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.summaries: list[TableSummary] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status")
+        yield Static(id="account")
+        yield DataTable(id="tables", cursor_type="row")
+        yield RichLog(id="log", wrap=True, markup=False, max_lines=200)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#tables", DataTable)
+        table.add_columns("Table", "Name", "Phase", "Seats", "Watch", "Bet", "Bonus", "Buy-in")
+        self.set_interval(self.REFRESH_S, self.action_refresh)
+        self.update_status()
+        self.update_account()
+
+    def update_status(self) -> None:
+        """The connection line."""
+        app = self.app
+        assert isinstance(app, PaigowBase)
+        self.query_one("#status", Static).update(app.connection_text())
+
+    def update_account(self) -> None:
+        """The account line, from the app's last known balances."""
+        app = self.app
+        assert isinstance(app, PaigowBase)
+        self.query_one("#account", Static).update(app.account_text())
+
+    def action_refresh(self) -> None:
+        """Reload the table list and the balances."""
+        app = self.app
+        assert isinstance(app, PaigowBase)
+        if app.client.connected:
+            self.run_worker(self._refresh(), exclusive=True, group="lobby")
+
+    async def _refresh(self) -> None:
+        app = self.app
+        assert isinstance(app, PaigowBase)
+        with contextlib.suppress(ClientError, TimeoutError):
+            self.summaries = list(await app.client.list_tables())
+        await app.refresh_balance()
+        table = self.query_one("#tables", DataTable)
+        row = table.cursor_row
+        table.clear()
+        for t in self.summaries:
+            table.add_row(
+                t.table_id,
+                t.name,
+                t.phase,
+                f"{t.players}/{t.seats}",
+                str(t.watchers),
+                f"{t.min_bet}-{t.max_bet}",
+                str(t.max_bonus) if t.max_bonus else "-",
+                f"{t.buy_in_min}-{t.buy_in_max}",
+                key=t.table_id,
+            )
+        if self.summaries:
+            table.move_cursor(row=min(row, len(self.summaries) - 1))
+        self.update_status()
+
+    def selected(self) -> TableSummary | None:
+        """The table under the cursor."""
+        table = self.query_one("#tables", DataTable)
+        if not self.summaries or table.cursor_row >= len(self.summaries):
+            return None
+        return self.summaries[table.cursor_row]
+
+    @on(DataTable.RowSelected)
+    def row_selected(self) -> None:
+        """Enter on a row joins that table."""
+        self.action_join()
+
+    def action_join(self) -> None:
+        """Ask the buy-in, then sit at the selected table."""
+        summary = self.selected()
+        if summary is None:
+            return
+        app = self.app
+        assert isinstance(app, PaigowBase)
+        default = min(summary.buy_in_max, max(summary.buy_in_min, summary.min_bet * 20))
+        prompt = (
+            f"Buy-in at {summary.name} ({summary.buy_in_min}..{summary.buy_in_max}), "
+            "Enter to sit, Esc to cancel:"
+        )
+
+        def chosen(amount: int | None) -> None:
+            if amount is not None:
+                app.run_worker(app.join_table(summary.table_id, amount))
+
+        app.push_screen(AmountScreen(prompt, default), chosen)
+
+    def action_watch(self) -> None:
+        """Watch the selected table without a seat."""
+        summary = self.selected()
+        app = self.app
+        assert isinstance(app, PaigowBase)
+        if summary is not None:
+            app.run_worker(app.watch_table(summary.table_id))
