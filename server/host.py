@@ -37,11 +37,12 @@ from server.gamelog import pack_record
 from server.leases import LeaseKeeper
 from server.seating import Seating
 from server.store.accounts import AccountStore
+from server.store.parts import stored_state as stored_state  # noqa: PLC0414 (re-exported)
+from server.store.parts import to_parts
 from server.store.tables import (
     ClientRequest,
     CommitStatus,
     RequestRecord,
-    StoredTable,
     StoreError,
     TableStore,
 )
@@ -53,10 +54,7 @@ from server.table.state import (
     TableConfig,
     TableState,
     evolve,
-    from_bytes,
-    from_parts,
     new_table,
-    to_parts,
 )
 from server.table.views import Outbound, snapshot
 
@@ -64,14 +62,6 @@ log = logging.getLogger(__name__)
 
 _RETRY_S = 0.05  # pause before a tick that could not be stored is tried again
 _FAULT_RETRY_S = 1.0  # pause before a tick the table refused is tried again
-
-
-def stored_state(stored: StoredTable) -> TableState:
-    """The state of a stored table: from its parts, or from the whole state of a table
-    stored before parts and not committed since. Raises ValueError if unreadable."""
-    if stored.whole is not None and not stored.parts:
-        return from_bytes(stored.whole)
-    return from_parts(stored.parts)
 
 
 def now_ms() -> int:

@@ -10,22 +10,19 @@ import msgpack
 from protocol.codec import check
 from protocol.messages import Cards, Hidden, OkReply, Reveal, SeedReveal, Snapshot
 from protocol.structs import HistoryPage, RoundRecord
-from server.table.events import Event
-from server.table.ledger import LedgerEntry, Pot
-from server.table.machine import Transition, step
-from server.table.state import (
+from server.store.parts import (
     CONFIG_PART,
     HEADER_PART,
-    Phase,
-    TableConfig,
-    TableState,
     _plain,
     from_bytes,
     from_parts,
-    new_table,
     seat_part,
     to_parts,
 )
+from server.table.events import Event
+from server.table.ledger import LedgerEntry, Pot
+from server.table.machine import Transition, step
+from server.table.state import Phase, TableConfig, TableState, new_table
 from server.table.views import Outbound, snapshot
 
 CONFIG = TableConfig(table_id="t1", name="Test table")
