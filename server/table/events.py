@@ -123,7 +123,7 @@ class Reconnect:
 
 @dataclass(frozen=True, slots=True)
 class Void:
-    """A malfunction: the round in play cannot be completed (RULES.md, seed 000)."""
+    """A malfunction: the round in play cannot be completed (docs/RULES.md, Faults)."""
 
     reason: str
 

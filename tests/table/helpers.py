@@ -19,9 +19,9 @@ from server.store.parts import (
     seat_part,
     to_parts,
 )
-from server.table.events import Event
+from server.table.events import Event, Tick
 from server.table.ledger import LedgerEntry, Pot
-from server.table.machine import Transition, step
+from server.table.machine import DEADLINES, ROWS, Transition, step
 from server.table.state import Phase, TableConfig, TableState, new_table
 from server.table.views import Outbound, snapshot
 
@@ -110,6 +110,7 @@ class Harness:
         if any(v < 0 for v in accounts.values()):
             raise Overdrawn
         self.check_transition(before, t)
+        check_phase_move(before.phase, event, t.state.phase)
         self.parts.update(to_parts(t.state, before))
         self.accounts = accounts
         self.state = t.state
@@ -161,6 +162,31 @@ class Harness:
         assert set(written) == changed
         # A table stored whole, before parts, still reads the same.
         assert from_bytes(legacy_blob(after)) == after
+
+
+def deadline_phases(phase: Phase) -> set[Phase]:
+    """The phases that deadlines firing one after another lead ``phase`` to."""
+    reached, todo = {phase}, [phase]
+    while todo:
+        deadline = DEADLINES.get(todo.pop())
+        for target in deadline.to if deadline is not None else ():
+            if target not in reached:
+                reached.add(target)
+                todo.append(target)
+    return reached
+
+
+def check_phase_move(before: Phase, event: Event, after: Phase) -> None:
+    """The machine moved the table only along its tables: a tick along deadlines, an
+    event to a phase its row names."""
+    if isinstance(event, Tick):
+        assert after in deadline_phases(before), (before, after)
+        return
+    allowed = {before}
+    for phases, event_type, _, to in ROWS:
+        if before in phases and isinstance(event, event_type):
+            allowed.update(to)
+    assert after in allowed, (before, event, after)
 
 
 class Overdrawn(Exception):
