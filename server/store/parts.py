@@ -13,7 +13,10 @@ changes one seat of six, and the whole state is about four times that. The parts
 - ``c``: the config (changes only with the tables file);
 - ``h``: the header, every field but the config and the seats (a seat count in its
   place), ``[format, fields]``: it holds the version, so every commit writes it;
-- ``p0`` .. ``pN-1``: one per seat, ``nil`` for an empty one.
+- ``p0`` .. ``pN-1``: one per seat, ``nil`` for an empty one;
+- ``n``: the config pending until the round in play ends, ``nil`` for none; written
+  only once there was one, so a table without (every table stored before it) has
+  none, and the other parts' bytes are those of a state without the field.
 
 The format number is in the header only: a reader that finds another number reads
 nothing, and a writer of a new format writes every part in its first commit over a
@@ -42,6 +45,7 @@ _PARTS_FORMAT = 2
 
 CONFIG_PART = "c"
 HEADER_PART = "h"
+PENDING_CONFIG_PART = "n"
 
 
 def seat_part(index: int) -> str:
@@ -123,8 +127,8 @@ def _plain_result(r: SeatResult) -> dict[str, Any]:
 
 
 def _plain_header(t: TableState) -> dict[str, Any]:
-    """The state's fields in slot order, without the config, and the seat count in
-    place of the seats."""
+    """The state's fields in slot order, without the configs (the table's and the
+    pending one, parts of their own), and the seat count in place of the seats."""
     hands, dealer_low = t.hands, t.dealer_low
     return {
         "version": t.version,
@@ -149,7 +153,8 @@ def to_parts(state: TableState, before: TableState | None) -> dict[str, bytes]:
 
     Writing them over ``before``'s parts gives ``state``'s: :func:`from_parts` of the
     result equals ``state``. A record counts as changed unless it is the very object
-    ``before`` holds (the state machine keeps unchanged records, see :func:`evolve`),
+    ``before`` holds (the state machine keeps unchanged records, see
+    :func:`~server.table.state.evolve`),
     so an equal record rebuilt is written again, needlessly but harmlessly. The
     header is always among the parts.
     """
@@ -157,6 +162,9 @@ def to_parts(state: TableState, before: TableState | None) -> dict[str, bytes]:
     parts = {HEADER_PART: pack([_PARTS_FORMAT, _plain_header(state)])}
     if before is None or state.config is not before.config:
         parts[CONFIG_PART] = pack(_plain_config(state.config))
+    pending = state.pending_config
+    if pending is not (before.pending_config if before is not None else None):
+        parts[PENDING_CONFIG_PART] = pack(None if pending is None else _plain_config(pending))
     old = before.seats if before is not None else ()
     for i, seat in enumerate(state.seats):
         if i >= len(old) or seat is not old[i]:
@@ -194,6 +202,8 @@ def _state(data: dict[str, Any]) -> TableState:
     """The state from its plain data, config and seats included."""
     data = dict(data)
     data["config"] = _config(data["config"])
+    pending = data.get("pending_config")
+    data["pending_config"] = None if pending is None else _config(pending)
     data["phase"] = Phase(data["phase"])
     data["hands"] = _tuple(data["hands"])
     data["dealer_low"] = _tuple(data["dealer_low"])
@@ -211,8 +221,9 @@ def _unpack_part(parts: Mapping[str, bytes], name: str) -> Any:
 
 def from_parts(parts: Mapping[str, bytes]) -> TableState:
     """The state whose parts :func:`to_parts` gave (all of them, from one or several
-    calls). Parts of seats beyond the header's seat count are ignored. Raises
-    ValueError if a part is missing, garbled or of another format.
+    calls). Parts of seats beyond the header's seat count are ignored; no pending
+    config part means none. Raises ValueError if a part is missing, garbled or of
+    another format.
     """
     try:
         fmt, data = _unpack_part(parts, HEADER_PART)
@@ -224,6 +235,8 @@ def from_parts(parts: Mapping[str, bytes]) -> TableState:
             raise ValueError(f"bad seat count {count!r}")
         data["config"] = _unpack_part(parts, CONFIG_PART)
         data["seats"] = [_unpack_part(parts, seat_part(i)) for i in range(count)]
+        if PENDING_CONFIG_PART in parts:
+            data["pending_config"] = _unpack_part(parts, PENDING_CONFIG_PART)
         return _state(data)
     except (TypeError, KeyError, ValueError, msgpack.UnpackException) as exc:
         raise ValueError(f"not a stored table state: {exc}") from exc

@@ -27,6 +27,10 @@ state machine; a test checks this diagram against the tables)::
     settling  -> idle       deadline
     settling  -> betting    deadline
 
+A changed config (:class:`ChangeConfig`) is legal in every phase and changes none:
+it applies between rounds only, at once or at the end of the step that ends the
+round in play (:mod:`~server.table.config_change`).
+
 A deadline already past when a tick comes (after a restart) fires at once, and the
 next phase gets its whole length from that tick: players who could not act while
 the server was down still get their full time to set.
@@ -49,10 +53,11 @@ from typing import Any
 
 from protocol.errors import ErrorCode
 from protocol.structs import HandChoice
-from server.table import betting, seats, setting, settlement
+from server.table import betting, config_change, seats, setting, settlement
 from server.table.errors import TableError
 from server.table.events import (
     CashOut,
+    ChangeConfig,
     ClearBet,
     Disconnect,
     Event,
@@ -113,6 +118,7 @@ def step(state: TableState, event: Event, now_ms: int) -> Transition:
         )
     work = Work(state, now_ms, event.seed if isinstance(event, Tick) else None)
     handler(work, event)
+    config_change.apply_pending(work)  # the round may have ended
     if work.state is state:
         return Transition(state=state, reply=work.reply)
     return Transition(
@@ -176,27 +182,28 @@ DEADLINES: dict[Phase, Deadline] = {
 """What each phase's deadline does: the timed transitions (``idle`` has no deadline)."""
 
 ROWS: list[tuple[tuple[Phase, ...], type[Any], Handler, tuple[Phase, ...]]] = [
-    # in phases           event         handler                   and the phases it may lead to
-    (_ANY,                Tick,         _tick,                    _STAY),  # via DEADLINES
-    ((IDLE,),             SitDown,      seats.sit_down,           (BETTING,)),  # the first seat
-    (_NOT_IDLE,           SitDown,      seats.sit_down,           _STAY),
-    (_ANY,                StandUp,      seats.stand_up,           _STAY),
-    (_ANY,                Rebuy,        seats.rebuy,              _STAY),
-    (_ANY,                CashOut,      seats.cash_out,           _STAY),
-    (_ANY,                Disconnect,   seats.disconnect,         _STAY),
-    (_ANY,                Reconnect,    seats.reconnect,          _STAY),
-    ((IDLE,),             PlaceBet,     betting.place_bet,        (BETTING, DEALING)),
-    ((BETTING,),          PlaceBet,     betting.place_bet,        (DEALING,)),  # all decided
-    ((IDLE,),             Rebet,        betting.rebet,            (BETTING, DEALING)),
-    ((BETTING,),          Rebet,        betting.rebet,            (DEALING,)),
-    ((BETTING,),          ClearBet,     betting.clear_bet,        (DEALING,)),
-    ((IDLE,),             SitOut,       betting.sit_out,          _STAY),
-    ((BETTING,),          SitOut,       betting.sit_out,          (DEALING,)),
-    ((DEALING,),          SetHand,      setting.set_hand,         _STAY),
-    ((SETTING,),          SetHand,      setting.set_hand,         (REVEALING,)),  # all set
-    ((DEALING,),          UseHouseWay,  setting.use_house_way,    _STAY),
-    ((SETTING,),          UseHouseWay,  setting.use_house_way,    (REVEALING,)),
-    (_IN_ROUND,           Void,         settlement.void,          (SETTLING,)),
+    # in phases      event         handler                      may lead to
+    (_ANY,           Tick,         _tick,                       _STAY),  # via DEADLINES
+    ((IDLE,),        SitDown,      seats.sit_down,              (BETTING,)),  # the first seat
+    (_NOT_IDLE,      SitDown,      seats.sit_down,              _STAY),
+    (_ANY,           StandUp,      seats.stand_up,              _STAY),
+    (_ANY,           Rebuy,        seats.rebuy,                 _STAY),
+    (_ANY,           CashOut,      seats.cash_out,              _STAY),
+    (_ANY,           Disconnect,   seats.disconnect,            _STAY),
+    (_ANY,           Reconnect,    seats.reconnect,             _STAY),
+    (_ANY,           ChangeConfig, config_change.change_config, _STAY),  # between rounds
+    ((IDLE,),        PlaceBet,     betting.place_bet,           (BETTING, DEALING)),
+    ((BETTING,),     PlaceBet,     betting.place_bet,           (DEALING,)),  # all decided
+    ((IDLE,),        Rebet,        betting.rebet,               (BETTING, DEALING)),
+    ((BETTING,),     Rebet,        betting.rebet,               (DEALING,)),
+    ((BETTING,),     ClearBet,     betting.clear_bet,           (DEALING,)),
+    ((IDLE,),        SitOut,       betting.sit_out,             _STAY),
+    ((BETTING,),     SitOut,       betting.sit_out,             (DEALING,)),
+    ((DEALING,),     SetHand,      setting.set_hand,            _STAY),
+    ((SETTING,),     SetHand,      setting.set_hand,            (REVEALING,)),  # all set
+    ((DEALING,),     UseHouseWay,  setting.use_house_way,       _STAY),
+    ((SETTING,),     UseHouseWay,  setting.use_house_way,       (REVEALING,)),
+    (_IN_ROUND,      Void,         settlement.void,             (SETTLING,)),
 ]
 """The events: in which phases each is legal, its handler, where it may lead."""
 # fmt: on

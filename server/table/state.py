@@ -158,6 +158,7 @@ class TableState:
     results: tuple[SeatResult, ...] = ()
     voided: str | None = None  # the reason, when the round was voided
     house: int = 0  # the house's result at this table, for the audit
+    pending_config: TableConfig | None = None  # applies when the round in play ends
 
     def seat_of(self, player: str) -> int | None:
         """The seat index of ``player``, or None."""
@@ -173,6 +174,16 @@ class TableState:
     def in_round(self) -> list[tuple[int, Seat]]:
         """The seats with a main bet in the round in play."""
         return [(i, s) for i, s in enumerate(self.seats) if s is not None and s.bet > 0]
+
+    def between_rounds(self) -> bool:
+        """Whether no round is in play: idle, settled, or betting with no bet in yet
+        (a changed config applies only then, see :class:`~server.table.events.ChangeConfig`)."""
+        phase = self.phase
+        return (
+            phase is Phase.IDLE
+            or phase is Phase.SETTLING
+            or (phase is Phase.BETTING and not self.in_round())
+        )
 
     def money(self) -> tuple[int, int, int]:
         """(table balances, bets held, house result): what the audit adds up."""

@@ -127,8 +127,9 @@ def test_the_state_writers_name_every_slot_in_order() -> None:
     table = TableState(config=TableConfig(table_id="t", name="T"), seats=(seat,))
     assert list(pt._plain_seat(seat) or {}) == list(Seat.__slots__)
     assert list(pt._plain_result(result)) == list(SeatResult.__slots__)
-    # The header: every field but the config, the seats (their count) in their place.
-    assert list(pt._plain_header(table)) == [n for n in TableState.__slots__ if n != "config"]
+    # The header: every field but the configs, the seats (their count) in their place.
+    configs = ("config", "pending_config")
+    assert list(pt._plain_header(table)) == [n for n in TableState.__slots__ if n not in configs]
 
 
 def fixed_state() -> TableState:
