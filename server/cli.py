@@ -27,10 +27,10 @@ from redis.exceptions import RedisError
 from server.app import data_redis_url, run, token_secret
 from server.auth import tokens
 from server.config import Settings, add_arguments, from_arguments
-from server.host import stored_state
 from server.store.accounts import AccountStore
 from server.store.audit import audit
 from server.store.embedded import EmbeddedRedis, EmbeddedRedisError
+from server.store.parts import stored_state
 from server.store.tables import StoredTable
 
 _TTL = re.compile(r"^(\d+)([smhd]?)$")

@@ -37,26 +37,23 @@ from server.gamelog import pack_record
 from server.leases import LeaseKeeper
 from server.seating import Seating
 from server.store.accounts import AccountStore
+from server.store.parts import stored_state as stored_state  # noqa: PLC0414 (re-exported)
+from server.store.parts import to_parts
 from server.store.tables import (
     ClientRequest,
     CommitStatus,
     RequestRecord,
-    StoredTable,
     StoreError,
     TableStore,
 )
 from server.table.errors import TableError
-from server.table.events import Event, Tick, Void
+from server.table.events import ChangeConfig, Event, Tick, Void
 from server.table.machine import Transition, next_wakeup, step
 from server.table.state import (
-    Phase,
     TableConfig,
     TableState,
     evolve,
-    from_bytes,
-    from_parts,
     new_table,
-    to_parts,
 )
 from server.table.views import Outbound, snapshot
 
@@ -64,14 +61,6 @@ log = logging.getLogger(__name__)
 
 _RETRY_S = 0.05  # pause before a tick that could not be stored is tried again
 _FAULT_RETRY_S = 1.0  # pause before a tick the table refused is tried again
-
-
-def stored_state(stored: StoredTable) -> TableState:
-    """The state of a stored table: from its parts, or from the whole state of a table
-    stored before parts and not committed since. Raises ValueError if unreadable."""
-    if stored.whole is not None and not stored.parts:
-        return from_bytes(stored.whole)
-    return from_parts(stored.parts)
 
 
 def now_ms() -> int:
@@ -204,7 +193,6 @@ class TableHost:
         self._waiting_for: int | None = None  # the wake-up time the timer waits for
         self._ready = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._pending_config: TableConfig | None = None
         self._acquired = 0.0  # time.monotonic() when the lease was last acquired
         self._own_leases = leases is None
         self.leases = leases or LeaseKeeper(store, owner, lease_ms)
@@ -306,17 +294,8 @@ class TableHost:
         else:
             self.state = stored_state(stored)
             self._stored = self.state if stored.parts else None
-        self._pending_config = None
-        if self.state.config != self.config:
-            # The tables file changed since this table was stored: its limits, timers and
-            # options apply from the next moment between rounds. A change of seat count
-            # would orphan seats: the stored one is kept.
-            if self.state.config.seats == self.config.seats:
-                self._pending_config = self.config
-                self._apply_pending_config()
-            else:
-                log.warning("table %s: seat count differs from the file; kept", self.table_id)
-                self.config = self.state.config
+        if (self.state.pending_config or self.state.config) != self.config:
+            self._change_config()
         if sent is not None and self.state.seq > sent and self.subscribers:
             await self._catch_up(sent)
         log.info(
@@ -433,7 +412,6 @@ class TableHost:
                     _answer_repeat(request, record)
                     return Transition(state=self.state)
             started = time.perf_counter()
-            self._apply_pending_config()
             try:
                 transition = step(self.state, event, self.clock())
             except TableError:
@@ -459,23 +437,29 @@ class TableHost:
                 self.on_commit(transition, time.perf_counter() - started)
             return transition
 
-    def _apply_pending_config(self) -> None:
-        """Settings from a changed tables file take effect between rounds only.
+    def _change_config(self) -> None:
+        """The tables file changed since this table was stored: the machine applies its
+        limits, timers and options between rounds (:class:`ChangeConfig`), at once or
+        when the round in play ends. A change of seat count would orphan seats: the
+        machine refuses it, and the stored config is kept.
 
-        Changing the commission, pay table or foul policy of bets already placed would
-        change a game in progress (a fouled hand under a new ``reject`` policy cannot
-        even be settled). The change is written with the next stored change.
+        The change is written with the next stored change, as part of it: its commit
+        is checked against the version stored, so the loaded version is kept.
         """
-        state = self.state
-        if self._pending_config is None or state is None:
+        assert self.state is not None
+        try:
+            changed = step(self.state, ChangeConfig(self.config), self.clock()).state
+        except TableError as exc:
+            log.warning("table %s: %s; the stored config is kept", self.table_id, exc.message)
+            self.config = self.state.config
             return
-        between = state.phase in (Phase.IDLE, Phase.SETTLING) or (
-            state.phase is Phase.BETTING and not state.in_round()
+        applied = changed.pending_config is None
+        log.info(
+            "table %s: settings from the tables file %s",
+            self.table_id,
+            "applied" if applied else "apply when the round in play ends",
         )
-        if between:
-            log.info("table %s: settings from the tables file applied", self.table_id)
-            self.state = evolve(state, config=self._pending_config)
-            self._pending_config = None
+        self.state = evolve(changed, version=self.state.version)
 
     def _void_after_fault(self, exc: Exception) -> Transition:
         assert self.state is not None

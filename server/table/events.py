@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from server.table.state import TableConfig
+
 
 @dataclass(frozen=True, slots=True)
 class Tick:
@@ -123,9 +125,23 @@ class Reconnect:
 
 @dataclass(frozen=True, slots=True)
 class Void:
-    """A malfunction: the round in play cannot be completed (RULES.md, seed 000)."""
+    """A malfunction: the round in play cannot be completed (docs/RULES.md, Faults)."""
 
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeConfig:
+    """The table's settings are to become ``config`` (the tables file changed).
+
+    Between rounds they apply at once; during a round they wait in the state and
+    apply when it ends: changing the commission, pay table or foul policy of bets
+    already placed would change a game in progress (a hand fouled under ``lose``
+    could not even be settled under ``reject``). The seat count cannot change
+    (seats would be orphaned): refused.
+    """
+
+    config: TableConfig
 
 
 Event = (
@@ -143,4 +159,5 @@ Event = (
     | Disconnect
     | Reconnect
     | Void
+    | ChangeConfig
 )

@@ -47,8 +47,8 @@ from protocol.messages import (
 )
 from protocol.structs import TableSeq, Welcome
 from server.app import App
-from server.host import stored_state
 from server.store.audit import AuditReport, audit
+from server.store.parts import stored_state
 from server.store.tables import CommitResult, RequestRecord, TableStore
 
 T = TypeVar("T")

@@ -8,12 +8,12 @@ import redis.asyncio
 
 from protocol.messages import Bet, BetPlaced, Join, Rebuy, SeatChange
 from server.app import App
-from server.host import encode_outbound, now_ms, pack_outbound, stored_state
+from server.host import encode_outbound, now_ms, pack_outbound
 from server.store.accounts import AccountStore
+from server.store.parts import CONFIG_PART, HEADER_PART, seat_part, stored_state, to_parts
 from server.store.tables import CommitStatus, TableStore
 from server.table import events as ev
 from server.table.machine import step
-from server.table.state import CONFIG_PART, HEADER_PART, seat_part, to_parts
 from tests.conftest import FAST_TABLES
 from tests.server.conftest import StartApp
 from tests.server.helpers import (

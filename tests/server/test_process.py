@@ -30,8 +30,8 @@ from protocol.messages import (
     Watch,
 )
 from protocol.structs import Balances, HandChoice
-from server.host import stored_state
 from server.store.embedded import EmbeddedRedis
+from server.store.parts import stored_state
 from server.store.tables import TableStore
 from tests.server.helpers import (
     Client,

@@ -21,8 +21,8 @@ from protocol.messages import Bet, BetPlaced, CashOut, ErrorReply, Join, OkReply
 from server.app import App
 from server.auth import tokens
 from server.config import Settings
-from server.host import stored_state
 from server.store.accounts import AccountStore
+from server.store.parts import stored_state
 from server.store.tables import TableStore
 from tests.server.helpers import Client, Reply, audit_report, close_all, url
 

@@ -10,22 +10,20 @@ import msgpack
 from protocol.codec import check
 from protocol.messages import Cards, Hidden, OkReply, Reveal, SeedReveal, Snapshot
 from protocol.structs import HistoryPage, RoundRecord
-from server.table.events import Event
-from server.table.ledger import LedgerEntry, Pot
-from server.table.machine import Transition, step
-from server.table.state import (
+from server.store.parts import (
     CONFIG_PART,
     HEADER_PART,
-    Phase,
-    TableConfig,
-    TableState,
+    PENDING_CONFIG_PART,
     _plain,
     from_bytes,
     from_parts,
-    new_table,
     seat_part,
     to_parts,
 )
+from server.table.events import Event, Tick
+from server.table.ledger import LedgerEntry, Pot
+from server.table.machine import DEADLINES, ROWS, Transition, step
+from server.table.state import Phase, TableConfig, TableState, evolve, new_table
 from server.table.views import Outbound, snapshot
 
 CONFIG = TableConfig(table_id="t1", name="Test table")
@@ -56,20 +54,25 @@ def table_pots(state: TableState) -> Counter[tuple[Pot, str]]:
 
 def legacy_blob(state: TableState) -> bytes:
     """``state`` stored whole, in one value, as the store held states before parts
-    (format 1: what the writer of that time gave, a test checked it)."""
-    packed: bytes = msgpack.packb([1, _plain(state)], use_bin_type=True)
+    (format 1: what the writer of that time gave, a test checked it). That writer
+    knew no pending config: it is left out."""
+    plain = {k: v for k, v in _plain(state).items() if k != "pending_config"}
+    packed: bytes = msgpack.packb([1, plain], use_bin_type=True)
     return packed
 
 
 def plain_parts(state: TableState) -> dict[str, bytes]:
     """Every part of ``state`` from the generic walk of the slots (what the
     hand-written writers must give)."""
-    header = {k: v for k, v in _plain(state).items() if k != "config"}
+    plain = _plain(state)
+    header = {k: v for k, v in plain.items() if k not in ("config", "pending_config")}
     header["seats"] = len(state.seats)
     parts = {
         HEADER_PART: msgpack.packb([2, header]),
-        CONFIG_PART: msgpack.packb(_plain(state.config)),
+        CONFIG_PART: msgpack.packb(plain["config"]),
     }
+    if state.pending_config is not None:
+        parts[PENDING_CONFIG_PART] = msgpack.packb(plain["pending_config"])
     for i, seat in enumerate(state.seats):
         parts[seat_part(i)] = msgpack.packb(_plain(seat))
     return parts
@@ -113,6 +116,7 @@ class Harness:
         if any(v < 0 for v in accounts.values()):
             raise Overdrawn
         self.check_transition(before, t)
+        check_phase_move(before.phase, event, t.state.phase)
         self.parts.update(to_parts(t.state, before))
         self.accounts = accounts
         self.state = t.state
@@ -149,11 +153,16 @@ class Harness:
         written = to_parts(after, before)
         stored = {**self.parts, **written}
         assert from_parts(stored) == after
-        # The hand-written writers give what the generic walk of the slots gives.
+        # The hand-written writers give what the generic walk of the slots gives (a
+        # pending config cleared leaves its part, nil, where a new table has none).
+        if stored.get(PENDING_CONFIG_PART) == msgpack.packb(None):
+            del stored[PENDING_CONFIG_PART]
         assert stored == plain_parts(after)
         changed = {HEADER_PART}
         if after.config is not before.config:
             changed.add(CONFIG_PART)
+        if after.pending_config is not before.pending_config:
+            changed.add(PENDING_CONFIG_PART)
         changed |= {
             seat_part(i)
             for i, (old, new) in enumerate(zip(before.seats, after.seats, strict=True))
@@ -163,7 +172,32 @@ class Harness:
         # no bet does that, a needless write but a harmless one).
         assert set(written) == changed
         # A table stored whole, before parts, still reads the same.
-        assert from_bytes(legacy_blob(after)) == after
+        assert from_bytes(legacy_blob(after)) == evolve(after, pending_config=None)
+
+
+def deadline_phases(phase: Phase) -> set[Phase]:
+    """The phases that deadlines firing one after another lead ``phase`` to."""
+    reached, todo = {phase}, [phase]
+    while todo:
+        deadline = DEADLINES.get(todo.pop())
+        for target in deadline.to if deadline is not None else ():
+            if target not in reached:
+                reached.add(target)
+                todo.append(target)
+    return reached
+
+
+def check_phase_move(before: Phase, event: Event, after: Phase) -> None:
+    """The machine moved the table only along its tables: a tick along deadlines, an
+    event to a phase its row names."""
+    if isinstance(event, Tick):
+        assert after in deadline_phases(before), (before, after)
+        return
+    allowed = {before}
+    for phases, event_type, _, to in ROWS:
+        if before in phases and isinstance(event, event_type):
+            allowed.update(to)
+    assert after in allowed, (before, event, after)
 
 
 class Overdrawn(Exception):

@@ -4,21 +4,26 @@ Invariants after every step: chips are conserved and the ledger moves exactly th
 chips the state moved; no message or snapshot shows a card to someone who may not
 see it; the parts of each step's state that changed, written over the parts stored
 so far, give that state back exactly (as the store keeps it); deadlines always lie
-ahead after a tick, so every round reaches settling; and replaying the same events
-gives the same states.
+ahead after a tick, so every round reaches settling; the phase moves only as the
+machine's tables say; a changed config waits only while a round is in play; and
+replaying the same events gives the same states.
 """
 
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from server.rules.options import RuleOptions
+from server.rules.splits import FoulPolicy
 from server.table.errors import TableError
 from server.table.events import (
     CashOut,
+    ChangeConfig,
     ClearBet,
     Disconnect,
     Event,
@@ -42,6 +47,16 @@ PLAYERS = [f"p{i}" for i in range(5)]
 ACTOR = st.integers(0, 63)  # picks a seated player when there is one
 CONFIG = TableConfig(table_id="prop", name="Property table", grace_ms=20_000)
 START = 5_000
+# Settings the tables file may change to (phases no longer than CONFIG's, see the
+# invariant on deadlines), and one with a seat count the table refuses.
+CONFIGS = [
+    CONFIG,
+    replace(
+        CONFIG, min_bet=20, max_bet=100, setting_ms=10_000,
+        rules=RuleOptions(commission_pct=10, foul=FoulPolicy.LOSE),
+    ),
+    replace(CONFIG, seats=4),
+]  # fmt: skip
 
 
 class TableMachine(RuleBasedStateMachine):
@@ -156,6 +171,10 @@ class TableMachine(RuleBasedStateMachine):
         deadline = self.h.state.deadline
         assert deadline is None or deadline > self.h.now
 
+    @rule(config=st.sampled_from(CONFIGS))
+    def change_config(self, config: TableConfig) -> None:
+        self._do(ChangeConfig(config))
+
     @precondition(lambda self: self.h.state.phase is not Phase.IDLE)
     @rule()
     def void(self) -> None:
@@ -169,6 +188,12 @@ class TableMachine(RuleBasedStateMachine):
             assert s.balance >= 0
             assert s.bet >= 0
             assert s.bonus >= 0
+
+    @invariant()
+    def a_changed_config_waits_only_for_the_round_in_play(self) -> None:
+        state = self.h.state
+        assert state.pending_config is None or not state.between_rounds()
+        assert state.config.seats == CONFIG.seats
 
     @invariant()
     def timed_phases_have_deadlines(self) -> None:

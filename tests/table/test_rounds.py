@@ -581,16 +581,3 @@ def test_every_bonus_class_code_fits_the_wire() -> None:
             bonus_bet=5, bonus_payout=0, balance=100, bonus_class=code,
         )  # fmt: skip
         check(Results(table_id="t1", seq=1, round=1, results=(result,)))
-
-
-def test_the_state_writers_name_every_slot_in_order() -> None:
-    """A field added to a record must be added to its writer in server/table/state.py."""
-    from server.table import state as st
-
-    seat = st.Seat(player="p", name="P", balance=1, low=(1, 2), set_by=st.SetBy.PLAYER)
-    result = st.SeatResult(0, "p", "win", "win", "win", 1, 0, None, 2, 0, 0, 1, 2)
-    table = st.TableState(config=st.TableConfig(table_id="t", name="T"), seats=(seat,))
-    assert list(st._plain_seat(seat) or {}) == list(st.Seat.__slots__)
-    assert list(st._plain_result(result)) == list(st.SeatResult.__slots__)
-    # The header: every field but the config, the seats (their count) in their place.
-    assert list(st._plain_header(table)) == [n for n in st.TableState.__slots__ if n != "config"]

@@ -1,0 +1,166 @@
+"""Betting: a round opens, players bet, rebet, clear or sit out, and betting closes
+with the deal (or, with no bet at the table, the table waits).
+
+A bet moves only the difference from the bet it replaces, each way as its own
+ledger entry, between the seat's table balance and the bets held.
+"""
+
+from __future__ import annotations
+
+from protocol.errors import ErrorCode
+from protocol.fairness import commitment, deal
+from server.table import views
+from server.table.errors import TableError
+from server.table.events import ClearBet, PlaceBet, Rebet, SitOut
+from server.table.ledger import Kind, Pot
+from server.table.state import Phase, evolve
+from server.table.work import Work, ledger_key, seat_at, seat_index
+
+
+def open_betting(work: Work, seed: bytes) -> None:
+    """A new round: its seed is committed to now and stays secret until it is settled."""
+    work.set(
+        phase=Phase.BETTING,
+        deadline=work.now + work.state.config.betting_ms,
+        round_no=work.state.round_no + 1,
+        seed=bytes(seed),
+        commitment=commitment(bytes(seed)),
+        hands=None,
+        dealer_low=None,
+        results=(),
+        voided=None,
+    )
+    work.emit(views.phase_changed(work.state))
+    work.emit(views.commitment(work.state))
+
+
+def check_bet(work: Work, amount: int, bonus: int) -> None:
+    """Refuse a bet outside the table's limits or not made of its chips."""
+    config = work.state.config
+    unit = config.bet_unit
+    if amount == 0:
+        if bonus:
+            raise TableError(ErrorCode.NO_BET, "a bonus bet needs a main bet")
+        return
+    if not config.min_bet <= amount <= config.max_bet or amount % unit:
+        raise TableError(
+            ErrorCode.BET_LIMITS,
+            f"the bet is {config.min_bet} to {config.max_bet} chips, in multiples of {unit}",
+        )
+    if bonus and (not config.bonus_min <= bonus <= config.bonus_max or bonus % unit):
+        raise TableError(
+            ErrorCode.BET_LIMITS,
+            f"the bonus bet is {config.bonus_min} to {config.bonus_max} chips, "
+            f"in multiples of {unit}",
+        )
+
+
+def bet(work: Work, player: str, amount: int, bonus: int) -> None:
+    """Set ``player``'s bets of this round to ``amount`` and ``bonus`` (0: none)."""
+    index, seat = seat_index(work, player)
+    check_bet(work, amount, bonus)
+    available = seat.balance + seat.bet + seat.bonus
+    if amount + bonus > available:
+        raise TableError(
+            ErrorCode.INSUFFICIENT_BALANCE,
+            f"a bet of {amount + bonus} is above your table balance of {available}: "
+            "lower the bet or rebuy",
+        )
+    if amount == seat.bet and bonus == seat.bonus and not (amount and seat.sitting_out):
+        # The bet stands as asked (a request sent twice, a clear with nothing to
+        # clear): nothing to store or announce; the ok is the answer.
+        maybe_close_betting(work)
+        return
+    # Only the differences move, each as its own ledger entry.
+    for label, kind, old, new in (
+        ("bet", Kind.BET, seat.bet, amount),
+        ("bonus", Kind.BONUS_BET, seat.bonus, bonus),
+    ):
+        if new > old:
+            work.move(ledger_key(work, player, label), kind, player, new - old, Pot.TABLE, Pot.HELD)
+        elif old > new:
+            work.move(
+                ledger_key(work, player, label + "_back"),
+                Kind.BET_RETURNED,
+                player,
+                old - new,
+                Pot.HELD,
+                Pot.TABLE,
+            )
+    if work.state.phase is Phase.IDLE and amount:
+        # The table was waiting for a first bet: betting opens for the committed round,
+        # and says so before the bet that opened it.
+        work.set(phase=Phase.BETTING, deadline=work.now + work.state.config.betting_ms)
+        work.emit(views.phase_changed(work.state))
+    seat = evolve(
+        seat,
+        balance=available - amount - bonus,
+        bet=amount,
+        bonus=bonus,
+        sitting_out=False if amount else seat.sitting_out,
+    )
+    work.set_seat(index, seat)
+    work.emit(views.bet_changed(work.state, index))
+    maybe_close_betting(work)
+
+
+def place_bet(work: Work, event: PlaceBet) -> None:
+    """Bet, replacing this round's bet."""
+    bet(work, event.player, event.amount, event.bonus)
+
+
+def rebet(work: Work, event: Rebet) -> None:
+    """Bet as in the player's last round."""
+    _, seat = seat_index(work, event.player)
+    if not seat.last_bet:
+        raise TableError(ErrorCode.NO_BET, "there is no previous bet to repeat")
+    bet(work, event.player, seat.last_bet, seat.last_bonus)
+
+
+def clear_bet(work: Work, event: ClearBet) -> None:
+    """Take this round's bets back."""
+    bet(work, event.player, 0, 0)
+
+
+def sit_out(work: Work, event: SitOut) -> None:
+    """Sit this round out: bets back, and betting need not wait for this seat."""
+    index, seat = seat_index(work, event.player)
+    if seat.has_bet:
+        bet(work, event.player, 0, 0)
+        seat = seat_at(work, index)
+    work.set_seat(index, evolve(seat, sitting_out=True))
+    work.emit(views.seat_changed(work.state, index))
+    maybe_close_betting(work)
+
+
+def maybe_close_betting(work: Work) -> None:
+    """Betting closes early once every seated player has bet or sits out (and one bet)."""
+    if work.state.phase is not Phase.BETTING:
+        return
+    seats = work.state.occupied()
+    if any(s.has_bet for _, s in seats) and all(s.has_bet or s.sitting_out for _, s in seats):
+        close_betting(work)
+
+
+def close_betting(work: Work) -> None:
+    """The deal, or with no bet at the table no round: the table waits, idle."""
+    state = work.state
+    if not state.in_round():
+        # docs/DESIGN.md, The round: no bet at the table, no round: the table waits.
+        work.set(phase=Phase.IDLE, deadline=None)
+        work.emit(views.phase_changed(work.state))
+        return
+    assert state.seed is not None
+    # Who neither bet nor sat out has missed the round and stands up when it ends;
+    # who sat out counts it, and stands up after too many in a row.
+    for index, seat in state.occupied():
+        if not seat.has_bet:
+            if seat.sitting_out:
+                work.set_seat(index, evolve(seat, sit_out_rounds=seat.sit_out_rounds + 1))
+            else:
+                work.set_seat(index, evolve(seat, missed=True))
+    hands = deal(state.seed)
+    work.set(phase=Phase.DEALING, deadline=work.now + state.config.dealing_ms, hands=hands)
+    work.emit(views.phase_changed(work.state))
+    public, private = views.cards_dealt(work.state)
+    work.emit(public, private)
