@@ -7,7 +7,7 @@ A message class declares each field's wire constraints beside its Python type wi
     low: Annotated[tuple[Card, ...], Len(2, 2), UNIQUE]
 
 :func:`struct_spec` reads a class's type hints once and returns a tree of ``*Spec``
-nodes; :mod:`protocol.codec` compiles that tree into encoders and decoders, and the
+nodes; :mod:`protocol.compiler` compiles that tree into encoders and decoders, and the
 tests derive hypothesis strategies from it. Every ``int`` needs an :class:`Int`
 range, every ``str`` a :class:`Str` or :class:`Hex`, every ``tuple`` a :class:`Len`:
 an unbounded field is a schema error at import time.
