@@ -170,17 +170,18 @@ class TableHost:
         owner: str,
         *,
         accounts: AccountStore,
+        seating: Seating[TableHost],
         lease_ms: int = 5_000,
         clock: Callable[[], int] = now_ms,
         on_commit: Callable[[Transition, float], None] | None = None,
         on_ready: Callable[[TableHost], Awaitable[None]] | None = None,
         leases: LeaseKeeper | None = None,
-        seating: Seating | None = None,
     ) -> None:
         """``accounts`` reads the balance a money request that stores nothing is
-        answered with. ``leases`` renews the lease with the other tables of the
-        process; without one, the host runs a keeper of its own. ``seating`` is the
-        process's index of who sits where, kept up to date with :attr:`state`."""
+        answered with. ``seating`` is the process's index of who sits where (one for
+        every host and the gateway), kept up to date with :attr:`state`. ``leases``
+        renews the lease with the other tables of the process; without one, the host
+        runs a keeper of its own."""
         self.config = config
         self.table_id = config.table_id
         self.store = store
@@ -190,7 +191,7 @@ class TableHost:
         self.clock = clock
         self.on_commit = on_commit
         self.on_ready = on_ready
-        self.seating = seating if seating is not None else Seating()
+        self.seating = seating
         self._state: TableState | None = None
         # What the table's stored parts hold: each commit writes only the parts of its
         # state that differ from it (to_parts). ``state`` may differ from it by settings
