@@ -10,7 +10,7 @@ import redis.asyncio
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from server.leases import LeaseKeeper
+from server.host.lease import LeaseKeeper
 from server.store.tables import TableStore
 from tests.conftest import evalsha_calls
 from tests.server.helpers import until
