@@ -29,7 +29,7 @@ from protocol.errors import CloseCode
 from server.config import Settings
 from server.gateway import Gateway
 from server.host import TableHost
-from server.leases import LeaseKeeper
+from server.host.lease import LeaseKeeper
 from server.metrics import Metrics
 from server.seating import Seating
 from server.store.accounts import AccountStore

@@ -313,7 +313,7 @@ class Gateway:
         server_name: str,
         handshake_ms: int = L.HANDSHAKE_TIMEOUT_MS,
         max_connections: int = 20_000,
-        seating: Seating | None = None,
+        seating: Seating[TableHost] | None = None,
     ) -> None:
         self.hosts = hosts
         # Who sits where, kept by the hosts (they must share this one).

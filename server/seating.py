@@ -3,30 +3,32 @@
 The gateway asks on every hello, every departure and every money reply; scanning
 every hosted table's seats for one player cost, with 1,667 tables and 10,000 players
 leaving at once, 15 s of one core. The hosts keep this index instead, as their states
-change, so a question costs the player's own tables.
+change, so a question costs the player's own tables. One index serves the whole
+process: the app creates it and hands it to every host and to the gateway.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Hashable
+from typing import Generic, TypeVar
 
 from server.table.state import TableState
 
-if TYPE_CHECKING:
-    from server.host import TableHost
+H = TypeVar("H", bound=Hashable)
+"""What a host is to the index: anything hashable (the shell's table hosts)."""
 
 
-class Seating:
+class Seating(Generic[H]):
     """Player -> the hosts whose current state seats them (any host state, ready or not)."""
 
     def __init__(self) -> None:
-        self._hosts: dict[str, dict[TableHost, None]] = {}
+        self._hosts: dict[str, dict[H, None]] = {}
 
-    def hosts_of(self, player: str) -> list[TableHost]:
+    def hosts_of(self, player: str) -> list[H]:
         """The hosts seating ``player``, in the order they seated them (a copy)."""
         return list(self._hosts.get(player, ()))
 
-    def moved(self, host: TableHost, before: TableState | None, after: TableState | None) -> None:
+    def moved(self, host: H, before: TableState | None, after: TableState | None) -> None:
         """``host``'s state went from ``before`` to ``after``: update who sits where."""
         old = before.seats if before is not None else ()
         new = after.seats if after is not None else ()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import shutil
 import tempfile
 from collections.abc import AsyncIterator
@@ -40,6 +41,18 @@ async def own_redis() -> AsyncIterator[EmbeddedRedis]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+async def logged(caplog: pytest.LogCaptureFixture, logger: str, text: str) -> None:
+    """Wait until ``logger`` (or one below it) has logged a record containing ``text``."""
+
+    def found() -> bool:
+        return any(
+            (r.name == logger or r.name.startswith(f"{logger}.")) and text in r.getMessage()
+            for r in caplog.records
+        )
+
+    await until(found, 10, f"{logger} to log {text!r}")
+
+
 async def everything(client: redis.asyncio.Redis, players: list[str]) -> dict[str, object]:
     """What must survive: accounts, table states and event buffers, histories, ledger."""
     tables = TableStore(client)
@@ -69,7 +82,10 @@ async def play(players: list[Client], table_id: str, round_no: int) -> Results:
 
 
 @pytest.mark.asyncio
-async def test_redis_restart_between_rounds(own_redis: EmbeddedRedis, tmp_path: Path) -> None:
+async def test_redis_restart_between_rounds(
+    own_redis: EmbeddedRedis, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="server.host")
     tables = tmp_path / "tables.toml"
     # A long betting phase: nothing happens between the rounds but what the test does.
     tables.write_text(quick_tables("r", betting_ms=60_000))
@@ -99,7 +115,7 @@ async def test_redis_restart_between_rounds(own_redis: EmbeddedRedis, tmp_path: 
         await client.aclose()
         await own_redis.astop()  # SHUTDOWN: the append-only file is synced
         # Down long enough for the server to miss a lease renewal (every lease_ms / 3).
-        await asyncio.sleep(1.2)
+        await logged(caplog, "server.host", "leases not renewed")
         await own_redis.astart()
         client = own_redis.client()
         assert await everything(client, names) == before
@@ -132,10 +148,11 @@ async def test_redis_restart_between_rounds(own_redis: EmbeddedRedis, tmp_path: 
 
 @pytest.mark.asyncio
 async def test_a_deadline_passing_while_redis_is_down(
-    own_redis: EmbeddedRedis, tmp_path: Path
+    own_redis: EmbeddedRedis, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The tick that cannot be stored is retried once Redis is back; the server keeps
     its lease through a short outage (no takeover, no ``unavailable``)."""
+    caplog.set_level(logging.WARNING, logger="server.host")
     tables = tmp_path / "tables.toml"
     tables.write_text(quick_tables("d", setting_ms=300))
     settings = Settings(
@@ -158,7 +175,8 @@ async def test_a_deadline_passing_while_redis_is_down(
         setting = await player.phase("d", "setting")
         assert setting.deadline_ms is not None
         await own_redis.astop()
-        await asyncio.sleep(0.7)  # the setting deadline passes while Redis is down
+        # The setting deadline passes while Redis is down: its tick is not stored.
+        await logged(caplog, "server.host", "table d: tick not stored")
         await own_redis.astart()
         results = await player.event("d", Results)
         assert [r.seat for r in results.results] == [0]

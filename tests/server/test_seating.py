@@ -17,7 +17,7 @@ from tests.table.helpers import seed
 pytestmark = pytest.mark.asyncio
 
 
-def _host(client: redis.asyncio.Redis, table_id: str, seating: Seating) -> TableHost:
+def _host(client: redis.asyncio.Redis, table_id: str, seating: Seating[TableHost]) -> TableHost:
     return TableHost(
         TableConfig(table_id=table_id, name=table_id),
         TableStore(client),
@@ -42,7 +42,7 @@ def _sit(player: str, seat: int | None = None) -> SitDown:
 async def test_hosts_follow_sitting_down_and_standing_up(
     redis_client: redis.asyncio.Redis,
 ) -> None:
-    seating = Seating()
+    seating = Seating[TableHost]()
     a, b = _host(redis_client, "a", seating), _host(redis_client, "b", seating)
     assert seating.hosts_of("ann") == []
     _apply(b, _sit("ann"))
@@ -59,7 +59,7 @@ async def test_hosts_follow_sitting_down_and_standing_up(
 async def test_a_change_that_keeps_the_seats_changes_nothing(
     redis_client: redis.asyncio.Redis,
 ) -> None:
-    seating = Seating()
+    seating = Seating[TableHost]()
     host = _host(redis_client, "a", seating)
     _apply(host, _sit("ann", 2))
     _apply(host, PlaceBet("ann", 10, 0))  # a new seat object for ann, same player
@@ -69,7 +69,7 @@ async def test_a_change_that_keeps_the_seats_changes_nothing(
 async def test_a_loaded_or_dropped_state_is_indexed_as_a_whole(
     redis_client: redis.asyncio.Redis,
 ) -> None:
-    seating = Seating()
+    seating = Seating[TableHost]()
     first = _host(redis_client, "a", seating)
     _apply(first, _sit("ann"), _sit("bob"))
     stored = first.state

@@ -159,8 +159,8 @@ def test_parent_killed_takes_redis_along(tmp_path: Path) -> None:
     parent = subprocess.Popen(
         [sys.executable, "-c", script],
         stdout=subprocess.PIPE,
-        cwd=Path(__file__).resolve().parents[2],
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        cwd=Path(__file__).resolve().parents[3],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])},
     )
     try:
         assert parent.stdout is not None

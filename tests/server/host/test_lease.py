@@ -1,7 +1,9 @@
-"""The lease keeper against a real Redis: one call per cycle, losses reported once."""
+"""Leases against a real Redis: the keeper (one call per cycle, losses reported once)
+and a table's lease through its cycle."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
 
@@ -10,7 +12,7 @@ import redis.asyncio
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from server.leases import LeaseKeeper
+from server.host.lease import LeaseKeeper, TableLease
 from server.store.tables import TableStore
 from tests.conftest import evalsha_calls
 from tests.server.helpers import until
@@ -105,3 +107,56 @@ async def test_redis_unreachable_loses_a_lease_only_once_it_may_have_expired(
         assert lost == ["t1"]
     finally:
         await nowhere.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_table_lease_through_its_cycle(redis_client: redis.asyncio.Redis) -> None:
+    """Acquired once free, renewed by its own keeper while held, lost to another owner
+    (the host told once, the table no longer ready), given up without touching the new
+    owner's lease, and released by stop."""
+    store = TableStore(redis_client)
+    lost: list[str] = []
+    lease = TableLease(store, "t1", "node-a", 300, None, lambda: lost.append("t1"))
+    other = await store.acquire_lease("t1", "node-b", 60_000)
+    assert other is not None
+    acquiring = asyncio.create_task(lease.acquire())
+    assert await store.release_lease("t1", "node-b", other)
+    token, acquired = await asyncio.wait_for(acquiring, 5)
+    assert token == other + 1
+    lease.took(token, acquired)
+    lease.start()
+    try:
+        lease.set_ready()
+        lease.hold()
+        assert lease.ready
+
+        async def renewed() -> bool:
+            # Ours at every look, until it would have expired unrenewed.
+            assert await store.lease_holder("t1") == (token, "node-a")
+            return time.monotonic() - acquired > 0.45
+
+        await until(renewed, what="the keeper to renew the lease")
+        await redis_client.delete(store.keys.table_lease("t1"))
+        taker = await store.acquire_lease("t1", "node-b", 60_000)
+        assert taker == token + 1
+        await until(lambda: lost, what="the loss to be reported")
+        assert lost == ["t1"]
+        assert not lease.ready
+        await lease.give_up()
+        assert await store.lease_holder("t1") == (taker, "node-b")
+    finally:
+        await lease.stop()
+    assert lease.token is None
+    assert lost == ["t1"]
+
+
+@pytest.mark.asyncio
+async def test_stop_releases_a_lease_still_held(redis_client: redis.asyncio.Redis) -> None:
+    store = TableStore(redis_client)
+    lease = TableLease(store, "t1", "node-a", 60_000, None, lambda: None)
+    lease.took(*await lease.acquire())
+    lease.set_ready()
+    assert await lease.wait_ready(1)
+    await lease.stop()
+    assert not lease.ready
+    assert await store.lease_holder("t1") is None

@@ -1,0 +1,277 @@
+"""The commit path: an event applied to the table, stored, answered, then sent.
+
+Under the host's lock, ``step`` computes the change; the store commits it (state,
+ledger entries, events, game logs) in one atomic operation checked against the lease's
+fencing token and the state's version; only then is the requester answered and are the
+events sent (docs/DESIGN.md, The commit: one Lua script). The store keeps the state in
+parts, and a commit writes only the parts that differ from the state last stored (a
+bet writes one seat and the header, not the whole table).
+
+A money request (:class:`MoneyRequest`) is applied at most once: a repeat is answered
+as the first time, from the record its commit stored. A commit whose reply was lost
+may have been stored: the host reads the table back rather than answer "failed" for a
+change that happened (docs/DESIGN.md, Money and idempotency).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from redis.exceptions import RedisError
+
+from protocol.errors import ErrorCode
+from server.gamelog import pack_record
+from server.host.fanout import FanOut, encode_outbound, pack_outbound
+from server.host.lease import TableLease
+from server.store.accounts import AccountStore
+from server.store.parts import stored_state as stored_state  # noqa: PLC0414 (re-exported)
+from server.store.parts import to_parts
+from server.store.tables import (
+    ClientRequest,
+    CommitResult,
+    CommitStatus,
+    RequestRecord,
+    StoreError,
+    TableStore,
+)
+from server.table.errors import TableError
+from server.table.events import Event, Void
+from server.table.machine import Transition, next_wakeup, step
+from server.table.state import TableState
+
+log = logging.getLogger(__name__)
+
+
+class TableUnavailable(TableError):
+    """The table is not hosted here right now (starting, or owned by another process)."""
+
+    def __init__(self, table_id: str) -> None:
+        super().__init__(ErrorCode.UNAVAILABLE, f"table {table_id} is not available; retry")
+
+
+@dataclass(frozen=True, slots=True)
+class MoneyRequest:
+    """A client's request that moves chips (join, rebuy, cash_out, leave), applied at
+    most once per ``(session, rid)`` (protocol/PROTOCOL.md, section 3): a session
+    survives a dropped connection (resumed with its token), and a client's request ids
+    are its own only within one session (a counter may start again in a new one).
+
+    ``fingerprint`` says what was asked: the same rid with another fingerprint is
+    refused (``rid_reused``). ``memo(t)`` is what the reply needs from the change
+    ``t`` besides the account balance; it is stored with the request.
+    ``answer(memo, account)`` queues the ``ok`` from a memo and the player's account
+    balance right after the change: the first time, and for every repeat with the
+    stored ones, so that a repeat gets the very reply the first one got.
+    """
+
+    player: str
+    session: str
+    rid: str
+    fingerprint: bytes
+    memo: Callable[[Transition], bytes]
+    answer: Callable[[bytes, int], None]
+
+    @property
+    def key(self) -> str:
+        """What the request is stored under, for its player."""
+        return f"{self.session}:{self.rid}"
+
+
+def answer_repeat(request: MoneyRequest, record: RequestRecord) -> None:
+    """Answer a request already applied as it was answered then, if it is the same."""
+    if record.fingerprint != request.fingerprint:
+        raise TableError(
+            ErrorCode.RID_REUSED,
+            f"rid {request.rid!r} was used for another request of yours; "
+            "a new request needs a new rid",
+        )
+    request.answer(record.memo, record.account)
+
+
+class CommitPath:
+    """How a table host changes its table: :meth:`submit` and what it takes.
+
+    The host (:class:`~server.host.host.TableHost`) sets the attributes declared here.
+    """
+
+    table_id: str
+    store: TableStore
+    accounts: AccountStore
+    lease: TableLease
+    clock: Callable[[], int]
+    on_commit: Callable[[Transition, float], None] | None
+    subscribers: FanOut
+    state: TableState | None  # as last stored (or loaded), with a changed config stepped in
+    # What the table's stored parts hold: each commit writes only the parts of its
+    # state that differ from it (to_parts). ``state`` may differ from it by settings
+    # from the tables file not yet stored. None: no parts are known (a new table,
+    # or one stored whole), so the next commit writes every part.
+    _stored: TableState | None
+    _lock: asyncio.Lock
+    _wake: asyncio.Event  # wakes the host's timer
+    _waiting_for: int | None  # the wake-up time the timer waits for
+
+    async def submit(
+        self,
+        event: Event,
+        reply: Callable[[Transition], None] | None = None,
+        request: MoneyRequest | None = None,
+    ) -> Transition:
+        """Apply ``event``: stored, then sent. Raises :class:`TableError` if refused.
+
+        ``reply`` is called once the change is stored and before its events go out, so
+        the requester's ``ok`` precedes the events it caused (protocol/PROTOCOL.md). A
+        fault inside the state machine (a bug) voids the round in play, as
+        docs/RULES.md, Faults, asks of a malfunction, instead of leaving the table stuck.
+
+        ``request`` (instead of ``reply``): the money request behind ``event``. If it
+        was applied already (its session and rid are recorded), nothing happens: it is
+        answered as the first time, and the transition returned changes nothing.
+        Else it is recorded with the change, and answered with the account balance
+        the change left.
+        """
+        if reply is not None and request is not None:
+            raise ValueError("a money request is answered by its own callback")
+        async with self._lock:
+            if not self.lease.ready or self.state is None:
+                raise TableUnavailable(self.table_id)
+            if request is not None:
+                # Checked before step(): a repeat may no longer be legal at all (a
+                # join of a player now seated). Under the lock, so of two identical
+                # requests at once the second sees the first one's record.
+                record = await self.store.request(request.player, request.key)
+                if record is not None:
+                    answer_repeat(request, record)
+                    return Transition(state=self.state)
+            started = time.perf_counter()
+            try:
+                transition = step(self.state, event, self.clock())
+            except TableError:
+                raise
+            except Exception as exc:
+                log.exception("table %s: state machine fault on %r", self.table_id, event)
+                # The void is stored and sent; the request itself failed.
+                await self._commit(self._void_after_fault(exc), None)
+                raise TableError(
+                    ErrorCode.INTERNAL, "server fault: the round was voided and bets returned"
+                ) from exc
+            if transition.state is not self.state:
+                if not await self._commit(transition, reply, request):
+                    return Transition(state=self.state)  # a repeat: nothing changed
+            elif request is not None:
+                # Nothing to store (cashing out an empty table balance), so nothing
+                # recorded: a repeat does the same nothing.
+                account = await self.accounts.balance(request.player) or 0
+                request.answer(request.memo(transition), account)
+            elif reply is not None:
+                reply(transition)
+            if self.on_commit is not None:
+                self.on_commit(transition, time.perf_counter() - started)
+            return transition
+
+    def _void_after_fault(self, exc: Exception) -> Transition:
+        assert self.state is not None
+        try:
+            return step(self.state, Void(f"server fault: {type(exc).__name__}"), self.clock())
+        except TableError:
+            raise TableError(ErrorCode.INTERNAL, "server fault; nothing changed") from exc
+
+    async def _commit(
+        self,
+        t: Transition,
+        reply: Callable[[Transition], None] | None,
+        request: MoneyRequest | None = None,
+    ) -> bool:
+        """Store ``t`` and answer, then send its events; False if nothing was stored
+        because ``request`` was applied already (answered as then)."""
+        assert self.state is not None
+        token = self.lease.token
+        assert token is not None
+        frames = [encode_outbound(o) for o in t.events]
+        packed = [(o.seq, pack_outbound(f)) for o, f in zip(t.events, frames, strict=True)]
+        parts = to_parts(t.state, self._stored)
+        carried = None
+        if request is not None:
+            carried = ClientRequest(
+                request.player, request.key, request.fingerprint, request.memo(t)
+            )
+        try:
+            result = await self.store.commit(
+                self.table_id,
+                token=token,
+                expected_version=self.state.version,
+                new_version=t.state.version,
+                state=parts,
+                entries=t.entries,
+                events=packed,
+                logs=[(player, pack_record(record)) for player, record in t.logs],
+                request=carried,
+            )
+        except (RedisError, OSError):
+            # The reply was lost: was the change stored? Answering "failed" for a stored
+            # change would let a retry move the chips twice. Ask Redis (if it answers).
+            if not await self._stored_is(t.state):
+                raise  # not stored: nothing happened, a retry is safe
+            log.warning("table %s: commit stored, reply lost; carrying on", self.table_id)
+            result = None
+        if result is not None and not result.ok:
+            self._refused(result, request)  # raises, unless the request was a repeat
+            return False
+        self.state = self._stored = t.state
+        if next_wakeup(t.state) != self._waiting_for:
+            # Only when the time to wait for changed: most changes (a bet) leave the
+            # deadline as it was, and waking the timer for nothing costs a task switch.
+            self._wake.set()
+        try:
+            if request is not None:
+                assert carried is not None
+                if result is not None:
+                    account = result.accounts[request.player]
+                else:  # the commit's reply was lost: its record has the balance
+                    record = await self.store.request(request.player, request.key)
+                    if record is None:
+                        raise StoreError("a stored request has no record")
+                    account = record.account
+                request.answer(carried.memo, account)
+            elif reply is not None:
+                reply(t)
+        finally:
+            # The change is stored: its events go out even if the reply could not.
+            for event_frames in frames:
+                self.subscribers.send(event_frames)
+        return True
+
+    def _refused(self, result: CommitResult, request: MoneyRequest | None) -> None:
+        """What a commit that stored nothing means: a repeat of ``request`` is answered;
+        else :class:`TableError` is raised (the table is lost if it was stale)."""
+        if result.status is CommitStatus.REPEATED:
+            # Recorded meanwhile by a commit of another table (the submit's own check
+            # ran under this table's lock): nothing was written here.
+            assert request is not None
+            assert result.request is not None
+            answer_repeat(request, result.request)
+            return
+        if result.status is CommitStatus.INSUFFICIENT:
+            raise TableError(
+                ErrorCode.INSUFFICIENT_BALANCE,
+                f"your account holds {result.balance} chips: lower the amount",
+            )
+        if result.stale:
+            # Another process owns the table now: stop acting on it.
+            self.lease.lose()
+            raise TableUnavailable(self.table_id)
+        raise StoreError(f"table {self.table_id}: commit refused as {result.status}")
+
+    async def _stored_is(self, state: TableState) -> bool:
+        """Whether the table in Redis is ``state``, written under this host's token."""
+        stored = await self.store.load(self.table_id)
+        if stored is None or stored.version != state.version or stored.token != self.lease.token:
+            return False
+        try:
+            return stored_state(stored) == state
+        except ValueError:
+            return False  # unreadable: not this state, whatever it is

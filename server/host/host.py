@@ -1,0 +1,277 @@
+"""Hosting one table: its lease, its state, its timer, and the fan-out of its events.
+
+A :class:`TableHost` is the asyncio shell around the pure state machine for one
+table. It takes the table's lease (:mod:`~server.host.lease`), loads the state, and
+applies events one at a time by the commit path (:mod:`~server.host.commit`): stored
+before anyone hears of them, then sent to the connections at the table
+(:mod:`~server.host.fanout`). A timer feeds :class:`Tick` events when the state's
+next deadline passes; after a restart or a takeover the stored deadlines carry on, and
+one already past fires at once (docs/DESIGN.md, Time and deadlines).
+
+Each time the host becomes ready (it took the lease and loaded the state) it calls
+its ``on_ready`` hook, so that the shell around it (the gateway) can bring the table
+in line with the connections this process holds: the stored state knows nothing of
+connections that a dead owner lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+
+from redis.exceptions import RedisError
+
+from server.host.commit import CommitPath, stored_state
+from server.host.fanout import FanOut, Subscriber
+from server.host.lease import LeaseKeeper, TableLease
+from server.seating import Seating
+from server.store.accounts import AccountStore
+from server.store.tables import TableStore
+from server.table.errors import TableError
+from server.table.events import ChangeConfig, Tick
+from server.table.machine import Transition, next_wakeup, step
+from server.table.state import TableConfig, TableState, evolve, new_table
+
+log = logging.getLogger(__name__)
+
+_RETRY_S = 0.05  # pause before a tick that could not be stored is tried again
+_FAULT_RETRY_S = 1.0  # pause before a tick the table refused is tried again
+
+
+def now_ms() -> int:
+    """Server time: epoch milliseconds."""
+    return time.time_ns() // 1_000_000
+
+
+class TableHost(CommitPath):
+    """One table hosted by this process. See the module docstring."""
+
+    def __init__(
+        self,
+        config: TableConfig,
+        store: TableStore,
+        owner: str,
+        *,
+        accounts: AccountStore,
+        seating: Seating[TableHost],
+        lease_ms: int = 5_000,
+        clock: Callable[[], int] = now_ms,
+        on_commit: Callable[[Transition, float], None] | None = None,
+        on_ready: Callable[[TableHost], Awaitable[None]] | None = None,
+        leases: LeaseKeeper | None = None,
+    ) -> None:
+        """``accounts`` reads the balance a money request that stores nothing is
+        answered with. ``seating`` is the process's index of who sits where (one for
+        every host and the gateway), kept up to date with :attr:`state`. ``leases``
+        renews the lease with the other tables of the process; without one, the host
+        runs a keeper of its own."""
+        self.config = config
+        self.table_id = config.table_id
+        self.store = store
+        self.accounts = accounts
+        self.owner = owner
+        self.lease_ms = lease_ms
+        self.clock = clock
+        self.on_commit = on_commit
+        self.on_ready = on_ready
+        self.seating = seating
+        self._state: TableState | None = None
+        self._stored = None
+        self.subscribers = FanOut(self.table_id)
+        self._lock = asyncio.Lock()
+        self._wake = asyncio.Event()
+        self._waiting_for = None
+        self._task: asyncio.Task[None] | None = None
+        # Lost: the timer wakes up to see that the table is no longer ready here.
+        self.lease = TableLease(store, self.table_id, owner, lease_ms, leases, self._wake.set)
+
+    @property
+    def state(self) -> TableState | None:
+        """The table's state as last stored (None until loaded)."""
+        return self._state
+
+    @state.setter
+    def state(self, new: TableState | None) -> None:
+        before, self._state = self._state, new
+        self.seating.moved(self, before, new)
+
+    @property
+    def token(self) -> int | None:
+        """The fencing token of the lease last taken (None before, and once stopped)."""
+        return self.lease.token
+
+    # --- life cycle ---------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start hosting in the background (lease, load, timer)."""
+        if self._task is None:
+            self.lease.start()
+            self._task = asyncio.create_task(self._run(), name=f"table-{self.table_id}")
+
+    async def stop(self) -> None:
+        """Stop hosting: wait for the write in progress, then give the lease up."""
+        task, self._task = self._task, None
+        if task is not None:
+            async with self._lock:  # an in-flight commit finishes first
+                task.cancel()
+            # Cancel again if a cancellation was absorbed somewhere (bounded wait each).
+            while not task.done():
+                await asyncio.wait({task}, timeout=1.0)
+                if not task.done():
+                    log.warning("table %s: still stopping; cancelling again", self.table_id)
+                    task.cancel()
+        await self.lease.stop()
+
+    @property
+    def lock(self) -> asyncio.Lock:
+        """Held while an event is applied: hold it to read state and events consistently."""
+        return self._lock
+
+    @property
+    def ready(self) -> bool:
+        """Whether this process owns the table and has its state."""
+        return self.lease.ready
+
+    async def wait_ready(self, seconds: float) -> bool:
+        """Wait until the table is hosted here; False after ``seconds``."""
+        return await self.lease.wait_ready(seconds)
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self._acquire()
+                await self._host()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("table %s: hosting failed; retrying", self.table_id)
+            # Give the lease up if it is still ours (we stopped acting on a state we can
+            # no longer trust), so that taking the table again need not wait for it.
+            await self.lease.give_up()
+            await asyncio.sleep(self.lease_ms / 4000)
+
+    async def _acquire(self) -> None:
+        """Wait until this process holds the lease, then load (or create) the state.
+
+        Subscribers still attached from before (the table was lost, then taken again)
+        first get what was stored meanwhile: the events after the last one they were
+        sent, or a snapshot, so their sequence has no gap.
+        """
+        sent = self.state.seq if self.state is not None else None
+        token, acquired = await self.lease.acquire()
+        stored = await self.store.load(self.table_id)
+        self.lease.took(token, acquired)
+        if stored is None:
+            self.state, self._stored = new_table(self.config), None
+        else:
+            self.state = stored_state(stored)
+            self._stored = self.state if stored.parts else None
+        if (self.state.pending_config or self.state.config) != self.config:
+            self._change_config()
+        if sent is not None and self.state.seq > sent and self.subscribers:
+            await self.subscribers.catch_up(self.store, sent, self.state, self.clock)
+        log.info(
+            "table %s: hosting with token %d at version %d",
+            self.table_id,
+            token,
+            self.state.version,
+        )
+        self.lease.set_ready()
+
+    def _change_config(self) -> None:
+        """The tables file changed since this table was stored: the machine applies its
+        limits, timers and options between rounds (:class:`ChangeConfig`), at once or
+        when the round in play ends. A change of seat count would orphan seats: the
+        machine refuses it, and the stored config is kept.
+
+        The change is written with the next stored change, as part of it: its commit
+        is checked against the version stored, so the loaded version is kept.
+        """
+        assert self.state is not None
+        try:
+            changed = step(self.state, ChangeConfig(self.config), self.clock()).state
+        except TableError as exc:
+            log.warning("table %s: %s; the stored config is kept", self.table_id, exc.message)
+            self.config = self.state.config
+            return
+        applied = changed.pending_config is None
+        log.info(
+            "table %s: settings from the tables file %s",
+            self.table_id,
+            "applied" if applied else "apply when the round in play ends",
+        )
+        self.state = evolve(changed, version=self.state.version)
+
+    async def _host(self) -> None:
+        self.lease.hold()
+        # Beside the timer, not before it: the hook submits events (each waits for the
+        # lock like any request) and a deadline already past must not wait for it all.
+        announce = asyncio.create_task(self._announce_ready())
+        try:
+            # Until the lease is lost, or a commit found the table changed under us.
+            while self.lease.ready:
+                await self._timer_step()
+        finally:
+            self.lease.drop()
+            announce.cancel()
+            # gather, not suppress(CancelledError): a stop() that cancels this task
+            # while it waits here must not be swallowed with the hook's own
+            # cancellation, or _run would carry on and stop() would wait forever.
+            await asyncio.gather(announce, return_exceptions=True)
+
+    async def _announce_ready(self) -> None:
+        """Run the ``on_ready`` hook once per taking of the table; its failure is logged."""
+        if self.on_ready is None:
+            return
+        try:
+            await self.on_ready(self)
+        except Exception:
+            log.exception("table %s: on-ready hook failed", self.table_id)
+
+    # --- the timer ------------------------------------------------------------------
+
+    async def _timer_step(self) -> None:
+        assert self.state is not None
+        wake = next_wakeup(self.state)
+        self._waiting_for = wake
+        timeout = None if wake is None else max(0.0, (wake - self.clock()) / 1000)
+        self._wake.clear()
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a
+        # cancellation that arrives as the wait ends, and stop() would hang.
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self._wake.wait()
+        if not self.lease.ready:
+            return
+        if wake is not None and self.clock() >= wake:
+            try:
+                await self.submit(Tick(secrets.token_bytes(32)))
+            except TableError as exc:
+                # A deadline that cannot fire (a fault the machine cannot void) must not
+                # spin the loop: the deadline stays past, so wait before trying again.
+                log.warning("table %s: tick refused: %s", self.table_id, exc)
+                await asyncio.sleep(_FAULT_RETRY_S)
+            except (RedisError, OSError) as exc:
+                # Not stored, so nothing happened: the deadline is still past and the
+                # next step tries again (a commit stored but unanswered is caught by
+                # the version check, and the table is reloaded).
+                log.warning("table %s: tick not stored (%s); retrying", self.table_id, exc)
+                await asyncio.sleep(_RETRY_S)
+
+    # --- subscribers ----------------------------------------------------------------
+
+    def subscribe(self, sub: Subscriber) -> None:
+        """Send this table's events to ``sub`` from now on."""
+        self.subscribers.add(sub)
+
+    def unsubscribe(self, sub: Subscriber) -> None:
+        """Stop sending this table's events to ``sub``."""
+        self.subscribers.discard(sub)
+
+    async def missed(self, sub: Subscriber, last_seq: int) -> list[bytes] | None:
+        """The frames ``sub`` missed after ``last_seq``, or None when a snapshot is needed."""
+        return await self.subscribers.missed(self.store, sub, last_seq)

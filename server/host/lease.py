@@ -1,0 +1,224 @@
+"""A table's lease through its life cycle, and the keeper that renews them all.
+
+A process hosts a table while it holds the table's lease, taken with a fencing token
+that only grows (docs/DESIGN.md, Leases and fencing tokens). A :class:`TableLease` goes
+round one cycle: acquired (waiting while another process holds it), renewed while
+held, lost (another process owns the table now, or may) or released, then acquired
+again; the table host drives it, loading the table in between.
+
+Each lease must be renewed well before it expires, every ``lease_ms / 3``. With a
+timer and a task per table, a process hosting 1,667 tables woke 1,667 tasks and made as
+many calls every cycle, in bursts that stalled its event loop. The
+:class:`LeaseKeeper` renews them all with one timer and one script call per cycle (in
+chunks, so Redis is never blocked long), and tells a table only when its lease is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from redis.exceptions import RedisError
+
+from server.store.tables import TableStore
+
+log = logging.getLogger(__name__)
+
+RENEW_CHUNK = 500
+"""Leases renewed by one script call: Redis runs a script alone, so keep each short."""
+
+
+@dataclass
+class _Held:
+    token: int
+    renewed: float  # time.monotonic() when the last successful renewal was sent
+    on_lost: Callable[[], None]
+
+
+class LeaseKeeper:
+    """Renews the leases handed to :meth:`hold` until :meth:`drop` or their loss.
+
+    A lease counts as lost when Redis says it is no longer ours, or when it could not
+    be renewed for ``lease_ms`` (Redis unreachable all that time: it may have expired
+    and been taken). ``on_lost`` is then called once, from the keeper's task.
+    """
+
+    def __init__(self, store: TableStore, owner: str, lease_ms: int) -> None:
+        self.store = store
+        self.owner = owner
+        self.lease_ms = lease_ms
+        self._held: dict[str, _Held] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def hold(self, table_id: str, token: int, on_lost: Callable[[], None], acquired: float) -> None:
+        """Keep the lease of ``table_id`` alive: acquired with ``token`` at ``acquired``
+        (``time.monotonic()`` before the acquiring call: its time to live runs from
+        then, whatever happened since)."""
+        self._held[table_id] = _Held(token, acquired, on_lost)
+
+    def drop(self, table_id: str) -> None:
+        """Stop renewing ``table_id``'s lease (it is being given up)."""
+        self._held.pop(table_id, None)
+
+    def start(self) -> None:
+        """Start the renewal timer (idempotent)."""
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="lease-keeper")
+
+    async def stop(self) -> None:
+        """Stop the renewal timer; leases still held are left to expire."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def _run(self) -> None:
+        interval = self.lease_ms / 3000
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.renew_now()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a bug here must not end the renewals of every table
+                log.exception("lease renewal failed")
+
+    async def renew_now(self) -> None:
+        """One renewal cycle for every lease held; losses are reported to their tables."""
+        held = list(self._held.items())
+        for start in range(0, len(held), RENEW_CHUNK):
+            await self._renew(held[start : start + RENEW_CHUNK])
+
+    async def _renew(self, chunk: list[tuple[str, _Held]]) -> None:
+        sent = time.monotonic()
+        try:
+            ours = await self.store.renew_leases(
+                self.owner, [(table_id, h.token) for table_id, h in chunk], self.lease_ms
+            )
+        except (RedisError, OSError) as exc:
+            # Redis unreachable for a moment (a restart, a failover): a lease may still
+            # be ours when it is back, so keep trying while it can last. Commits are
+            # fenced, so acting meanwhile is safe.
+            log.warning("%d leases not renewed (%s); retrying", len(chunk), exc)
+            ours = [sent - h.renewed < self.lease_ms / 1000 for _, h in chunk]
+            sent = -1.0  # nothing was renewed
+        for (table_id, h), still in zip(chunk, ours, strict=True):
+            if self._held.get(table_id) is not h:
+                continue  # dropped, or taken again, meanwhile
+            if not still:
+                del self._held[table_id]
+                log.warning("table %s: lease lost", table_id)
+                h.on_lost()
+            elif sent >= 0:
+                h.renewed = sent
+
+
+class TableLease:
+    """This process's lease of one table, and whether the table is ready here.
+
+    The cycle, driven by the host: :meth:`acquire` waits until the lease is ours,
+    :meth:`took` adopts it once the table is loaded, :meth:`set_ready` opens the table,
+    :meth:`hold` has the keeper renew it; the lease is lost (:meth:`lose`: by the
+    keeper, or by a commit refused as stale) or the host stops serving, and
+    :meth:`give_up` releases it if it is still ours, before the next :meth:`acquire`.
+    :meth:`stop` ends it all.
+    """
+
+    def __init__(
+        self,
+        store: TableStore,
+        table_id: str,
+        owner: str,
+        lease_ms: int,
+        keeper: LeaseKeeper | None,
+        on_lost: Callable[[], None],
+    ) -> None:
+        """``keeper`` renews the lease with the other tables of the process; without
+        one, the lease runs a keeper of its own. ``on_lost`` is called each time the
+        lease is lost, once the table is no longer ready."""
+        self.store = store
+        self.table_id = table_id
+        self.owner = owner
+        self.lease_ms = lease_ms
+        self.token: int | None = None
+        """The fencing token of the lease last taken (None before, and once stopped)."""
+        self._acquired = 0.0  # time.monotonic() when the lease was last acquired
+        self._ready = asyncio.Event()
+        self._on_lost = on_lost
+        self._own_keeper = keeper is None
+        self.keeper = keeper or LeaseKeeper(store, owner, lease_ms)
+
+    @property
+    def ready(self) -> bool:
+        """Whether this process owns the table and has its state."""
+        return self._ready.is_set()
+
+    async def wait_ready(self, seconds: float) -> bool:
+        """Wait until the table is hosted here; False after ``seconds``."""
+        try:
+            await asyncio.wait_for(self._ready.wait(), seconds)
+        except TimeoutError:
+            return False
+        return True
+
+    def start(self) -> None:
+        """Start the lease's own keeper, if it has one."""
+        if self._own_keeper:
+            self.keeper.start()
+
+    async def acquire(self) -> tuple[int, float]:
+        """Wait until this process holds the lease: its token, and ``time.monotonic()``
+        before the call that acquired it (its time to live runs from then)."""
+        while True:
+            acquired = time.monotonic()
+            token = await self.store.acquire_lease(self.table_id, self.owner, self.lease_ms)
+            if token is not None:
+                return token, acquired
+            await asyncio.sleep(self.lease_ms / 4000)
+
+    def took(self, token: int, acquired: float) -> None:
+        """Adopt the lease :meth:`acquire` gave: commits are fenced with ``token``."""
+        self.token = token
+        self._acquired = acquired
+
+    def set_ready(self) -> None:
+        """The table is loaded: it is hosted here until the lease is lost."""
+        self._ready.set()
+
+    def hold(self) -> None:
+        """Have the keeper renew the lease from now on, until :meth:`drop` or its loss."""
+        assert self.token is not None
+        self.keeper.hold(self.table_id, self.token, self.lose, self._acquired)
+
+    def drop(self) -> None:
+        """Stop renewing the lease (it is being given up)."""
+        self.keeper.drop(self.table_id)
+
+    def lose(self) -> None:
+        """The table may be another process's now: stop acting on it."""
+        self._ready.clear()
+        self._on_lost()
+
+    async def give_up(self) -> None:
+        """No longer ready; release the lease if it is still ours, so that taking the
+        table again need not wait for it to expire."""
+        self._ready.clear()
+        await self._release()
+
+    async def stop(self) -> None:
+        """Stop renewing, stop the own keeper, release the lease: the cycle is over."""
+        self.drop()
+        if self._own_keeper:
+            await self.keeper.stop()
+        await self._release()
+        self.token = None
+        self._ready.clear()
+
+    async def _release(self) -> None:
+        if self.token is not None:
+            with contextlib.suppress(Exception):
+                await self.store.release_lease(self.table_id, self.owner, self.token)

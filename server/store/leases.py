@@ -1,0 +1,75 @@
+"""Table leases in Redis: taken with a fencing token, renewed, released.
+
+A process owns a table while it holds the table's lease, ``<token>:<owner>`` with a
+time to live; each new owner gets a larger fencing token from the table's counter, and
+every commit is checked against it (docs/DESIGN.md, Leases and fencing tokens). The
+renewals of many tables go in one script call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import redis.asyncio
+from redis.commands.core import AsyncScript
+
+from server.store.batching import ScriptBatcher
+from server.store.keys import Keys
+from server.store.replies import as_str
+
+
+class LeaseCalls:
+    """The lease methods of :class:`~server.store.tables.TableStore`, which sets the
+    client, the key names, the batcher and the scripts (``LEASE_*`` in
+    :mod:`server.store.scripts`) declared here."""
+
+    redis: redis.asyncio.Redis
+    keys: Keys
+    _batch: ScriptBatcher
+    _acquire: AsyncScript
+    _renew: AsyncScript
+    _release: AsyncScript
+
+    async def acquire_lease(self, table_id: str, owner: str, ttl_ms: int) -> int | None:
+        """Take the table if nobody holds it: the new fencing token, else None.
+
+        Tokens of a table only grow. Holding the lease already also gives None (use
+        :meth:`renew_lease`).
+        """
+        k = self.keys
+        token = await self._acquire(
+            keys=[k.table_lease(table_id), k.table_fence(table_id)], args=[owner, ttl_ms]
+        )
+        return None if token is None else int(token)
+
+    async def renew_leases(
+        self, owner: str, leases: Sequence[tuple[str, int]], ttl_ms: int
+    ) -> list[bool]:
+        """Extend each ``(table_id, token)`` lease of ``owner`` to ``ttl_ms`` from now, in
+        one script call; per lease, whether it was still ours (if not, nothing is done)."""
+        if not leases:
+            return []
+        keys = [self.keys.table_lease(table_id) for table_id, _ in leases]
+        args: list[Any] = [f"{token}:{owner}" for _, token in leases]
+        done = await self._batch.call(self._renew, keys, [*args, ttl_ms])
+        return [bool(ours) for ours in done]
+
+    async def renew_lease(self, table_id: str, owner: str, token: int, ttl_ms: int) -> bool:
+        """:meth:`renew_leases` for one lease."""
+        return (await self.renew_leases(owner, [(table_id, token)], ttl_ms))[0]
+
+    async def release_lease(self, table_id: str, owner: str, token: int) -> bool:
+        """Give the table up; False if the lease was no longer ours (nothing done)."""
+        done = await self._release(
+            keys=[self.keys.table_lease(table_id)], args=[f"{token}:{owner}"]
+        )
+        return bool(done)
+
+    async def lease_holder(self, table_id: str) -> tuple[int, str] | None:
+        """``(token, owner)`` of the current lease, or None."""
+        raw = await self.redis.get(self.keys.table_lease(table_id))
+        if raw is None:
+            return None
+        token, _, owner = as_str(raw).partition(":")
+        return int(token), owner

@@ -1,0 +1,75 @@
+"""What the store's tests share: one table, ledger entries, its lease, its next commit."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import redis.asyncio
+
+from server.store.commit import CommitResult
+from server.store.keys import Keys
+from server.store.requests import ClientRequest
+from server.store.tables import TableStore
+from server.table.ledger import Kind, LedgerEntry, Pot
+
+T = "t1"
+PARTS = {"h": b"s"}  # a state in one part: the store does not read them
+
+
+def buy_in(key: str, player: str, amount: int) -> LedgerEntry:
+    return LedgerEntry(key, Kind.BUY_IN, player, amount, Pot.ACCOUNT, Pot.TABLE)
+
+
+def cash_out(key: str, player: str, amount: int) -> LedgerEntry:
+    return LedgerEntry(key, Kind.CASH_OUT, player, amount, Pot.TABLE, Pot.ACCOUNT)
+
+
+def bet(key: str, player: str, amount: int) -> LedgerEntry:
+    return LedgerEntry(key, Kind.BET, player, amount, Pot.TABLE, Pot.HELD)
+
+
+async def lease(store: TableStore) -> int:
+    """The lease of table ``T`` for owner ``n``: its fencing token."""
+    token = await store.acquire_lease(T, "n", 10_000)
+    assert token is not None
+    return token
+
+
+async def next_commit(
+    store: TableStore,
+    token: int,
+    *,
+    after: int = 0,
+    state: Mapping[str, bytes] = PARTS,
+    entries: Sequence[LedgerEntry] = (),
+    events: Sequence[tuple[int, bytes]] = (),
+    logs: Sequence[tuple[str, bytes]] = (),
+    publish_channel: str | None = None,
+    request: ClientRequest | None = None,
+    table: str = T,
+    commit_id: str | None = None,
+) -> CommitResult:
+    """``table``'s commit of version ``after + 1`` over ``after`` (0: its first commit)
+    under lease ``token``; the rest as :meth:`TableStore.commit` takes it."""
+    return await store.commit(
+        table,
+        token=token,
+        expected_version=after,
+        new_version=after + 1,
+        state=state,
+        entries=entries,
+        events=events,
+        logs=logs,
+        publish_channel=publish_channel,
+        request=request,
+        commit_id=commit_id,
+    )
+
+
+async def expired(store: TableStore) -> bool:
+    """Whether table ``T`` has no lease (it expired)."""
+    return await store.lease_holder(T) is None
+
+
+async def ledger_len(client: redis.asyncio.Redis) -> int:
+    return int(await client.xlen(Keys().ledger_stream()))

@@ -1,0 +1,402 @@
+"""The commit against a real Redis: fencing, versions, retries, parts, applied keys,
+balances and races."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis.asyncio
+
+from server.store.accounts import AccountStore
+from server.store.commit import (
+    CommitResult,
+    CommitStatus,
+    read_reply,
+    script_args,
+    script_keys,
+    touched_accounts,
+)
+from server.store.embedded import EmbeddedRedis
+from server.store.errors import StoreError
+from server.store.keys import APPLIED_TTL_MS, APPLIED_WINDOW, REQUEST_TTL_MS, Keys
+from server.store.requests import ClientRequest
+from server.store.tables import TableStore
+from tests.server.helpers import until
+from tests.server.store.helpers import (
+    T,
+    bet,
+    buy_in,
+    cash_out,
+    expired,
+    lease,
+    ledger_len,
+    next_commit,
+)
+
+
+@pytest.mark.asyncio
+async def test_stale_owner_commit_is_refused(store: TableStore) -> None:
+    old = await store.acquire_lease(T, "node-a", 50)
+    assert old is not None
+    assert (await next_commit(store, old, state={"h": b"s1"})).ok
+    # node-a stalls until its lease expires; node-b takes over.
+    await until(lambda: expired(store), what="the lease to expire")
+    new = await store.acquire_lease(T, "node-b", 10_000)
+    assert new == old + 1
+    result = await next_commit(store, old, after=1, state={"h": b"old"})
+    assert result.status is CommitStatus.STALE_LEASE
+    assert result.stale
+    assert result.lease_token == new
+    assert (await next_commit(store, new, after=1, state={"h": b"new"})).ok
+    stored = await store.load(T)
+    assert stored is not None
+    assert (stored.version, stored.parts, stored.token) == (2, {"h": b"new"}, new)
+
+
+@pytest.mark.asyncio
+async def test_commit_without_lease_is_refused(store: TableStore) -> None:
+    result = await next_commit(store, 1)
+    assert result.status is CommitStatus.STALE_LEASE
+    assert result.lease_token is None
+    assert await store.load(T) is None
+
+
+@pytest.mark.asyncio
+async def test_version_check(store: TableStore) -> None:
+    token = await lease(store)
+    assert await store.load(T) is None
+    assert (await next_commit(store, token, state={"h": b"a"})).ok
+    result = await store.commit(
+        T, token=token, expected_version=0, new_version=2, state={"h": b"b"}
+    )
+    assert result.status is CommitStatus.STALE_VERSION
+    assert result.stored_version == 1
+    stored = await store.load(T)
+    assert stored is not None
+    assert (stored.version, stored.parts) == (1, {"h": b"a"})
+    with pytest.raises(ValueError, match="above"):
+        await store.commit(T, token=token, expected_version=1, new_version=1, state={"h": b"c"})
+
+
+@pytest.mark.asyncio
+async def test_retried_commit_pays_once(
+    store: TableStore, accounts: AccountStore, redis_client: redis.asyncio.Redis
+) -> None:
+    await accounts.credit("ann", 1000, "c1")
+    token = await lease(store)
+    entries = [buy_in("t1:r0:ann:buyin", "ann", 300), bet("t1:r1:ann:bet", "ann", 50)]
+
+    async def attempt() -> CommitStatus:
+        result = await next_commit(
+            store, token, state={"h": b"s1"}, entries=entries, commit_id="c1"
+        )
+        return result.status
+
+    assert await attempt() is CommitStatus.OK
+    assert await attempt() is CommitStatus.DUPLICATE  # the reply was lost; retry
+    assert await accounts.balance("ann") == 700
+    assert await ledger_len(redis_client) == 3  # the credit and the two entries
+
+    # The same keys in a later commit (a state machine replaying them) are skipped.
+    later = await next_commit(store, token, after=1, state={"h": b"s2"}, entries=entries)
+    assert later.status is CommitStatus.OK
+    assert (later.applied, later.skipped) == (0, 2)
+    assert await accounts.balance("ann") == 700
+    assert await ledger_len(redis_client) == 3
+
+
+@pytest.mark.asyncio
+async def test_a_commit_writes_its_parts_over_the_stored_ones(
+    store: TableStore, redis_client: redis.asyncio.Redis
+) -> None:
+    token = await lease(store)
+    first = {"h": b"h1", "c": b"config", "p0": b"ann", "p1": b"bob"}
+    assert (await next_commit(store, token, state=first)).ok
+    assert (await next_commit(store, token, after=1, state={"h": b"h2", "p1": b"bob2"})).ok
+    stored = await store.load(T)
+    assert stored is not None
+    assert stored.version == 2
+    assert stored.parts == {"h": b"h2", "c": b"config", "p0": b"ann", "p1": b"bob2"}
+    assert stored.whole is None
+    # Namespaced fields beside the store's own: a part named like one of them is safe.
+    fields = set(await redis_client.hkeys(store.keys.table_state(T)))
+    assert fields == {b"v", b"seq", b"tok", b"cid", b"s.h", b"s.c", b"s.p0", b"s.p1"}
+    clash = {"v": b"x", "seq": b"y", "tok": b"z", "cid": b"c", "s": b"w"}
+    assert (await next_commit(store, token, after=2, state=clash)).ok
+    stored = await store.load(T)
+    assert stored is not None
+    assert (stored.version, stored.token, stored.whole) == (3, token, None)
+    assert stored.parts == {"h": b"h2", "c": b"config", "p0": b"ann", "p1": b"bob2", **clash}
+    with pytest.raises(ValueError, match="at least one part"):
+        await next_commit(store, token, after=3, state={})
+    with pytest.raises(ValueError, match="with a name"):
+        await next_commit(store, token, after=3, state={"": b"x"})
+
+
+@pytest.mark.asyncio
+async def test_a_duplicate_is_the_same_version_token_and_commit(
+    store: TableStore, accounts: AccountStore
+) -> None:
+    """Only a retry of the very commit stored is told DUPLICATE (its entries were applied
+    then); another commit of that version is not, even with the same parts."""
+    await accounts.credit("ann", 100, "c1")
+    token = await lease(store)
+    entries = [buy_in("k", "ann", 10)]
+    assert (await next_commit(store, token, state={"h": b"h1", "p0": b"x"})).ok
+    parts = {"h": b"h2", "p1": b"y"}
+    first = await next_commit(store, token, after=1, state=parts, entries=entries, commit_id="a")
+    assert first.ok
+    retry = await next_commit(store, token, after=1, state=parts, entries=entries, commit_id="a")
+    assert retry.status is CommitStatus.DUPLICATE
+    assert retry.accounts == {"ann": 90}
+    # Another commit of the same version, whatever its parts (fewer, equal, other), is
+    # not a retry: its entries, request and parts would be lost if it were told so.
+    for other in ({"p1": b"y"}, parts, {"h": b"h2", "p1": b"z"}):
+        for commit_id in ("b", None):
+            result = await next_commit(
+                store, token, after=1, state=other, entries=entries, commit_id=commit_id
+            )
+            assert result.status is CommitStatus.STALE_VERSION
+    # The same commit id from the next owner is its own commit, not a retry of this one.
+    assert await store.release_lease(T, "n", token)
+    later = await lease(store)
+    result = await next_commit(store, later, after=1, state=parts, entries=entries, commit_id="a")
+    assert result.status is CommitStatus.STALE_VERSION
+    stored = await store.load(T)
+    assert stored is not None
+    assert (stored.version, stored.token) == (2, token)
+    assert stored.parts == {"h": b"h2", "p0": b"x", "p1": b"y"}
+    assert await accounts.balance("ann") == 90
+
+
+@pytest.mark.asyncio
+async def test_applied_keys_survive_a_window_boundary(
+    store: TableStore, accounts: AccountStore
+) -> None:
+    await accounts.credit("ann", 100, "c1")
+    token = await lease(store)
+    v = APPLIED_WINDOW - 1
+    assert (
+        await store.commit(T, token=token, expected_version=0, new_version=v, state={"h": b"a"})
+    ).ok
+    first = await next_commit(
+        store, token, after=v, state={"h": b"b"}, entries=[buy_in("k", "ann", 10)]
+    )
+    assert first.applied == 1
+    again = await store.commit(
+        T,
+        token=token,
+        expected_version=v + 1,
+        new_version=2 * APPLIED_WINDOW,
+        state={"h": b"c"},
+        entries=[buy_in("k", "ann", 10)],
+    )
+    assert (again.applied, again.skipped) == (0, 1)
+    assert await accounts.balance("ann") == 90
+
+
+@pytest.mark.asyncio
+async def test_duplicate_key_within_one_commit_is_applied_once(
+    store: TableStore, accounts: AccountStore
+) -> None:
+    await accounts.credit("ann", 100, "c1")
+    token = await lease(store)
+    result = await next_commit(
+        store, token, state={"h": b"a"}, entries=[buy_in("k", "ann", 10), buy_in("k", "ann", 10)]
+    )
+    assert (result.applied, result.skipped) == (1, 1)
+    assert await accounts.balance("ann") == 90
+
+
+@pytest.mark.asyncio
+async def test_a_commit_returns_the_balances_it_leaves(
+    store: TableStore, accounts: AccountStore
+) -> None:
+    """The balances come from inside the commit, so a reply built from them is never
+    stale: a credit that lands before a retry shows in the DUPLICATE's balances."""
+    await accounts.credit("ann", 1000, "c-ann")
+    await accounts.credit("bob", 50, "c-bob")
+    token = await lease(store)
+    entries = [buy_in("k1", "ann", 300), cash_out("k2", "bob", 20), bet("k3", "cid", 5)]
+    first = await next_commit(store, token, state={"h": b"s1"}, entries=entries, commit_id="c1")
+    assert first.status is CommitStatus.OK
+    assert first.accounts == {"ann": 700, "bob": 70}  # cid's bet touches no account
+    await accounts.credit("ann", 5, "c-ann-2")
+    again = await next_commit(store, token, state={"h": b"s1"}, entries=entries, commit_id="c1")
+    assert again.status is CommitStatus.DUPLICATE
+    assert again.accounts == {"ann": 705, "bob": 70}
+    # An entry already applied moves nothing, but its account's balance is still told.
+    later = await next_commit(store, token, after=1, state={"h": b"s2"}, entries=entries[:1])
+    assert (later.applied, later.skipped) == (0, 1)
+    assert later.accounts == {"ann": 705}
+    assert await accounts.balance("ann") == 705
+
+
+@pytest.mark.asyncio
+async def test_insufficient_balance_writes_nothing(
+    store: TableStore, accounts: AccountStore, redis_client: redis.asyncio.Redis
+) -> None:
+    await accounts.credit("ann", 100, "c-ann")
+    await accounts.credit("bob", 100, "c-bob")
+    token = await lease(store)
+    result = await next_commit(
+        store,
+        token,
+        entries=[buy_in("a", "ann", 60), buy_in("b", "bob", 101)],
+        events=[(1, b"e1")],
+        logs=[("ann", b"log")],
+    )
+    assert result.status is CommitStatus.INSUFFICIENT
+    assert (result.player, result.balance, result.needed) == ("bob", 100, 101)
+    assert await store.load(T) is None
+    assert await accounts.balance("ann") == 100
+    assert await ledger_len(redis_client) == 2  # the two credits only
+    assert await store.events_since(T, 0) == []
+    assert (await store.history("ann")).items == []
+    # Nothing was marked applied: the same keys go through once affordable.
+    ok = await next_commit(store, token, entries=[buy_in("a", "ann", 60), buy_in("b", "bob", 100)])
+    assert ok.applied == 2
+
+
+@pytest.mark.asyncio
+async def test_net_change_counts_and_cash_out_creates_account(
+    store: TableStore, accounts: AccountStore
+) -> None:
+    await accounts.credit("ann", 10, "c1")
+    token = await lease(store)
+    result = await next_commit(
+        store,
+        token,
+        entries=[cash_out("x", "ann", 50), buy_in("y", "ann", 60), cash_out("z", "cid", 7)],
+    )
+    assert result.status is CommitStatus.OK
+    assert await accounts.balance("ann") == 0
+    assert await accounts.balance("cid") == 7
+    assert ("cid", 7) in await accounts.list_accounts()
+
+
+@pytest.mark.asyncio
+async def test_racing_commits_for_the_same_chips(
+    redis_server: EmbeddedRedis, accounts: AccountStore
+) -> None:
+    """Two tables (two owners, two connections) buy in with the same account at once."""
+    await accounts.credit("ann", 100, "c1")
+    clients = [redis_server.client(), redis_server.client()]
+    try:
+        stores = [TableStore(c) for c in clients]
+        tokens = [await s.acquire_lease(f"t{i}", f"n{i}", 10_000) for i, s in enumerate(stores)]
+
+        async def buy(i: int) -> CommitStatus:
+            token = tokens[i]
+            assert token is not None
+            entries = [buy_in(f"t{i}:buyin", "ann", 70)]
+            result = await next_commit(stores[i], token, table=f"t{i}", entries=entries)
+            return result.status
+
+        for _ in range(20):
+            outcomes = await asyncio.gather(buy(0), buy(1))
+            assert sorted(o.value for o in outcomes) == ["insufficient", "ok"]
+            assert await accounts.balance("ann") == 30
+            # Reset for the next round of the race.
+            for i, s in enumerate(stores):
+                await s.redis.delete(s.keys.table_state(f"t{i}"))
+                await s.redis.delete(s.keys.applied(f"t{i}", 0))
+            await s.redis.hset(s.keys.account("ann"), "balance", 100)
+    finally:
+        for c in clients:
+            await c.aclose()
+
+
+@pytest.mark.asyncio
+async def test_racing_commits_same_table_one_wins(
+    redis_server: EmbeddedRedis, store: TableStore
+) -> None:
+    # ``store`` only to start from a flushed database.
+    clients = [redis_server.client(), redis_server.client()]
+    try:
+        stores = [TableStore(c) for c in clients]
+        token = await stores[0].acquire_lease(T, "n", 10_000)
+        assert token is not None
+        results = await asyncio.gather(
+            *(next_commit(s, token, state={"h": bytes([i])}) for i, s in enumerate(stores))
+        )
+        statuses = sorted(r.status.value for r in results)
+        assert statuses == ["ok", "stale_version"]
+    finally:
+        for c in clients:
+            await c.aclose()
+
+
+@pytest.mark.asyncio
+async def test_player_names_are_checked_before_they_become_keys(store: TableStore) -> None:
+    token = await lease(store)
+    with pytest.raises(ValueError, match="player name"):
+        await next_commit(store, token, entries=[buy_in("k", "x:y", 1)])
+    with pytest.raises(ValueError, match="player name"):
+        await next_commit(store, token, logs=[("{bad}", b"r")])
+    assert await store.load(T) is None
+
+
+def test_the_steps_lay_out_what_the_script_reads() -> None:
+    """The commit's keys and arguments in the order of the ``COMMIT`` script's header
+    (server/store/scripts.py): the requester's account first, every account once, 7
+    arguments per entry with its account's index (0: no account side); and its reply
+    read back by account."""
+    request = ClientRequest("bob", "s:1", b"fp", b"memo")
+    entries = [buy_in("k1", "ann", 5), bet("k2", "ann", 3), cash_out("k3", "bob", 2)]
+    accounts = touched_accounts(entries, request)
+    assert accounts == {"bob": 1, "ann": 2}
+    k = Keys("x:")
+    logs = [("ann", b"log")]
+    assert script_keys(k, "t", APPLIED_WINDOW + 1, accounts, logs, request) == [
+        k.table_lease("t"),
+        k.table_state("t"),
+        k.table_events("t"),
+        k.applied("t", 1),
+        k.applied("t", 0),
+        k.applied("t", -1),
+        k.ledger_stream(),
+        k.money(),
+        k.tables(),
+        k.accounts(),
+        k.account("bob"),
+        k.account("ann"),
+        k.game_log("ann"),
+        k.request("bob", "s:1"),
+    ]
+    args = script_args(
+        "t",
+        token=3,
+        expected_version=APPLIED_WINDOW,
+        new_version=APPLIED_WINDOW + 1,
+        state={"h": b"H"},
+        accounts=accounts,
+        entries=entries,
+        events=[(9, b"e")],
+        logs=logs,
+        request=request,
+        events_cap=5,
+        ledger_maxlen=6,
+        log_cap=7,
+        publish_channel=None,
+        commit_id="c",
+    )
+    header = [3, APPLIED_WINDOW, APPLIED_WINDOW + 1, 1, "t", 5, 6, 7, "", APPLIED_TTL_MS]
+    header += [2, 3, 1, 1, b"fp", b"memo", REQUEST_TTL_MS, 1, "c"]
+    assert args == [
+        *header,
+        *("bob", "ann"),
+        *("k1", "buy_in", "ann", 5, "account", "table", 2),
+        *("k2", "bet", "ann", 3, "table", "held", 0),
+        *("k3", "cash_out", "bob", 2, "table", "account", 1),
+        *(9, b"e"),
+        b"log",
+        *("s.h", b"H"),
+    ]
+    ok = read_reply("t", accounts, [b"OK", 3, 0, b"10", b"20"])
+    assert ok == CommitResult(CommitStatus.OK, applied=3, accounts={"bob": 10, "ann": 20})
+    with pytest.raises(StoreError, match="2 balances"):
+        read_reply("t", accounts, [b"OK", 3, 0, b"10"])
+    with pytest.raises(StoreError, match="after seq 4"):
+        read_reply("t", accounts, [b"BAD_SEQ", b"4"])

@@ -1,0 +1,52 @@
+"""Table leases against a real Redis: exclusive, tokens that grow, renewed together, expiring."""
+
+from __future__ import annotations
+
+import pytest
+import redis.asyncio
+
+from server.store.tables import TableStore
+from tests.conftest import evalsha_calls
+from tests.server.helpers import until
+from tests.server.store.helpers import T, expired
+
+
+@pytest.mark.asyncio
+async def test_lease_is_exclusive_and_tokens_grow(store: TableStore) -> None:
+    first = await store.acquire_lease(T, "node-a", 10_000)
+    assert first == 1
+    assert await store.acquire_lease(T, "node-b", 10_000) is None
+    assert await store.lease_holder(T) == (1, "node-a")
+    assert not await store.release_lease(T, "node-b", 1)
+    assert await store.release_lease(T, "node-a", 1)
+    assert await store.lease_holder(T) is None
+    assert await store.acquire_lease(T, "node-b", 10_000) == 2
+
+
+@pytest.mark.asyncio
+async def test_many_leases_are_renewed_in_one_call_each_answered(
+    store: TableStore, redis_client: redis.asyncio.Redis
+) -> None:
+    tables = [f"t{i}" for i in range(50)]
+    tokens = [await store.acquire_lease(t, "node-a", 10_000) for t in tables]
+    assert all(token is not None for token in tokens)
+    assert await store.renew_lease("t0", "node-a", tokens[0] or 0, 20_000)  # script loaded
+    before = await evalsha_calls(redis_client)
+    leases = [(t, token or 0) for t, token in zip(tables, tokens, strict=True)]
+    leases.insert(3, ("t9", (tokens[9] or 0) + 1))  # a stale token: refused, the rest unharmed
+    results = await store.renew_leases("node-a", leases, 20_000)
+    assert results == [True] * 3 + [False] + [True] * 47
+    assert await evalsha_calls(redis_client) - before == 1
+    assert 10_000 < await redis_client.pttl(store.keys.table_lease("t7")) <= 20_000
+    assert await store.renew_leases("node-b", leases[:1], 20_000) == [False]  # not its own
+
+
+@pytest.mark.asyncio
+async def test_lease_renewal_and_expiry(store: TableStore) -> None:
+    token = await store.acquire_lease(T, "node-a", 80)
+    assert token is not None
+    assert await store.renew_lease(T, "node-a", token, 80)
+    assert not await store.renew_lease(T, "node-a", token + 1, 80)
+    await until(lambda: expired(store), what="the lease to expire")
+    assert not await store.renew_lease(T, "node-a", token, 80)  # expired: gone
+    assert await store.acquire_lease(T, "node-b", 10_000) == token + 1
