@@ -190,7 +190,7 @@ async def test_slow_consumer_is_dropped(start_app: StartApp) -> None:
         biggest = 0
         frame = encode(GetTableInfo(rid="x", table_id="fast"))
         for _ in range(20_000):
-            if conn.closing is not None:
+            if conn.session.closing is not None:
                 break
             try:
                 await asyncio.wait_for(slow.ws.send(frame), 2)
@@ -200,8 +200,8 @@ async def test_slow_consumer_is_dropped(start_app: StartApp) -> None:
             # does wait_for): yield, so that the server reads and answers meanwhile.
             await asyncio.sleep(0)
             biggest = max(biggest, conn.queue.qsize())
-        assert conn.closing is not None, "the queue never filled"
-        assert conn.closing[0] == CloseCode.TRY_AGAIN_LATER
+        assert conn.session.closing is not None, "the queue never filled"
+        assert conn.session.closing.code == CloseCode.TRY_AGAIN_LATER
         assert biggest <= queue
         # The server lets the connection go within a bounded time.
         await until(
