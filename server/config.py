@@ -95,7 +95,7 @@ class Settings:
     )
     handshake_ms: int = field(
         default=10_000,
-        metadata=about("time a new connection has to send its hello (protocol/PROTOCOL.md: 10 s)"),
+        metadata=about("time a new connection has to send its hello"),
     )
     lease_ms: int = field(
         default=5_000, metadata=about("table lease lifetime: the takeover delay after a crash")
@@ -219,7 +219,12 @@ def add_arguments(
         if d.many:
             # Repeated flags replace the variable's list (a flag wins): None tells them apart.
             parser.add_argument(
-                d.flag, dest=d.name, action="append", default=None, metavar="TEXT", help=text
+                d.flag,
+                dest=d.name,
+                action="append",
+                default=None,
+                metavar=d.flag.lstrip("-").upper(),
+                help=text,
             )
             parser.set_defaults(**{f"{d.name}_from_env": default})
         else:

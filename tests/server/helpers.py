@@ -521,8 +521,10 @@ def free_port() -> int:
         return port
 
 
-def run_cli(args: Sequence[str], within: float = 30) -> subprocess.CompletedProcess[str]:
-    """``python -m server ARGS`` to completion."""
+def run_cli(
+    args: Sequence[str], within: float = 30, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m server ARGS`` to completion, with ``env`` added to the environment."""
     return subprocess.run(
         [sys.executable, "-m", "server", *args],
         cwd=ROOT,
@@ -530,6 +532,7 @@ def run_cli(args: Sequence[str], within: float = 30) -> subprocess.CompletedProc
         text=True,
         timeout=within,
         check=False,
+        env={**os.environ, **(env or {})},
     )
 
 
