@@ -148,12 +148,19 @@ class Connection:
         it waits in the bounded queue, in order, for the writer task; a client too
         slow to empty its queue is dropped.
         """
-        if self.session.closing is None:
-            self._put(data)
-
-    def _put(self, data: bytes) -> None:
+        if self.session.closing is not None:
+            return
         if self.backlog == 0 and self._write_now(data):
             return
+        self._enqueue(data)
+
+    def _put(self, data: bytes) -> None:
+        """:meth:`send_bytes`, closing or not (the frames that go before a close)."""
+        if self.backlog == 0 and self._write_now(data):
+            return
+        self._enqueue(data)
+
+    def _enqueue(self, data: bytes) -> None:
         try:
             self.queue.put_nowait(data)
             self.backlog += 1

@@ -29,7 +29,6 @@ from server.gateway.presence import HostSeating, Presence
 from server.gateway.session import (
     NO_HELLO,
     Close,
-    Handle,
     Invalid,
     Refuse,
     Session,
@@ -151,9 +150,9 @@ class Gateway:
                 received = session.receive(frame, loop.time())
                 if received is None:
                     return None  # closing from outside: the close is under way
-                if isinstance(received, Handle):
+                if not isinstance(received, (Refuse, Invalid, Throttle, Close)):
                     try:
-                        await self._handle(conn, received.message, started)
+                        await self._handle(conn, received, started)
                     finally:
                         session.handled(loop.time())
                 elif isinstance(received, Throttle):

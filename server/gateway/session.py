@@ -120,13 +120,6 @@ class Identity:
 
 
 @dataclass(frozen=True, slots=True)
-class Handle:
-    """A request to hand to its handler, which answers it."""
-
-    message: ClientMessage
-
-
-@dataclass(frozen=True, slots=True)
 class Refuse:
     """A well-formed request refused without handling (a second ``hello``): send ``reply``."""
 
@@ -149,7 +142,9 @@ class Throttle:
     reply: ErrorReply
 
 
-Received = Handle | Refuse | Invalid | Throttle | Close
+Received = ClientMessage | Refuse | Invalid | Throttle | Close
+"""What :meth:`Session.receive` makes of a frame: a request to hand to its handler (as
+it is: most frames are, and they cost no wrapper), or what to do instead."""
 
 
 # --- the rate -----------------------------------------------------------------------
@@ -378,7 +373,7 @@ class Session:
             )
             return Refuse(message, refused)
         self.busy = True
-        return Handle(message)
+        return message
 
     def handled(self, now: float) -> None:
         """The request :meth:`receive` handed out was answered at ``now``."""

@@ -25,7 +25,6 @@ from server.gateway.session import (
     Close,
     Credentials,
     Greeting,
-    Handle,
     Identity,
     Invalid,
     Refuse,
@@ -135,9 +134,7 @@ def test_a_second_hello_is_refused_and_the_session_carries_on() -> None:
     assert isinstance(refused, Refuse)
     assert (refused.reply.code, refused.reply.rid) == ("hello_required", "again")
     assert session.closing is None
-    handled = session.receive(encode(Ping(rid="p")), T0 + 1)
-    assert isinstance(handled, Handle)
-    assert isinstance(handled.message, Ping)
+    assert session.receive(encode(Ping(rid="p")), T0 + 1) == Ping(rid="p")
 
 
 # --- who the session speaks for -----------------------------------------------------
@@ -252,7 +249,7 @@ def test_the_welcome_carries_a_resume_token_for_the_session() -> None:
 def test_past_the_burst_a_request_is_dropped_with_when_to_retry() -> None:
     session = welcomed(new_session(rate_per_s=16))
     for i in range(32):  # the burst: twice the rate
-        assert isinstance(session.receive(encode(Ping(rid=f"p{i}")), T0), Handle)
+        assert isinstance(session.receive(encode(Ping(rid=f"p{i}")), T0), Ping)
         session.handled(T0)
     throttled = session.receive(encode(Ping(rid="late")), T0)
     assert isinstance(throttled, Throttle)
@@ -263,13 +260,13 @@ def test_past_the_burst_a_request_is_dropped_with_when_to_retry() -> None:
     assert isinstance(unreadable, Throttle)
     assert unreadable.reply.rid is None
     # The wait it named is enough.
-    assert isinstance(session.receive(encode(Ping(rid="then")), T0 + 0.063), Handle)
+    assert isinstance(session.receive(encode(Ping(rid="then")), T0 + 0.063), Ping)
 
 
 def test_far_over_the_rate_closes_4008() -> None:
     session = welcomed(new_session(rate_per_s=20))
     outcomes = [session.receive(encode(Ping(rid=f"p{i}")), T0) for i in range(101)]
-    assert [type(o) for o in outcomes[:100]] == [Handle] * 40 + [Throttle] * 60
+    assert [type(o) for o in outcomes[:100]] == [Ping] * 40 + [Throttle] * 60
     # More than five times the rate within one second.
     closed_with(outcomes[100], CloseCode.RATE_LIMITED)
     # As many over more than a second are only throttled.
@@ -290,7 +287,7 @@ def test_ten_invalid_frames_in_a_row_close_4006_after_their_error() -> None:
         assert invalid.reply.code == "malformed"
         assert invalid.then is None
     # A valid request in between: the count starts again.
-    assert isinstance(session.receive(encode(ListTables(rid="ok")), T0), Handle)
+    assert isinstance(session.receive(encode(ListTables(rid="ok")), T0), ListTables)
     session.handled(T0)
     for _ in range(9):
         invalid = session.receive(b"\xc1", T0)
@@ -320,7 +317,7 @@ def test_two_heartbeats_without_a_frame_close_4004() -> None:
 def test_each_frame_restarts_the_wait() -> None:
     session = welcomed(new_session(heartbeat_ms=1000), now=T0)
     for t in (1.5, 3.0, 4.5):
-        assert isinstance(session.receive(encode(Ping(rid=f"p{t}")), T0 + t), Handle)
+        assert isinstance(session.receive(encode(Ping(rid=f"p{t}")), T0 + t), Ping)
         session.handled(T0 + t)
         assert session.check_silence(T0 + t + 1.9) == T0 + t + 2
     assert session.check_silence(T0 + 6.5) is SILENCE
@@ -328,7 +325,7 @@ def test_each_frame_restarts_the_wait() -> None:
 
 def test_the_time_a_request_is_handled_is_not_silence() -> None:
     session = welcomed(new_session(heartbeat_ms=1000), now=T0)
-    assert isinstance(session.receive(encode(ListTables(rid="slow")), T0 + 1), Handle)
+    assert isinstance(session.receive(encode(ListTables(rid="slow")), T0 + 1), ListTables)
     # Handled for ten heartbeats: each check moves the wait on.
     for t in (3.0, 5.0, 7.0, 11.0):
         assert session.check_silence(T0 + t) == T0 + t + 2
