@@ -339,8 +339,9 @@ class Session:
     # --- requests -------------------------------------------------------------------
 
     def receive(self, frame: bytes | str, now: float) -> Received | None:
-        """What to do with a frame received at ``now``, after the welcome (None: the
-        session is closing, read no more)."""
+        """What to do with a frame received at ``now``, after the welcome: a request
+        to handle (then :meth:`handled` once it is answered), or what to do instead
+        (None: the session is closing, read no more)."""
         if self.stage is Stage.CLOSING:
             return None
         self.heard_at = now
