@@ -290,7 +290,8 @@ async def test_a_silent_client_is_closed_after_two_heartbeats_4004(start_app: St
 @pytest.mark.asyncio
 async def test_the_time_a_request_takes_is_not_silence(start_app: StartApp) -> None:
     """A request held up (here behind the table's lock) keeps the client's next frames
-    unread; the client did speak, so it is not closed for silence (protocol/PROTOCOL.md, section 5)."""
+    unread; the client did speak, so it is not closed for silence (protocol/PROTOCOL.md,
+    section 5)."""
     app = await start_app(heartbeat_ms=1000)
     client = await Client.hello(url(app))
     session = connection_of(app, client).session
