@@ -16,18 +16,16 @@ import os
 import secrets
 import signal
 from collections.abc import Callable
-from http import HTTPStatus
 from pathlib import Path
 
 import redis.asyncio
-from websockets.asyncio.server import Server, ServerConnection, serve
-from websockets.datastructures import Headers
-from websockets.http11 import Request, Response
+from websockets.asyncio.server import Server, serve
 
 from protocol import limits as L
 from protocol.errors import CloseCode
+from server import http
 from server.config import Settings
-from server.gateway import Gateway
+from server.gateway import Gateway, gateway_options
 from server.host import TableHost
 from server.host.lease import LeaseKeeper
 from server.metrics import Metrics
@@ -70,6 +68,8 @@ class App:
         self.embedded: EmbeddedRedis | None = None
         self.redis: redis.asyncio.Redis | None = None
         self.hosts: dict[str, TableHost] = {}
+        # Who sits where: one index for the process, kept by every host, read by the gateway.
+        self.seating: Seating[TableHost] = Seating()
         self.gateway: Gateway | None = None
         self.server: Server | None = None
         self.leases: LeaseKeeper | None = None
@@ -107,22 +107,8 @@ class App:
         accounts = AccountStore(self.redis)
         self.leases = LeaseKeeper(store, self.owner, s.lease_ms)
         self.leases.start()
-        self.gateway = Gateway(
-            self.hosts,
-            store,
-            accounts,
-            token_secret(s),
-            self.metrics,
-            guests=s.guests,
-            guest_balance=s.guest_balance,
-            heartbeat_ms=s.heartbeat_ms,
-            queue_size=s.send_queue,
-            rate=s.rate_per_s,
-            server_name=s.server_name,
-            handshake_ms=s.handshake_ms,
-            max_connections=s.max_connections,
-            seating=Seating(),
-        )
+        options = gateway_options(s, token_secret(s))
+        self.gateway = Gateway(self.hosts, store, accounts, self.metrics, options, self.seating)
         # The gateway is told each time a table is hosted here: it attaches the
         # connections that wait for it and brings the seats' presence up to date.
         for config in tables:
@@ -135,7 +121,7 @@ class App:
                 on_commit=self._committed,
                 on_ready=self.gateway.table_ready,
                 leases=self.leases,
-                seating=self.gateway.seating,
+                seating=self.seating,
             )
             self.hosts[config.table_id] = host
             host.start()
@@ -144,7 +130,7 @@ class App:
             self.gateway.handle,
             s.host,
             s.port,
-            process_request=self._http,
+            process_request=http.endpoints(self.hosts, self.metrics),
             # Browsers send Origin and are checked; other clients (the CLI, bots) send
             # none, which is allowed (None in the list).
             origins=[*s.origins, None] if s.origins else None,  # type: ignore[list-item]
@@ -161,28 +147,6 @@ class App:
         self.metrics.commits.observe(seconds)
         if t.state.phase is Phase.SETTLING and t.state.results and t.logs:
             self.metrics.rounds.inc()
-
-    def _http(self, connection: ServerConnection, request: Request) -> Response | None:
-        """``/healthz``, ``/readyz`` and ``/metrics`` on the WebSocket's port."""
-        path = request.path.split("?", 1)[0]
-        if path == "/healthz":
-            return connection.respond(HTTPStatus.OK, "ok\n")
-        if path == "/readyz":
-            waiting = [t for t, h in self.hosts.items() if not h.ready]
-            if waiting:
-                text = "not ready: " + ", ".join(waiting) + "\n"
-                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, text)
-            return connection.respond(HTTPStatus.OK, "ready\n")
-        if path == "/metrics":
-            body = self.metrics.render()
-            headers = Headers(
-                [
-                    ("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
-                    ("Content-Length", str(len(body))),
-                ]
-            )
-            return Response(HTTPStatus.OK, "OK", headers, body)
-        return None
 
     async def stop(self) -> None:
         """Stop in reverse order; safe to call twice."""
@@ -230,8 +194,9 @@ async def run(settings: Settings, ready: asyncio.Event | None = None) -> None:
         loop.add_signal_handler(sig, stop.set)
     try:
         await app.start()
-        # DESIGN.md: with thousands of connections, full collections stall the loop;
-        # everything built at start-up is long-lived, so it leaves the collector.
+        # With thousands of connections, full collections stall the loop (docs/DESIGN.md,
+        # "Dependencies, and why"); everything built at start-up is long-lived, so it
+        # leaves the collector.
         gc.collect()
         gc.freeze()
         gc.set_threshold(50_000, 20, 100)

@@ -45,7 +45,12 @@ def _ttl(text: str) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="paigow-server", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="paigow-server",
+        description=__doc__.split("\n\n")[0],
+        epilog="Each flag may be given by its PAIGOW_* environment variable instead; "
+        "a flag wins, and an empty variable counts as unset.",
+    )
     add_arguments(parser)
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("serve", help="run the server (the default)")

@@ -1,35 +1,106 @@
-"""The server's settings: flags first, then ``PAIGOW_*`` environment variables, then defaults."""
+"""The server's settings, each declared once: a field of :class:`Settings` with its
+type, default and help text.
+
+The ``paigow-server`` flags and the ``PAIGOW_*`` environment variables are made from
+those declarations (:func:`add_arguments`): a flag wins over its variable, a variable
+over the default, and an empty variable counts as unset (as compose files often leave
+it). A value that does not parse is a usage error (exit 2) naming the flag or the
+variable; ``paigow-server --help`` lists every flag with its variable and default.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass, fields
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
-_ENV_PREFIX = "PAIGOW_"
+ENV_PREFIX = "PAIGOW_"
+
+
+def about(help: str, *, flag: str | None = None, shown: str | None = None) -> dict[str, Any]:
+    """A setting's declaration, besides its name, type and default (the field's): its help
+    text; ``flag`` if it is not the field's name spelled ``--like-this``; ``shown``: how
+    ``--help`` names the default, where the value itself would not say it."""
+    return {"help": help, "flag": flag, "shown": shown}
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Everything a server process is configured with (printed at start, secret masked)."""
 
-    host: str = "127.0.0.1"
-    port: int = 8765
-    redis_url: str | None = None  # None: start a private redis-server under data_dir
-    data_dir: Path = Path("data")
-    tables_file: Path | None = None  # None: the tables shipped with the server
-    token_secret: str | None = None  # None: a secret kept in data_dir (created once)
-    guests: bool = True
-    guest_balance: int = 10_000
-    origins: tuple[str, ...] = ()  # allowed Origin headers; empty: any
-    max_connections: int = 20_000
-    rate_per_s: int = 20  # messages a connection may send per second (burst: 2x)
-    send_queue: int = 256  # outgoing messages queued per connection before it is dropped
-    heartbeat_ms: int = 20_000
-    handshake_ms: int = 10_000  # time to send hello (PROTOCOL.md: 10 s)
-    lease_ms: int = 5_000
-    server_name: str = "paigow"
+    host: str = field(
+        default="127.0.0.1", metadata=about("address to listen on (0.0.0.0: every interface)")
+    )
+    port: int = field(
+        default=8765,
+        metadata=about("port of the WebSocket and the HTTP endpoints (0: any free one)"),
+    )
+    redis_url: str | None = field(
+        default=None,
+        metadata=about(
+            "an external Redis: redis://, rediss:// or unix:// URL",
+            shown="a redis-server started under DATA_DIR/redis",
+        ),
+    )
+    data_dir: Path = field(
+        default=Path("data"), metadata=about("folder of the token secret and the embedded Redis")
+    )
+    tables_file: Path | None = field(
+        default=None,
+        metadata=about(
+            "the tables to host (a TOML file)", shown="the tables shipped with the server"
+        ),
+    )
+    token_secret: str | None = field(
+        default=None,
+        metadata=about(
+            "HMAC secret of the login tokens, 16 bytes or more",
+            shown="one made once and kept in DATA_DIR/token-secret",
+        ),
+    )
+    guests: bool = field(default=True, metadata=about("allow clients without a token (yes/no)"))
+    guest_balance: int = field(
+        default=10_000, metadata=about("chips a new guest account starts with")
+    )
+    origins: tuple[str, ...] = field(
+        default=(),
+        metadata=about(
+            "an allowed Origin header (repeat the flag; the variable: comma-separated)",
+            flag="--origin",
+            shown="any",
+        ),
+    )
+    max_connections: int = field(
+        default=20_000,
+        metadata=about("open connections; past it a new one is closed with 1013 (try later)"),
+    )
+    rate_per_s: int = field(
+        default=20,
+        metadata=about(
+            "messages a connection may send per second (bursts of twice that)", flag="--rate"
+        ),
+    )
+    send_queue: int = field(
+        default=256,
+        metadata=about("frames queued for a client before it is dropped as too slow (1013)"),
+    )
+    heartbeat_ms: int = field(
+        default=20_000,
+        metadata=about("keepalive ping interval and timeout; clients are told it in welcome"),
+    )
+    handshake_ms: int = field(
+        default=10_000,
+        metadata=about("time a new connection has to send its hello"),
+    )
+    lease_ms: int = field(
+        default=5_000, metadata=about("table lease lifetime: the takeover delay after a crash")
+    )
+    server_name: str = field(default="paigow", metadata=about("name reported in server_info"))
 
     def describe(self) -> list[tuple[str, str]]:
         """(name, value) pairs for the start-up banner, with the secret masked."""
@@ -46,9 +117,7 @@ class Settings:
         return rows
 
 
-def _env(name: str) -> str | None:
-    """``PAIGOW_<NAME>``; an empty value counts as unset (as compose files often leave it)."""
-    return os.environ.get(_ENV_PREFIX + name.upper()) or None
+# --- parsing ------------------------------------------------------------------------
 
 
 def _bool(text: str) -> bool:
@@ -59,67 +128,118 @@ def _bool(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"{text!r} is not a boolean (yes/no)")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The serve command's flags; each defaults to its ``PAIGOW_*`` variable."""
-    d = Settings()
-    parser.add_argument("--host", default=_env("host") or d.host)
-    parser.add_argument("--port", type=int, default=int(_env("port") or d.port))
-    parser.add_argument(
-        "--redis-url", default=_env("redis_url"), help="an external Redis (default: embedded)"
-    )
-    parser.add_argument("--data-dir", type=Path, default=Path(_env("data_dir") or d.data_dir))
-    parser.add_argument("--tables-file", type=Path, default=_env("tables_file"))
-    parser.add_argument("--token-secret", default=_env("token_secret"))
-    parser.add_argument(
-        "--guests", type=_bool, default=_bool(_env("guests") or "yes"), help="yes/no"
-    )
-    parser.add_argument(
-        "--guest-balance", type=int, default=int(_env("guest_balance") or d.guest_balance)
-    )
-    parser.add_argument(
-        "--origin",
-        dest="origins",
-        action="append",
-        default=[o for o in (_env("origins") or "").split(",") if o],
-        help="an allowed Origin (repeat); default: any",
-    )
-    parser.add_argument(
-        "--max-connections", type=int, default=int(_env("max_connections") or d.max_connections)
-    )
-    parser.add_argument("--rate", type=int, default=int(_env("rate_per_s") or d.rate_per_s))
-    parser.add_argument(
-        "--send-queue",
-        type=int,
-        default=int(_env("send_queue") or d.send_queue),
-        help="frames queued for a client before it is dropped as too slow",
-    )
-    parser.add_argument(
-        "--heartbeat-ms", type=int, default=int(_env("heartbeat_ms") or d.heartbeat_ms)
-    )
-    parser.add_argument(
-        "--handshake-ms", type=int, default=int(_env("handshake_ms") or d.handshake_ms)
-    )
-    parser.add_argument("--lease-ms", type=int, default=int(_env("lease_ms") or d.lease_ms))
-    parser.add_argument("--server-name", default=_env("server_name") or d.server_name)
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(word.strip() for word in text.split(",") if word.strip())
+
+
+_PARSERS: Mapping[Any, Callable[[str], Any]] = {str: str, int: _int, bool: _bool, Path: Path}
+
+
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """One setting as declared: what the flag, the variable and ``--help`` are made of."""
+
+    name: str
+    flag: str
+    env: str
+    help: str
+    default: Any
+    shown: str
+    parse: Callable[[str], Any]  # one value, from a flag or (but for a list) a variable
+    many: bool  # a list: the flag repeats, the variable is comma-separated
+
+    def from_env(self, environ: Mapping[str, str]) -> Any:
+        """The variable's value, parsed (the default when unset or empty); raises
+        ``argparse.ArgumentTypeError`` when it does not parse."""
+        text = environ.get(self.env)
+        if not text:
+            return self.default
+        return _words(text) if self.many else self.parse(text)
+
+
+def _parser_of(hint: Any) -> tuple[Callable[[str], Any], bool]:
+    """How to parse one value of type ``hint``, and whether it is a list."""
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) in (typing.Union, types.UnionType) and type(None) in args:
+        (inner,) = (a for a in args if a is not type(None))
+        return _parser_of(inner)
+    if typing.get_origin(hint) is tuple:
+        return str, True
+    return _PARSERS[hint], False
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def declared() -> list[Declared]:
+    """Every setting, in declaration order."""
+    hints = typing.get_type_hints(Settings)
+    out = []
+    for f in fields(Settings):
+        parse, many = _parser_of(hints[f.name])
+        out.append(
+            Declared(
+                name=f.name,
+                flag=f.metadata["flag"] or "--" + f.name.replace("_", "-"),
+                env=ENV_PREFIX + f.name.upper(),
+                help=f.metadata["help"],
+                default=f.default,
+                shown=f.metadata["shown"] or _shown(f.default),
+                parse=parse,
+                many=many,
+            )
+        )
+    return out
+
+
+def add_arguments(
+    parser: argparse.ArgumentParser, environ: Mapping[str, str] | None = None
+) -> None:
+    """Add a flag per setting to ``parser``, each defaulting to its ``PAIGOW_*``
+    variable in ``environ`` (default: the process's). A variable that does not parse
+    is a usage error now (``parser.error``: exit 2), even before ``--help``."""
+    env = os.environ if environ is None else environ
+    for d in declared():
+        try:
+            default = d.from_env(env)
+        except argparse.ArgumentTypeError as exc:
+            parser.error(f"{d.env}: {exc}")
+        # argparse formats help with %: a literal one is written %%.
+        text = f"{d.help} [{d.env}; default: {d.shown}]".replace("%", "%%")
+        if d.many:
+            # Repeated flags replace the variable's list (a flag wins): None tells them apart.
+            parser.add_argument(
+                d.flag,
+                dest=d.name,
+                action="append",
+                default=None,
+                metavar=d.flag.lstrip("-").upper(),
+                help=text,
+            )
+            parser.set_defaults(**{f"{d.name}_from_env": default})
+        else:
+            metavar = "yes/no" if d.parse is _bool else d.name.upper()
+            parser.add_argument(
+                d.flag, dest=d.name, type=d.parse, default=default, metavar=metavar, help=text
+            )
 
 
 def from_arguments(args: argparse.Namespace) -> Settings:
-    """Settings from parsed flags (see :func:`add_arguments`)."""
-    return Settings(
-        host=args.host,
-        port=args.port,
-        redis_url=args.redis_url,
-        data_dir=args.data_dir,
-        tables_file=Path(args.tables_file) if args.tables_file else None,
-        token_secret=args.token_secret,
-        guests=args.guests,
-        guest_balance=args.guest_balance,
-        origins=tuple(args.origins),
-        max_connections=args.max_connections,
-        rate_per_s=args.rate,
-        send_queue=args.send_queue,
-        heartbeat_ms=args.heartbeat_ms,
-        handshake_ms=args.handshake_ms,
-        lease_ms=args.lease_ms,
-        server_name=args.server_name,
-    )
+    """Settings from flags parsed by a parser :func:`add_arguments` made."""
+    values = {}
+    for d in declared():
+        value = getattr(args, d.name)
+        if d.many:
+            value = tuple(value) if value is not None else getattr(args, f"{d.name}_from_env")
+        values[d.name] = value
+    return Settings(**values)

@@ -8,13 +8,6 @@ from typing import Any
 from rich.console import Console
 from textual.app import App
 
-from server.app import App as ServerApp
-
-
-def url_of(app: ServerApp) -> str:
-    """The WebSocket URL of the in-process server."""
-    return f"ws://127.0.0.1:{app.port}/"
-
 
 def screen_text(app: App[Any]) -> str:
     """The current screen as plain text, as a terminal of the app's size shows it."""

@@ -16,7 +16,7 @@ from clients.cli import main
 from server.app import App
 from server.gamelog import pack_record, unpack_records
 from server.store.tables import TableStore
-from tests.clients.helpers import url_of
+from tests.helpers import url
 from tests.server.helpers import free_port
 
 
@@ -25,7 +25,7 @@ async def test_play_json_then_history_and_verify(
     app: App, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     session = str(tmp_path / "session.json")
-    common = ["--url", url_of(app), "--session", session, "--json"]
+    common = ["--url", url(app), "--session", session, "--json"]
     play = ["play", *common, "--table", "fast", "--bet", "10", "--rounds", "2"]
     code = await asyncio.to_thread(main, [*play, "--strategy", "random", "--seed", "3"])
     out = capsys.readouterr().out
@@ -88,7 +88,7 @@ def test_verify_log_catches_a_wrong_seed(tmp_path: Path) -> None:
 
 @pytest.mark.asyncio
 async def test_bots_play_and_verify(app: App) -> None:
-    report = await run_bots(url_of(app), ["fast"], count=3, rounds=2, bet=10, seed=1)
+    report = await run_bots(url(app), ["fast"], count=3, rounds=2, bet=10, seed=1)
     assert report.ok, report.as_dict()
     assert report.rounds == 6
     assert report.verified == 6
@@ -111,7 +111,7 @@ async def test_history_follows_every_page(
 ) -> None:
     """Five rounds read two at a time: every round once, newest first; --limit cuts."""
     session = str(tmp_path / "session.json")
-    common = ["--url", url_of(app), "--session", session, "--json"]
+    common = ["--url", url(app), "--session", session, "--json"]
     notes = await _play(capsys, common, 5)
     played = [n["round"] for n in notes if n["type"] == "client.round"]
     assert len(played) == 5
@@ -126,7 +126,7 @@ async def test_history_follows_every_page(
     newest = [json.loads(line)["round"] for line in capsys.readouterr().out.splitlines()]
     assert newest == rounds[:4]
 
-    text = ["history", "--url", url_of(app), "--session", session, "--page-size", "2"]
+    text = ["history", "--url", url(app), "--session", session, "--page-size", "2"]
     assert await asyncio.to_thread(main, [*text, "--limit", "4"]) == 0
     assert "older rounds not shown" in capsys.readouterr().out
     assert await asyncio.to_thread(main, [*text, "--limit", "5"]) == 0
@@ -139,7 +139,7 @@ async def test_verify_finds_a_round_past_the_newest_page(
 ) -> None:
     """A round with 60 newer records (more than a page of 50) is still found and checked."""
     session = str(tmp_path / "session.json")
-    common = ["--url", url_of(app), "--session", session, "--json"]
+    common = ["--url", url(app), "--session", session, "--json"]
     notes = await _play(capsys, common, 1)
     player = next(n["player_id"] for n in notes if n["type"] == "client.connected")
     [round_no] = [n["round"] for n in notes if n["type"] == "client.round"]
@@ -178,7 +178,7 @@ def test_no_server_exits_2(command: list[str], capsys: pytest.CaptureFixture[str
 @pytest.mark.asyncio
 async def test_a_server_refusal_exits_1(app: App, capsys: pytest.CaptureFixture[str]) -> None:
     """The server answers with an error (here: no such table): exit code 1, its words shown."""
-    play = ["play", "--url", url_of(app), "--no-session", "--table", "nosuch", "--bet", "10"]
+    play = ["play", "--url", url(app), "--no-session", "--table", "nosuch", "--bet", "10"]
     assert await asyncio.to_thread(main, play) == 1
     err = capsys.readouterr().err
     assert err.startswith("paigow-cli: ")

@@ -16,13 +16,13 @@ from protocol.codec import encode
 from protocol.messages import PhaseChange, Snapshot
 from server.app import App
 from server.config import Settings
-from tests.clients.helpers import url_of
-from tests.server.helpers import http_get, until
+from tests.helpers import until, url
+from tests.server.helpers import http_get
 
 
 @pytest.mark.asyncio
 async def test_join_bet_set_settle_verify_history(app: App) -> None:
-    async with Client(url_of(app), name="Ann") as client:
+    async with Client(url(app), name="Ann") as client:
         joined = await client.join("fast", 500)
         model = client.tables["fast"]
         assert model.your_seat == joined.seat
@@ -57,7 +57,7 @@ async def test_join_bet_set_settle_verify_history(app: App) -> None:
 
 @pytest.mark.asyncio
 async def test_reconnect_mid_round_resumes_the_round(app: App) -> None:
-    async with Client(url_of(app), backoff_s=0.05) as client:
+    async with Client(url(app), backoff_s=0.05) as client:
         await client.join("fast", 500)
         model = client.tables["fast"]
         await client.bet("fast", 20)
@@ -83,7 +83,7 @@ async def test_reconnect_mid_round_resumes_the_round(app: App) -> None:
 
 @pytest.mark.asyncio
 async def test_a_seq_gap_resyncs_with_a_snapshot(app: App) -> None:
-    async with Client(url_of(app)) as client:
+    async with Client(url(app)) as client:
         model = await client.watch("slow")
         seq = model.seq
         bogus = PhaseChange(table_id="slow", seq=seq + 5, round=99, phase="setting")
@@ -97,7 +97,7 @@ async def test_a_seq_gap_resyncs_with_a_snapshot(app: App) -> None:
 
 @pytest.mark.asyncio
 async def test_errors_are_plain_and_the_lobby_reads(app: App) -> None:
-    async with Client(url_of(app)) as client:
+    async with Client(url(app)) as client:
         tables = await client.list_tables()
         assert {t.table_id for t in tables} == {"fast", "slow"}
         info = await client.table_info("fast")
@@ -120,7 +120,7 @@ async def test_errors_are_plain_and_the_lobby_reads(app: App) -> None:
 
 @pytest.mark.asyncio
 async def test_a_refused_join_leaves_no_model(app: App) -> None:
-    async with Client(url_of(app)) as client:
+    async with Client(url(app)) as client:
         with pytest.raises(ServerError) as refused:
             await client.join("slow", 1)  # below the table's buy-in
         assert refused.value.code == "bet_limits"
@@ -140,7 +140,7 @@ def app_time_ms() -> int:
 
 @pytest.mark.asyncio
 async def test_two_players_see_each_other_and_hidden_cards(app: App) -> None:
-    async with Client(url_of(app), name="A") as a, Client(url_of(app), name="B") as b:
+    async with Client(url(app), name="A") as a, Client(url(app), name="B") as b:
         await a.join("fast", 300)
         await b.join("fast", 300)
         ma, mb = a.tables["fast"], b.tables["fast"]
@@ -172,7 +172,7 @@ def test_model_ignores_duplicates_and_flags_gaps() -> None:
 async def test_unknown_event_types_still_count_their_seq(app: App) -> None:
     import msgpack
 
-    async with Client(url_of(app)) as client:
+    async with Client(url(app)) as client:
         model = await client.watch("slow")
         seq = model.seq
         events = client.listen()
@@ -195,7 +195,7 @@ async def test_a_rebuy_cut_off_by_a_dropped_connection_is_sent_again_and_applied
     """The connection drops while a rebuy waits at the server: the core resumes the
     session, sends the rebuy again with its rid, and the chips move once."""
     host = app.hosts["slow"]
-    async with Client(url_of(app), backoff_s=0.05) as client:
+    async with Client(url(app), backoff_s=0.05) as client:
         await client.join("slow", 500)
         account = (await client.balance()).account
         async with host.lock:  # the rebuy waits for the table: its reply cannot come yet
@@ -230,7 +230,7 @@ async def test_an_idle_client_pings_within_each_heartbeat(
     heartbeats) keeps it; here over three heartbeats of 1 s."""
     app = App(replace(server_settings, heartbeat_ms=1000))
     await app.start()
-    client = Client(url_of(app), name="Idle")
+    client = Client(url(app), name="Idle")
     try:
         await client.connect()
 

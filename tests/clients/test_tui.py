@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 from collections.abc import Callable
@@ -30,7 +29,8 @@ from protocol.messages import OkReply, SeedReveal, Snapshot
 from protocol.structs import TableInfo
 from protocol.vectors import SERVER_TO_CLIENT, load_vectors
 from server.app import App
-from tests.clients.helpers import screen_text, url_of
+from tests.clients.helpers import screen_text
+from tests.helpers import until, url
 
 GOLDEN = Path(__file__).parent / "golden"
 SIZE = (80, 24)
@@ -39,18 +39,19 @@ SIZE = (80, 24)
 async def _until(pilot: Pilot[int], predicate: Callable[[], bool], within: float = 10) -> None:
     """Let the app run until ``predicate()`` holds; fail after ``within`` seconds, showing
     the screen (a fixed pause is either too long or, on a loaded machine, too short)."""
-    try:
-        async with asyncio.timeout(within):
-            while not predicate():
-                await pilot.pause(0.05)
-    except TimeoutError:
-        screen = screen_text(pilot.app)
-        raise AssertionError(f"timed out after {within} s; the screen:\n{screen}") from None
+    await until(
+        predicate,
+        within,
+        "the app",
+        every=0.05,
+        pause=pilot.pause,
+        detail=lambda: f"the screen:\n{screen_text(pilot.app)}",
+    )
 
 
 @pytest.mark.asyncio
 async def test_join_bet_set_and_see_the_result(app: App) -> None:
-    tui = PaigowApp(Client(url_of(app), name="Pat"))
+    tui = PaigowApp(Client(url(app), name="Pat"))
     async with tui.run_test(size=SIZE) as pilot:
         await _until(pilot, lambda: _lobby_listed(tui))
         assert "fast" in screen_text(tui)
@@ -176,7 +177,7 @@ def _my_seat_line(text: str, name: str) -> str:
 @pytest.mark.asyncio
 async def test_sit_out_key(app: App) -> None:
     """``p`` sits the round out (the seat reads ``out``); a refusal is shown, not raised."""
-    tui = PaigowApp(Client(url_of(app), name="Sid"))
+    tui = PaigowApp(Client(url(app), name="Sid"))
     async with tui.run_test(size=SIZE) as pilot:
         table = await _sit_at(pilot, tui, "slow")
         model = table.model
@@ -210,7 +211,7 @@ def _history_rounds(text: str) -> list[int]:
 @pytest.mark.asyncio
 async def test_history_loads_older_pages(app: App) -> None:
     """Three rounds, two per page: ``m`` adds the older page; every round once, in order."""
-    tui = PaigowApp(Client(url_of(app), name="Hal"), history_page_size=2)
+    tui = PaigowApp(Client(url(app), name="Hal"), history_page_size=2)
     async with tui.run_test(size=SIZE) as pilot:
         await _until(pilot, lambda: tui.client.connected and isinstance(tui.screen, LobbyScreen))
         stats = await play_rounds(tui.client, "fast", bet=10, rounds=3)
@@ -253,7 +254,7 @@ async def test_lobby_shows_the_account_balance(app: App, monkeypatch: pytest.Mon
     # No timed refresh during the test: what the lobby shows comes from the moves themselves.
     monkeypatch.setattr(LobbyScreen, "REFRESH_S", 3600.0)
     start = app.settings.guest_balance
-    tui = PaigowApp(Client(url_of(app), name="Lou"))
+    tui = PaigowApp(Client(url(app), name="Lou"))
     async with tui.run_test(size=SIZE) as pilot:
         await _until(pilot, lambda: _account_line(tui) == f"Account {start} chips")
         table = await _sit_at(pilot, tui, "fast")  # the default buy-in: 200

@@ -21,10 +21,10 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar
 
 import redis.asyncio
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -46,15 +46,14 @@ from protocol.messages import (
     TableEvent,
 )
 from protocol.structs import TableSeq, Welcome
-from server.app import App
 from server.store.audit import AuditReport, audit
 from server.store.parts import stored_state
 from server.store.tables import CommitResult, RequestRecord, TableStore
+from tests.helpers import TIMEOUT, until
 
 T = TypeVar("T")
 Reply = OkReply | ErrorReply | Pong
 
-TIMEOUT = 10.0  # default bound of every wait, in seconds
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -64,41 +63,6 @@ _CONNECTIONS = itertools.count(1)  # numbers the test connections, to keep rids 
 def now_ms() -> int:
     """This machine's clock, as the server reads it (same host)."""
     return time.time_ns() // 1_000_000
-
-
-# The overloads let mypy read T off an async function's result too (the union alone
-# solves T from both forms at once, and a coroutine spoils it).
-@overload
-async def until(
-    check: Callable[[], Coroutine[Any, Any, T | None]],
-    within: float = ...,
-    what: str = ...,
-    every: float = ...,
-) -> T: ...
-@overload
-async def until(
-    check: Callable[[], T | None] | Callable[[], Awaitable[T | None]],
-    within: float = ...,
-    what: str = ...,
-    every: float = ...,
-) -> T: ...
-async def until(
-    check: Callable[[], T | None] | Callable[[], Awaitable[T | None]],
-    within: float = TIMEOUT,
-    what: str = "condition",
-    every: float = 0.02,
-) -> T:
-    """Poll ``check`` (sync or async) until it returns something truthy; fail after ``within``."""
-    deadline = time.monotonic() + within
-    while True:
-        value = check()
-        if asyncio.iscoroutine(value) or isinstance(value, Awaitable):
-            value = await value
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {within} s waiting for {what}")
-        await asyncio.sleep(every)
 
 
 @dataclass
@@ -396,11 +360,6 @@ def quick_tables(*ids: str, betting_ms: int = 3000, setting_ms: int = 3000) -> s
     )
 
 
-def url(app: App) -> str:
-    """The WebSocket URL of an in-process server."""
-    return f"ws://127.0.0.1:{app.port}/"
-
-
 # --- server processes ------------------------------------------------------------------
 
 
@@ -521,8 +480,10 @@ def free_port() -> int:
         return port
 
 
-def run_cli(args: Sequence[str], within: float = 30) -> subprocess.CompletedProcess[str]:
-    """``python -m server ARGS`` to completion."""
+def run_cli(
+    args: Sequence[str], within: float = 30, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m server ARGS`` to completion, with ``env`` added to the environment."""
     return subprocess.run(
         [sys.executable, "-m", "server", *args],
         cwd=ROOT,
@@ -530,6 +491,7 @@ def run_cli(args: Sequence[str], within: float = 30) -> subprocess.CompletedProc
         text=True,
         timeout=within,
         check=False,
+        env={**os.environ, **(env or {})},
     )
 
 

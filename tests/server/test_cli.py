@@ -3,7 +3,6 @@ processes against the test Redis."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import time
 from pathlib import Path
@@ -14,9 +13,10 @@ import redis.asyncio
 from protocol.messages import Bet, Join
 from server.app import App
 from server.auth import tokens
-from server.config import Settings, add_arguments, from_arguments
+from server.config import Settings
 from server.store.embedded import EmbeddedRedis
-from tests.server.helpers import Client, run_cli, url
+from tests.helpers import url
+from tests.server.helpers import Client, run_cli
 
 SECRET = "cli-test-secret-0123456789"
 
@@ -103,15 +103,3 @@ def test_audit_that_cannot_reach_redis_exits_2_not_1(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "paigow-server:" in done.stderr
     assert "Traceback" not in done.stderr
-
-
-def test_an_empty_environment_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PAIGOW_TABLES_FILE", "")
-    monkeypatch.setenv("PAIGOW_REDIS_URL", "")
-    monkeypatch.setenv("PAIGOW_SEND_QUEUE", "32")
-    parser = argparse.ArgumentParser()
-    add_arguments(parser)
-    settings = from_arguments(parser.parse_args([]))
-    assert settings.tables_file is None
-    assert settings.redis_url is None
-    assert settings.send_queue == 32

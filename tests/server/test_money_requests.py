@@ -27,7 +27,8 @@ from server.config import Settings
 from server.host import TableHost
 from server.store.accounts import AccountStore
 from server.store.keys import Keys
-from tests.server.helpers import Client, LostReplies, Reply, audit_report, close_all, until, url
+from tests.helpers import until, url
+from tests.server.helpers import Client, LostReplies, Reply, audit_report, close_all
 
 ACCOUNT = 1000
 BUY_IN = 300

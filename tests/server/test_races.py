@@ -24,7 +24,8 @@ from server.config import Settings
 from server.store.accounts import AccountStore
 from server.store.parts import stored_state
 from server.store.tables import TableStore
-from tests.server.helpers import Client, Reply, audit_report, close_all, url
+from tests.helpers import url
+from tests.server.helpers import Client, Reply, audit_report, close_all
 
 Request = Join | Rebuy | Bet | CashOut
 

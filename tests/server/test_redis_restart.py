@@ -26,7 +26,8 @@ from server.config import Settings
 from server.store.accounts import AccountStore
 from server.store.embedded import EmbeddedRedis
 from server.store.tables import TableStore
-from tests.server.helpers import Client, audit_report, close_all, quick_tables, until, url
+from tests.helpers import until, url
+from tests.server.helpers import Client, audit_report, close_all, quick_tables
 
 
 @pytest_asyncio.fixture

@@ -28,6 +28,7 @@ from protocol.messages import (
     Watch,
 )
 from protocol.structs import Balances, HandChoice, HistoryPage, Joined
+from tests.helpers import url
 from tests.server.conftest import StartApp
 from tests.server.helpers import (
     Client,
@@ -36,7 +37,6 @@ from tests.server.helpers import (
     audit_report,
     close_all,
     quick_tables,
-    url,
 )
 
 BUY_IN = 1000

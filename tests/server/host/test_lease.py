@@ -15,7 +15,7 @@ from redis.backoff import NoBackoff
 from server.host.lease import LeaseKeeper, TableLease
 from server.store.tables import TableStore
 from tests.conftest import evalsha_calls
-from tests.server.helpers import until
+from tests.helpers import until
 
 
 @pytest.mark.asyncio

@@ -22,7 +22,7 @@ from server.store.errors import StoreError
 from server.store.keys import APPLIED_TTL_MS, APPLIED_WINDOW, REQUEST_TTL_MS, Keys
 from server.store.requests import ClientRequest
 from server.store.tables import TableStore
-from tests.server.helpers import until
+from tests.helpers import until
 from tests.server.store.helpers import (
     T,
     bet,

@@ -7,7 +7,7 @@ import redis.asyncio
 
 from server.store.tables import TableStore
 from tests.conftest import evalsha_calls
-from tests.server.helpers import until
+from tests.helpers import until
 from tests.server.store.helpers import T, expired
 
 

@@ -1,28 +1,25 @@
-"""The connection's life: handshake edge cases, text frames, slow consumers, HTTP probes."""
+"""The connection's life over real sockets: handshake edge cases, text frames, slow
+consumers, resumed sessions, silence, the connection limit."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import gc
+import importlib.metadata
 import socket
 import time
 
 import pytest
 import redis.asyncio
-from prometheus_client.parser import text_string_to_metric_families
 from websockets.protocol import State
 
 from protocol.codec import encode
 from protocol.errors import CloseCode
 from protocol.messages import (
     Bet,
-    Clear,
     ErrorReply,
     GetServerInfo,
     GetTableInfo,
     Hello,
-    Join,
     ListTables,
     OkReply,
     Ping,
@@ -30,14 +27,11 @@ from protocol.messages import (
 )
 from protocol.structs import ServerInfo, TableList
 from server.app import App
-from server.auth import tokens
-from server.config import Settings
-from server.store.accounts import AccountStore
+from server.gateway.connection import Connection
 from server.store.keys import DEFAULT_KEYS
-from server.tables_file import TablesFileError, parse_tables
-from tests.conftest import FAST_TABLES
+from tests.helpers import until, url
 from tests.server.conftest import StartApp
-from tests.server.helpers import Client, close_all, http_get, until, url
+from tests.server.helpers import Client, Closed, close_all
 
 
 def hello(rid: str = "h", **fields: object) -> bytes:
@@ -109,6 +103,7 @@ async def test_version_negotiated_from_a_range(app: App) -> None:
         info = await client.ok(GetServerInfo)
         assert isinstance(info, ServerInfo)
         assert info.protocol_version == 1
+        assert info.server_version == importlib.metadata.version("paigow-server")
     finally:
         await client.close()
 
@@ -190,7 +185,7 @@ async def test_slow_consumer_is_dropped(start_app: StartApp) -> None:
         biggest = 0
         frame = encode(GetTableInfo(rid="x", table_id="fast"))
         for _ in range(20_000):
-            if conn.closing is not None:
+            if conn.session.closing is not None:
                 break
             try:
                 await asyncio.wait_for(slow.ws.send(frame), 2)
@@ -200,8 +195,8 @@ async def test_slow_consumer_is_dropped(start_app: StartApp) -> None:
             # does wait_for): yield, so that the server reads and answers meanwhile.
             await asyncio.sleep(0)
             biggest = max(biggest, conn.queue.qsize())
-        assert conn.closing is not None, "the queue never filled"
-        assert conn.closing[0] == CloseCode.TRY_AGAIN_LATER
+        assert conn.session.closing is not None, "the queue never filled"
+        assert conn.session.closing.code == CloseCode.TRY_AGAIN_LATER
         assert biggest <= queue
         # The server lets the connection go within a bounded time.
         await until(
@@ -215,101 +210,6 @@ async def test_slow_consumer_is_dropped(start_app: StartApp) -> None:
     finally:
         await close_all([slow, healthy])
         sock.close()
-
-
-@pytest.mark.asyncio
-async def test_health_ready_and_metrics(app: App) -> None:
-    client = await Client.hello(url(app))
-    try:
-        await client.ok(Join, table_id="fast", buy_in=500)
-        status, body = await asyncio.to_thread(http_get, app.port, "/healthz")
-        assert (status, body) == (200, "ok\n")
-        status, body = await asyncio.to_thread(http_get, app.port, "/readyz")
-        assert (status, body) == (200, "ready\n")
-        status, body = await asyncio.to_thread(http_get, app.port, "/metrics")
-        assert status == 200
-        assert "paigow_connections 1.0" in body
-        assert "paigow_tables_hosted 2.0" in body
-        assert 'paigow_requests_total{type="Join"} 1.0' in body
-        status, _ = await asyncio.to_thread(http_get, app.port, "/nothing-here")
-        assert status in (400, 404, 426)
-    finally:
-        await client.close()
-
-
-def _block_the_loop(seconds: float) -> None:
-    """What a CPU-bound bug does to the server: nothing else runs meanwhile."""
-    time.sleep(seconds)
-
-
-def _buckets(body: str, name: str) -> dict[tuple[tuple[str, str], ...], float]:
-    """The bucket counts of histogram ``name`` in a Prometheus text body, by labels."""
-    return {
-        tuple(sorted(s.labels.items())): s.value
-        for family in text_string_to_metric_families(body)
-        if family.name == name
-        for s in family.samples
-        if s.name == name + "_bucket"
-    }
-
-
-@pytest.mark.asyncio
-async def test_metrics_show_loop_stalls_and_collector_pauses(app: App) -> None:
-    """A blocked event loop and a full collection are both visible on ``/metrics``."""
-
-    def probes() -> float:
-        """How many times the loop-lag probe has run."""
-        metric = next(iter(app.metrics.loop_lag.collect()))
-        return next(s.value for s in metric.samples if s.name.endswith("_count"))
-
-    _, body = await asyncio.to_thread(http_get, app.port, "/metrics")
-    before = _buckets(body, "paigow_loop_lag_seconds")
-    slow, count = (("le", "0.25"),), (("le", "+Inf"),)
-    ran = probes()  # no await from here to the block: the next probe is the late one
-    _block_the_loop(0.4)
-    await until(lambda: probes() > ran, 5, "the probe to wake up")
-    gc.collect()
-    _, body = await asyncio.to_thread(http_get, app.port, "/metrics")
-    after = _buckets(body, "paigow_loop_lag_seconds")
-    # The probe woke up at least 0.4 - 0.1 s late: outside the 0.25 s bucket.
-    assert after[count] - after[slow] >= before[count] - before[slow] + 1
-    pauses = _buckets(body, "paigow_gc_pause_seconds")
-    assert pauses[(("generation", "2"), ("le", "+Inf"))] >= 1
-
-
-@pytest.mark.asyncio
-async def test_not_ready_while_a_table_is_owned_elsewhere(
-    app: App, server_settings: Settings
-) -> None:
-    """``/readyz`` says 503 and names the tables another process still holds."""
-    second = App(server_settings)  # same Redis: the tables are the first one's
-    starting = asyncio.create_task(second.start())
-    client: Client | None = None
-    try:
-        await until(lambda: second.server is not None, what="the second server to listen")
-        status, body = await asyncio.to_thread(http_get, second.port, "/readyz")
-        assert status == 503
-        assert "fast" in body
-        assert "slow" in body
-        status, _ = await asyncio.to_thread(http_get, second.port, "/healthz")
-        assert status == 200
-        # A request for a table hosted elsewhere: unavailable (retryable), nothing else.
-        client = await Client.hello(url(second))
-        error = await client.error(Join, "unavailable", table_id="fast", buy_in=500)
-        assert error.retryable
-        # The first process stops and gives its leases up: the second takes over at once.
-        await app.stop()
-        await asyncio.wait_for(starting, 5)
-        status, body = await asyncio.to_thread(http_get, second.port, "/readyz")
-        assert (status, body) == (200, "ready\n")
-        await client.ok(Join, table_id="fast", buy_in=500)
-    finally:
-        if client is not None:
-            await client.close()
-        starting.cancel()
-        with contextlib.suppress(BaseException):
-            await starting
-        await second.stop()
 
 
 @pytest.mark.asyncio
@@ -355,18 +255,32 @@ async def test_an_expired_session_is_not_resumed(
         await first.close()
 
 
+def connection_of(app: App, client: Client) -> Connection:
+    """The server's side of ``client`` (an in-process server)."""
+    assert app.gateway is not None
+    return next(c for c in app.gateway.connections if c.player_id == client.player)
+
+
 @pytest.mark.asyncio
 async def test_a_silent_client_is_closed_after_two_heartbeats_4004(start_app: StartApp) -> None:
     app = await start_app(heartbeat_ms=1000)
     silent = await Client.hello(url(app), label="silent")
     started = time.monotonic()
     chatty = await Client.hello(url(app), label="chatty")
+    session = connection_of(app, chatty).session
+    loop = asyncio.get_running_loop()
+    since = loop.time()
     try:
-        # A client that speaks within each heartbeat stays, past the silent one's end.
-        for _ in range(7):
-            await asyncio.sleep(0.4)
+
+        async def chatting() -> Closed | None:
+            """Speak within each heartbeat, until the silent one is closed and the chatty
+            one has been connected past its own two heartbeats (the server's clock)."""
             assert isinstance(await chatty.call(Ping, time_ms=0), Pong)
-        closed = await silent.wait_closed(within=10)
+            if loop.time() < since + session.silence_s + 0.5:
+                return None
+            return silent.closed
+
+        closed = await until(chatting, 10, "the silent client's close", every=0.3)
         assert closed.code == CloseCode.HEARTBEAT_TIMEOUT
         assert time.monotonic() - started >= 2.0
         assert chatty.closed is None
@@ -377,16 +291,22 @@ async def test_a_silent_client_is_closed_after_two_heartbeats_4004(start_app: St
 @pytest.mark.asyncio
 async def test_the_time_a_request_takes_is_not_silence(start_app: StartApp) -> None:
     """A request held up (here behind the table's lock) keeps the client's next frames
-    unread; the client did speak, so it is not closed for silence (PROTOCOL.md §5)."""
+    unread; the client did speak, so it is not closed for silence (protocol/PROTOCOL.md,
+    section 5)."""
     app = await start_app(heartbeat_ms=1000)
     client = await Client.hello(url(app))
+    session = connection_of(app, client).session
+    loop = asyncio.get_running_loop()
     try:
-        async with app.hosts["slow"]._lock:  # a commit that takes 3 heartbeats
+        async with app.hosts["slow"].lock:  # a commit that takes 3 heartbeats
             rid = client.next_rid()
             await client.ws.send(encode(Bet(rid=rid, table_id="slow", amount=10)))
-            for _ in range(7):
-                await asyncio.sleep(0.4)
-                await client.ws.send(encode(Ping(rid=client.next_rid(), time_ms=0)))
+            await until(lambda: session.busy, what="the bet to be handled")
+            await client.ws.send(encode(Ping(rid=client.next_rid(), time_ms=0)))  # unread
+            await until(
+                lambda: loop.time() > session.heard_at + session.silence_s + 1,
+                what="the bet held past two heartbeats and one more",
+            )
             assert client.closed is None
         assert await client.wait(lambda: client.replies.get(rid))
         assert isinstance(await client.call(Ping, time_ms=0), Pong)
@@ -405,45 +325,3 @@ async def test_past_max_connections_a_client_is_told_to_try_later(start_app: Sta
         assert closed.code == CloseCode.TRY_AGAIN_LATER
     finally:
         await close_all([first, second])
-
-
-@pytest.mark.asyncio
-async def test_a_changed_tables_file_applies_between_rounds(
-    start_app: StartApp, server_settings: Settings
-) -> None:
-    secret = server_settings.token_secret
-    assert secret is not None
-    token = tokens.issue(secret.encode(), "alice", 600, int(time.time()))
-    first = await start_app()
-    assert first.redis is not None
-    await AccountStore(first.redis).credit("alice", 1000, "test-credit")
-    other = await Client.hello(url(first))  # seated without a bet: betting stays open
-    client = await Client.hello(url(first), token=token)
-    try:
-        await other.ok(Join, table_id="slow", buy_in=500)
-        await client.ok(Join, table_id="slow", buy_in=500)
-        await client.ok(Bet, table_id="slow", amount=10)
-    finally:
-        await close_all([client, other])
-    await first.stop()
-    slow = 'id = "slow"\nname = "Slow"'
-    second = await start_app(tables=FAST_TABLES.replace(slow, slow + "\nmin_bet = 50"))
-    host = second.hosts["slow"]
-    assert host.state is not None
-    # A bet is held: the bet already placed keeps the limits it was placed under.
-    assert host.state.config.min_bet == 10
-    client = await Client.hello(url(second), token=token)
-    try:
-        info = await client.ok(GetTableInfo, table_id="slow")
-        assert info.min_bet == 50
-        await client.ok(Clear, table_id="slow")
-        await client.error(Bet, "bet_limits", table_id="slow", amount=10)
-        assert host.state.config.min_bet == 50
-        await client.ok(Bet, table_id="slow", amount=50)
-    finally:
-        await client.close()
-
-
-def test_a_tables_file_with_an_unknown_pay_table_is_refused() -> None:
-    with pytest.raises(TablesFileError, match="pay table"):
-        parse_tables('[[table]]\nid = "t"\nname = "T"\nbonus_pay_table = "Standard"\n')

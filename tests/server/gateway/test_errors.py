@@ -43,8 +43,9 @@ from server.config import Settings
 from server.rules.splits import split_with_low
 from server.store.accounts import AccountStore
 from server.store.tables import TableStore
+from tests.helpers import url
 from tests.server.conftest import StartApp
-from tests.server.helpers import Client, audit_report, close_all, url
+from tests.server.helpers import Client, audit_report, close_all
 
 
 class Unchanged:

@@ -44,6 +44,7 @@ from protocol.messages import (
     Watch,
 )
 from server.app import App
+from tests.helpers import url
 from tests.server.conftest import StartApp
 from tests.server.helpers import (
     Client,
@@ -52,7 +53,6 @@ from tests.server.helpers import (
     close_all,
     http_get,
     quick_tables,
-    url,
 )
 
 FRAMES = 3000

@@ -1,0 +1,210 @@
+"""One client's WebSocket: the I/O around its :class:`~server.gateway.session.Session`.
+
+The session decides (what to answer, when to close); a :class:`Connection` sends,
+waits and closes. Outgoing frames are written at once when nothing is queued, else
+they wait, in order, in a bounded queue for the writer task; a client that does not
+read them is dropped (1013), never buffered without end. One timer per connection
+asks the session about silence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
+
+from protocol.codec import encode
+from protocol.errors import CloseCode
+from server.gateway.session import Close, Session
+
+DIRECT_WRITE_LIMIT = 64 * 1024
+"""Unsent bytes in the socket's buffer above which frames go through the queue."""
+DROP_CLOSE_S = 2.0
+"""How long a client closed from outside its handler gets to complete the closing
+handshake (a slow consumer reads nothing, not even the close frame)."""
+CLOSE_AFTER_S = 5.0
+"""How long the frames before a close (and the close frame) may take to go out."""
+TOO_SLOW = Close(CloseCode.TRY_AGAIN_LATER, "too slow: outgoing queue full")
+
+
+class Connection:
+    """One client's WebSocket, its session, and what it watches (see the module docstring).
+
+    :attr:`player_id` is the player the session speaks for (None before the hello):
+    a plain attribute, read for every frame a table sends. :attr:`tables` are the
+    tables it watches (seated included); :attr:`wanted` the tables its hello asked for
+    (table: last seq) that were not hosted here then (see ``Presence.table_ready``).
+    """
+
+    def __init__(self, ws: ServerConnection, session: Session, queue_size: int) -> None:
+        self.ws = ws
+        self.session = session
+        self.player_id: str | None = None
+        self.tables: set[str] = set()
+        self.wanted: dict[str, int] = {}
+        self.queue: asyncio.Queue[bytes] = asyncio.Queue(queue_size)
+        self.backlog = 0  # frames queued and not yet handed to the socket
+        self.dropping: asyncio.Task[None] | None = None  # a close from outside the handler
+        self._writer: asyncio.Task[None] | None = None
+        self._silence: asyncio.TimerHandle | None = None
+
+    @property
+    def player(self) -> str:
+        """The player the session speaks for (after the hello)."""
+        assert self.player_id is not None
+        return self.player_id
+
+    # --- life -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the writer task."""
+        self._writer = asyncio.get_running_loop().create_task(self._write_queued())
+
+    async def close(self, close: Close) -> None:
+        """Close as the session decided from a frame: its error reply first, the close
+        frame after every frame queued before it (bounded in time)."""
+        for reply in self.session.close(close) or ():
+            self._put(encode(reply))
+        # Frames the client still sends are read and dropped: else, with the incoming
+        # queue full, its answer to our close frame would never be read and the
+        # closing handshake would wait for its timeout.
+        discard = asyncio.create_task(_discard(self.ws))
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(CLOSE_AFTER_S):
+                await self.queue.put(b"")
+                if self._writer is not None:
+                    await self._writer
+        discard.cancel()
+        await asyncio.gather(discard, return_exceptions=True)
+
+    def close_soon(self, close: Close) -> None:
+        """Close from outside the connection's handler (a resumed session elsewhere,
+        silence, a slow consumer), bounded in time; nothing if closing already."""
+        replies = self.session.close(close)
+        if replies is None:
+            return
+        for reply in replies:
+            self._put(encode(reply))
+        self.dropping = asyncio.get_running_loop().create_task(self._drop())
+
+    async def stop(self) -> None:
+        """Stop the writer and the silence timer and wait for a close in progress."""
+        self.unwatch_silence()
+        if self._writer is not None:
+            self._writer.cancel()
+            # gather keeps a cancellation of the caller from being swallowed here.
+            await asyncio.gather(self._writer, return_exceptions=True)
+        if self.dropping is not None:
+            with contextlib.suppress(Exception):
+                await self.dropping
+
+    async def _drop(self) -> None:
+        closing = self.session.closing
+        assert closing is not None
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.ws.close(closing.code, closing.reason), DROP_CLOSE_S)
+        # Still not closed: the client reads nothing, not even the close frame.
+        self.ws.transport.abort()
+
+    # --- silence --------------------------------------------------------------------
+
+    def watch_silence(self) -> None:
+        """Close once the session says the client was silent too long (4004), counting
+        from now.
+
+        One timer per connection, moved only when it fires: a timeout around each
+        receive cost a timer and three objects per message."""
+        loop = asyncio.get_running_loop()
+        self.session.heard(loop.time())
+        self._silence = loop.call_at(
+            self.session.heard_at + self.session.silence_s, self._check_silence, loop
+        )
+
+    def unwatch_silence(self) -> None:
+        """Stop :meth:`watch_silence`."""
+        if self._silence is not None:
+            self._silence.cancel()
+            self._silence = None
+
+    def _check_silence(self, loop: asyncio.AbstractEventLoop) -> None:
+        verdict = self.session.check_silence(loop.time())
+        if isinstance(verdict, Close):
+            self._silence = None
+            self.close_soon(verdict)
+        else:
+            self._silence = loop.call_at(verdict, self._check_silence, loop)
+
+    # --- sending --------------------------------------------------------------------
+
+    def send_bytes(self, data: bytes) -> None:
+        """Send a frame now, or queue it; nothing once the session is closing.
+
+        With nothing queued and little unsent in the socket's buffer the frame is
+        written at once, as ``websockets.broadcast`` does: no task switch per frame
+        (the fan-out of one event to a table is most of the server's sending). Else
+        it waits in the bounded queue, in order, for the writer task; a client too
+        slow to empty its queue is dropped.
+        """
+        if self.session.closing is not None:
+            return
+        if self.backlog == 0 and self._write_now(data):
+            return
+        self._enqueue(data)
+
+    def _put(self, data: bytes) -> None:
+        """:meth:`send_bytes`, closing or not (the frames that go before a close)."""
+        if self.backlog == 0 and self._write_now(data):
+            return
+        self._enqueue(data)
+
+    def _enqueue(self, data: bytes) -> None:
+        try:
+            self.queue.put_nowait(data)
+            self.backlog += 1
+        except asyncio.QueueFull:
+            # The writer may be stuck in a send that the client never reads, so it
+            # cannot be the one to close: a task of its own does, with a bound (and
+            # with the close decided first, if one was: the session keeps that one).
+            self.session.close(TOO_SLOW)
+            if self.dropping is None:
+                self.dropping = asyncio.get_running_loop().create_task(self._drop())
+
+    def _write_now(self, data: bytes) -> bool:
+        ws = self.ws
+        if ws.protocol.state is not State.OPEN or ws.send_in_progress is not None:
+            return False
+        if ws.transport.get_write_buffer_size() > DIRECT_WRITE_LIMIT:
+            return False  # the client reads slowly: the queue bounds what it may hold
+        try:
+            ws.protocol.send_binary(data)
+        except Exception:  # the connection is closing: the queue path fails cleanly
+            return False
+        with contextlib.suppress(Exception):
+            ws.send_data()
+        return True
+
+    async def _write_queued(self) -> None:
+        """Send the queued frames in order; an empty one means: close after the others."""
+        while True:
+            data = await self.queue.get()
+            if self.dropping is not None:
+                return  # closed from outside: :meth:`_drop` closes
+            if not data:
+                break
+            await self.ws.send(data)
+            self.backlog -= 1  # only now may frames skip the queue again, in order
+        closing = self.session.closing
+        if closing is None:
+            await self.ws.close(CloseCode.NORMAL, "")
+        else:
+            await self.ws.close(closing.code, closing.reason)
+
+
+async def _discard(ws: ServerConnection) -> None:
+    """Read and drop frames until the connection closes."""
+    with contextlib.suppress(ConnectionClosed):
+        async for _ in ws:
+            pass

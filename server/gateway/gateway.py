@@ -1,0 +1,197 @@
+"""The :class:`Gateway`: one WebSocket's life, wiring the session, the connection, the
+handlers and presence together.
+
+Its first message must be ``hello`` (protocol/PROTOCOL.md, section 5); after that each
+frame goes to the session, which says what it is, and each request to its handler,
+which is answered by exactly one ``ok`` or ``error`` carrying its ``rid``. Nothing a
+client sends can raise out of :meth:`Gateway.handle`: decoding errors, illegal events
+and server faults all become error replies, and the table carries on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+
+from protocol.codec import encode
+from protocol.errors import CloseCode, ErrorCode
+from protocol.messages import ClientMessage, OkReply
+from server.gateway.connection import Connection
+from server.gateway.context import REPLIED, Context
+from server.gateway.handlers import HANDLERS
+from server.gateway.options import GatewayOptions
+from server.gateway.presence import HostSeating, Presence
+from server.gateway.session import (
+    NO_HELLO,
+    Close,
+    Invalid,
+    Refuse,
+    Session,
+    Throttle,
+    error_reply,
+)
+from server.host import TableHost, now_ms
+from server.metrics import Metrics
+from server.store.accounts import AccountStore
+from server.store.sessions import Session as StoredSession
+from server.store.sessions import SessionStore
+from server.store.tables import TableStore
+from server.table.errors import TableError
+
+log = logging.getLogger(__name__)
+
+
+class Gateway:
+    """Everything a connection talks to: the hosted tables, accounts, history, metrics.
+
+    ``seating`` is the process's one index of who sits where, which every host keeps.
+    """
+
+    def __init__(
+        self,
+        hosts: dict[str, TableHost],
+        tables: TableStore,
+        accounts: AccountStore,
+        metrics: Metrics,
+        options: GatewayOptions,
+        seating: HostSeating,
+    ) -> None:
+        self.options = options
+        self.metrics = metrics
+        self.accounts = accounts
+        self.sessions = SessionStore(tables.redis)
+        self.presence = Presence(hosts, seating)
+        self.context = Context(self.presence, tables, accounts, options.server_name)
+
+    @property
+    def connections(self) -> set[Connection]:
+        """The open connections."""
+        return self.presence.connections
+
+    async def table_ready(self, host: TableHost) -> None:
+        """The hosts' on-ready hook (see :meth:`Presence.table_ready`)."""
+        await self.presence.table_ready(host)
+
+    async def handle(self, ws: ServerConnection) -> None:
+        """Serve one WebSocket until it closes."""
+        if len(self.presence.connections) >= self.options.max_connections:
+            await ws.close(CloseCode.TRY_AGAIN_LATER, "server full")
+            return
+        now = asyncio.get_running_loop().time()
+        conn = Connection(
+            ws, Session(self.options, secrets.token_hex(8), now), self.options.queue_size
+        )
+        self.presence.connections.add(conn)
+        self.metrics.connections.inc()
+        conn.start()
+        try:
+            close = await self._handshake(conn)
+            if close is None:
+                close = await self._serve(conn)
+            if close is not None:
+                await conn.close(close)
+        except ConnectionClosed:
+            pass
+        finally:
+            await conn.stop()
+            self.metrics.connections.dec()
+            await self.presence.departed(conn)
+
+    async def _handshake(self, conn: Connection) -> Close | None:
+        """The hello, who it speaks for, the welcome; the close if it fails."""
+        session = conn.session
+        loop = asyncio.get_running_loop()
+        try:
+            frame = await asyncio.wait_for(conn.ws.recv(), session.hello_wait(loop.time()))
+        except TimeoutError:
+            return NO_HELLO
+        greeting = session.receive_hello(frame)
+        if isinstance(greeting, Close):
+            return greeting
+        hello = greeting.hello
+        credentials = session.credentials(hello, int(time.time()))
+        if isinstance(credentials, Close):
+            return credentials
+        stored = None
+        if credentials.resume is not None:
+            stored = await self.sessions.load(credentials.resume)
+        identity = session.identify(hello, credentials, stored, "g-" + secrets.token_hex(6))
+        if isinstance(identity, Close):
+            return identity
+        if identity.new_guest:
+            await self.accounts.ensure_guest(identity.player, self.options.guest_balance)
+        if identity.resumed:
+            # protocol/PROTOCOL.md: a second connection resuming a session closes the first.
+            self.presence.resumed_here(conn)
+        await self.sessions.save(
+            StoredSession(identity.session_id, identity.player, identity.name, identity.guest)
+        )
+        conn.player_id = identity.player
+        conn.send_bytes(encode(session.welcome(greeting, identity, now_ms())))
+        # A resumed session picks up its tables where it left them.
+        await self.presence.arrived(conn, hello.last_seq if identity.resumed else ())
+        return None
+
+    async def _serve(self, conn: Connection) -> Close | None:
+        """Answer requests until the connection closes; the close the session decides."""
+        loop = asyncio.get_running_loop()
+        session = conn.session
+        # protocol/PROTOCOL.md: closed after two heartbeat intervals without a frame.
+        conn.watch_silence()
+        try:
+            while True:
+                frame = await conn.ws.recv()
+                started = time.perf_counter()
+                received = session.receive(frame, loop.time())
+                if received is None:
+                    return None  # closing from outside: the close is under way
+                if not isinstance(received, (Refuse, Invalid, Throttle, Close)):
+                    try:
+                        await self._handle(conn, received, started)
+                    finally:
+                        session.handled(loop.time())
+                elif isinstance(received, Throttle):
+                    conn.send_bytes(encode(received.reply))
+                elif isinstance(received, Invalid):
+                    self.metrics.errors.labels(received.reply.code).inc()
+                    conn.send_bytes(encode(received.reply))
+                    if received.then is not None:
+                        return received.then
+                elif isinstance(received, Refuse):
+                    counted, timed = self.metrics.for_request(type(received.message).__name__)
+                    counted.inc()
+                    self.metrics.errors.labels(received.reply.code).inc()
+                    conn.send_bytes(encode(received.reply))
+                    timed.observe(time.perf_counter() - started)
+                else:
+                    return received
+        finally:
+            conn.unwatch_silence()
+
+    async def _handle(self, conn: Connection, message: ClientMessage, started: float) -> None:
+        """Hand ``message`` to its handler and send its one reply."""
+        kind = type(message).__name__
+        counted, timed = self.metrics.for_request(kind)
+        counted.inc()
+        table_id = getattr(message, "table_id", None)
+        try:
+            result = await HANDLERS[type(message)](self.context, conn, message)
+            if result is not REPLIED:
+                conn.send_bytes(encode(OkReply(rid=message.rid, result=result)))
+        except TableError as exc:
+            self.metrics.errors.labels(exc.code.value).inc()
+            conn.send_bytes(encode(error_reply(exc.code, exc.message, message.rid, table_id)))
+        except Exception:
+            log.exception("request %s failed", kind)
+            self.metrics.errors.labels(ErrorCode.INTERNAL.value).inc()
+            reply = error_reply(
+                ErrorCode.INTERNAL, "server fault; try again", message.rid, table_id
+            )
+            conn.send_bytes(encode(reply))
+        finally:
+            timed.observe(time.perf_counter() - started)

@@ -1,0 +1,236 @@
+"""The request handlers: :data:`HANDLERS` maps each request type to one small function.
+
+A handler gets the gateway's :class:`~server.gateway.context.Context`, the connection
+and the decoded request. It returns the ``ok``'s result (the gateway sends it), or
+:data:`~server.gateway.context.REPLIED` when it sent the ``ok`` itself so that it
+precedes the table events the request causes (protocol/PROTOCOL.md, section 3); or it
+raises ``TableError``, which the gateway turns into the ``error`` reply. The money
+requests are in :mod:`server.gateway.money`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from protocol import limits as L
+from protocol.codec import encode
+from protocol.errors import ErrorCode
+from protocol.messages import (
+    Bet,
+    CashOut,
+    Clear,
+    ClientMessage,
+    GetBalance,
+    GetHistory,
+    GetServerInfo,
+    GetTableInfo,
+    HouseWay,
+    Join,
+    Leave,
+    ListTables,
+    OkReply,
+    Ping,
+    Pong,
+    Rebet,
+    Rebuy,
+    SetHand,
+    SitOut,
+    Unwatch,
+    Watch,
+)
+from protocol.structs import Balances, Result, ServerInfo
+from protocol.version import MAX_SUPPORTED_VERSION, MIN_SUPPORTED_VERSION, PROTOCOL_MINOR
+from server.gamelog import record_table, unpack_records
+from server.gateway import money
+from server.gateway.connection import Connection
+from server.gateway.context import REPLIED, Context, Handler, Outcome, Replied
+from server.host import now_ms
+from server.store.tables import TableStore
+from server.table import events as ev
+from server.table.errors import TableError
+from server.table.machine import Transition, suggestion
+from server.version import SERVER_VERSION
+
+# --- the session and the lobby -------------------------------------------------------
+
+
+async def ping(ctx: Context, conn: Connection, msg: Ping) -> Outcome:
+    """``pong``, with the server's clock and the client's echoed."""
+    conn.send_bytes(encode(Pong(rid=msg.rid, server_time_ms=now_ms(), time_ms=msg.time_ms)))
+    return REPLIED
+
+
+async def list_tables(ctx: Context, conn: Connection, msg: ListTables) -> Outcome:
+    """The lobby: every table hosted here."""
+    return ctx.presence.list_tables()
+
+
+async def watch(ctx: Context, conn: Connection, msg: Watch) -> Outcome:
+    """Receive a table's events, after its ``ok`` and a snapshot."""
+    host = ctx.presence.host(msg.table_id)
+    if len(conn.tables) >= L.MAX_TABLES_PER_SESSION and msg.table_id not in conn.tables:
+        raise TableError(ErrorCode.BAD_MESSAGE, "watching too many tables")
+    # The snapshot must follow the ok: attach sends the ok first.
+    first = encode(OkReply(rid=msg.rid))
+    await ctx.presence.attach(conn, host, None, again=True, first=first)
+    return REPLIED
+
+
+async def unwatch(ctx: Context, conn: Connection, msg: Unwatch) -> Outcome:
+    """Stop a table's events (and not later either, if the hello asked for them)."""
+    conn.wanted.pop(msg.table_id, None)
+    ctx.presence.detach(conn, ctx.presence.host(msg.table_id))
+    return None
+
+
+async def balance(ctx: Context, conn: Connection, msg: GetBalance) -> Outcome:
+    """The account's balance and the player's balance at each table."""
+    account = await ctx.accounts.balance(conn.player) or 0
+    tables = tuple(money.table_balances(ctx.presence, conn.player))
+    return Balances(account=account, tables=tables)
+
+
+async def history(ctx: Context, conn: Connection, msg: GetHistory) -> Outcome:
+    """A page of the player's settled rounds, newest first (at one table, or all)."""
+    cursor: int | None = None
+    if msg.cursor is not None:
+        try:
+            cursor = int(msg.cursor)
+        except ValueError:
+            raise TableError(ErrorCode.BAD_CURSOR, "unknown history cursor") from None
+    if msg.table_id is None:
+        page = await ctx.tables.history(conn.player, cursor, msg.limit)
+        blobs = [record for _, record in page.items]
+        next_cursor = page.next_cursor
+    else:
+        blobs, next_cursor = await _table_history(
+            ctx.tables, conn.player, msg.table_id, cursor, msg.limit
+        )
+    return unpack_records(blobs, str(next_cursor) if next_cursor is not None else None)
+
+
+async def _table_history(
+    tables: TableStore, player: str, table_id: str, cursor: int | None, limit: int
+) -> tuple[list[bytes], int | None]:
+    """Up to ``limit`` of ``player``'s records at ``table_id`` older than ``cursor``,
+    and the cursor after the last one (None: no more).
+
+    A page filtered after reading could come back empty with more to follow; the
+    stored pages are read on instead until the page is full or the log ends (the log
+    is capped, so this is bounded).
+    """
+    found: list[bytes] = []
+    while True:
+        page = await tables.history(player, cursor, L.MAX_HISTORY_PAGE)
+        for ordinal, blob in page.items:
+            if record_table(blob) == table_id:
+                found.append(blob)
+                if len(found) == limit:
+                    return found, ordinal
+        if page.next_cursor is None:
+            return found, None
+        cursor = page.next_cursor
+
+
+async def table_info(ctx: Context, conn: Connection, msg: GetTableInfo) -> Outcome:
+    """A table's rules, options and pay table."""
+    return ctx.presence.table_info(msg.table_id)
+
+
+async def server_info(ctx: Context, conn: Connection, msg: GetServerInfo) -> Outcome:
+    """The server's name and version, and the protocol versions it speaks."""
+    return ServerInfo(
+        server_name=ctx.server_name,
+        server_version=SERVER_VERSION,
+        protocol_version=MAX_SUPPORTED_VERSION,
+        protocol_minor=PROTOCOL_MINOR,
+        protocol_min=MIN_SUPPORTED_VERSION,
+        protocol_max=MAX_SUPPORTED_VERSION,
+    )
+
+
+# --- the round -----------------------------------------------------------------------
+
+
+async def bet(ctx: Context, conn: Connection, msg: Bet) -> Outcome:
+    """Place (or change) the bet and the bonus bet."""
+    event = ev.PlaceBet(conn.player, msg.amount, msg.bonus)
+    return await _submit(ctx, conn, msg.rid, msg.table_id, event)
+
+
+async def rebet(ctx: Context, conn: Connection, msg: Rebet) -> Outcome:
+    """Bet as in the last round."""
+    return await _submit(ctx, conn, msg.rid, msg.table_id, ev.Rebet(conn.player))
+
+
+async def clear(ctx: Context, conn: Connection, msg: Clear) -> Outcome:
+    """Take the bet back."""
+    return await _submit(ctx, conn, msg.rid, msg.table_id, ev.ClearBet(conn.player))
+
+
+async def sit_out(ctx: Context, conn: Connection, msg: SitOut) -> Outcome:
+    """Keep the seat without playing."""
+    return await _submit(ctx, conn, msg.rid, msg.table_id, ev.SitOut(conn.player))
+
+
+async def set_hand(ctx: Context, conn: Connection, msg: SetHand) -> Outcome:
+    """Split the seven cards: the two named are the low hand."""
+    event = ev.SetHand(conn.player, (msg.low[0], msg.low[1]))
+    return await _submit(ctx, conn, msg.rid, msg.table_id, event, _reply)
+
+
+async def house_way(ctx: Context, conn: Connection, msg: HouseWay) -> Outcome:
+    """The house way's split: suggested only, or set."""
+    host = ctx.presence.host(msg.table_id)
+    if msg.mode == "suggest":
+        assert host.state is not None
+        return suggestion(host.state, conn.player)
+    return await _submit(ctx, conn, msg.rid, msg.table_id, ev.UseHouseWay(conn.player), _reply)
+
+
+def _reply(t: Transition) -> Result | None:
+    return t.reply
+
+
+def _no_result(t: Transition) -> Result | None:
+    return None
+
+
+async def _submit(
+    ctx: Context,
+    conn: Connection,
+    rid: str,
+    table_id: str,
+    event: ev.Event,
+    result: Callable[[Transition], Result | None] = _no_result,
+) -> Replied:
+    """Apply ``event``; its ``ok`` (with ``result``) is sent before the events it causes."""
+
+    def reply(t: Transition) -> None:
+        conn.send_bytes(encode(OkReply(rid=rid, result=result(t))))
+
+    await ctx.presence.host(table_id).submit(event, reply)
+    return REPLIED
+
+
+HANDLERS: Mapping[type[ClientMessage], Handler] = {
+    Ping: ping,
+    ListTables: list_tables,
+    Watch: watch,
+    Unwatch: unwatch,
+    Join: money.join,
+    Leave: money.leave,
+    GetBalance: balance,
+    Rebuy: money.rebuy,
+    CashOut: money.cash_out,
+    Bet: bet,
+    Rebet: rebet,
+    Clear: clear,
+    SitOut: sit_out,
+    SetHand: set_hand,
+    HouseWay: house_way,
+    GetHistory: history,
+    GetTableInfo: table_info,
+    GetServerInfo: server_info,
+}
+"""Every request after the hello, by type (the hello is the session's)."""

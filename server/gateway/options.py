@@ -1,0 +1,47 @@
+"""What the gateway is configured with: one :class:`GatewayOptions`, made from the
+process's :class:`~server.config.Settings` by :func:`gateway_options`."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from server.config import Settings
+
+
+@dataclass(frozen=True)
+class GatewayOptions:
+    """The gateway's settings (the fields of :class:`~server.config.Settings` it uses,
+    and the token secret)."""
+
+    secret: bytes = field(repr=False)
+    """Signs login tokens; resume tokens are signed with a key derived from it."""
+    guests: bool
+    guest_balance: int
+    heartbeat_ms: int
+    handshake_ms: int
+    queue_size: int
+    rate: int
+    server_name: str
+    max_connections: int
+    resume_secret: bytes = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # A key of its own: a resume token is never also a login token.
+        derived = hashlib.sha256(b"paigow-resume\0" + self.secret).digest()
+        object.__setattr__(self, "resume_secret", derived)
+
+
+def gateway_options(settings: Settings, secret: bytes) -> GatewayOptions:
+    """The gateway's options from the process's settings and its token secret."""
+    return GatewayOptions(
+        secret=secret,
+        guests=settings.guests,
+        guest_balance=settings.guest_balance,
+        heartbeat_ms=settings.heartbeat_ms,
+        handshake_ms=settings.handshake_ms,
+        queue_size=settings.send_queue,
+        rate=settings.rate_per_s,
+        server_name=settings.server_name,
+        max_connections=settings.max_connections,
+    )

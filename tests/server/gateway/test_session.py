@@ -1,0 +1,354 @@
+"""The session's rules without sockets, Redis or sleeps: every time is given.
+
+``now`` is the event loop's clock as the connection would pass it; ``WALL_S`` the epoch
+seconds at which tokens are checked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from protocol.codec import encode
+from protocol.errors import CloseCode
+from protocol.messages import ErrorReply, Hello, ListTables, OkReply, Ping
+from protocol.structs import Welcome
+from server.auth import tokens
+from server.config import Settings
+from server.gateway.options import GatewayOptions, gateway_options
+from server.gateway.session import (
+    RESUME_TTL_S,
+    SILENCE,
+    TEXT_FRAME,
+    Close,
+    Credentials,
+    Greeting,
+    Identity,
+    Invalid,
+    Refuse,
+    Session,
+    Throttle,
+)
+from server.store.sessions import Session as StoredSession
+
+SECRET = b"session-test-secret-0123456789"
+WALL_S = 1_700_000_000
+T0 = 1000.0  # the loop's time when the connection opened
+
+
+def options(**changes: Any) -> GatewayOptions:
+    settings = Settings(heartbeat_ms=1000, handshake_ms=10_000, rate_per_s=20)
+    return gateway_options(dataclasses.replace(settings, **changes), SECRET)
+
+
+def new_session(**changes: Any) -> Session:
+    return Session(options(**changes), "s-new", T0)
+
+
+def hello_frame(rid: str = "h", **fields: Any) -> bytes:
+    base: dict[str, Any] = {"min_version": 1, "max_version": 1, "client": "t", "guest": True}
+    return encode(Hello(rid=rid, **{**base, **fields}))
+
+
+def greet(session: Session, frame: bytes) -> Greeting:
+    greeting = session.receive_hello(frame)
+    assert isinstance(greeting, Greeting), greeting
+    return greeting
+
+
+def identify(
+    session: Session, frame: bytes, stored: StoredSession | None = None
+) -> Identity | Close:
+    """The handshake up to who the session speaks for, ``stored`` found in the store."""
+    greeting = greet(session, frame)
+    credentials = session.credentials(greeting.hello, WALL_S)
+    if isinstance(credentials, Close):
+        return credentials
+    found = stored if stored is not None and credentials.resume == stored.session_id else None
+    return session.identify(greeting.hello, credentials, found, "g-new")
+
+
+def welcomed(session: Session, now: float = T0) -> Session:
+    """``session`` past its hello (a guest), its silence counted from ``now``."""
+    greeting = greet(session, hello_frame())
+    identity = session.identify(greeting.hello, Credentials(None, None), None, "g-1")
+    assert isinstance(identity, Identity)
+    session.welcome(greeting, identity, WALL_S * 1000)
+    session.heard(now)
+    return session
+
+
+def closed_with(result: object, code: CloseCode, error: str | None = None) -> Close:
+    assert isinstance(result, Close), result
+    assert result.code == code
+    if error is None:
+        assert result.reply is None
+    else:
+        assert result.reply is not None
+        assert result.reply.code == error
+    return result
+
+
+# --- the hello ----------------------------------------------------------------------
+
+
+def test_the_hello_has_the_handshake_time_from_the_opening() -> None:
+    session = new_session(handshake_ms=3000)
+    assert session.hello_wait(T0) == 3.0
+    assert session.hello_wait(T0 + 2.5) == pytest.approx(0.5)
+    assert session.hello_wait(T0 + 3.0) == 0
+    assert session.hello_wait(T0 + 60) == 0
+
+
+def test_the_first_frame_must_be_a_hello() -> None:
+    close = closed_with(
+        new_session().receive_hello(encode(Ping(rid="p1"))),
+        CloseCode.HELLO_REQUIRED,
+        "hello_required",
+    )
+    assert close.reply is not None
+    assert close.reply.rid == "p1"
+    closed_with(
+        new_session().receive_hello(b"\xc1not msgpack"), CloseCode.HELLO_REQUIRED, "malformed"
+    )
+    assert new_session().receive_hello("hello") is TEXT_FRAME
+    assert TEXT_FRAME.code == CloseCode.UNSUPPORTED_DATA
+
+
+def test_the_version_is_the_highest_both_speak() -> None:
+    assert greet(new_session(), hello_frame(min_version=1, max_version=7)).version == 1
+    close = closed_with(
+        new_session().receive_hello(hello_frame(min_version=2, max_version=9)),
+        CloseCode.VERSION_UNSUPPORTED,
+        "version_unsupported",
+    )
+    assert close.reply is not None
+    assert close.reply.rid == "h"
+
+
+def test_a_second_hello_is_refused_and_the_session_carries_on() -> None:
+    session = welcomed(new_session())
+    refused = session.receive(hello_frame(rid="again"), T0 + 1)
+    assert isinstance(refused, Refuse)
+    assert (refused.reply.code, refused.reply.rid) == ("hello_required", "again")
+    assert session.closing is None
+    assert session.receive(encode(Ping(rid="p")), T0 + 1) == Ping(rid="p")
+
+
+# --- who the session speaks for -----------------------------------------------------
+
+
+def test_a_login_token_names_the_player() -> None:
+    token = tokens.issue(SECRET, "alice", 600, WALL_S)
+    identity = identify(new_session(), hello_frame(token=token, guest=False))
+    assert identity == Identity("s-new", "alice", "alice", False, resumed=False, new_guest=False)
+    named = identify(new_session(), hello_frame(token=token, guest=False, name="Al"))
+    assert isinstance(named, Identity)
+    assert named.name == "Al"
+
+
+def test_a_bad_or_expired_token_closes_4001() -> None:
+    good = tokens.issue(SECRET, "alice", 600, WALL_S)
+    forged = tokens.issue(b"another-secret-0123456789", "alice", 600, WALL_S)
+    expired = tokens.issue(SECRET, "alice", 60, WALL_S - 60)  # its last second is gone
+    for token in (forged, expired, "garbage"):
+        close = identify(new_session(), hello_frame(token=token, guest=False))
+        closed_with(close, CloseCode.UNAUTHORIZED, "unauthorized")
+    assert isinstance(identify(new_session(), hello_frame(token=good, guest=False)), Identity)
+
+
+def test_a_resume_token_is_checked_with_its_own_key() -> None:
+    session = new_session()
+    # A login token is no resume token: the keys differ.
+    login = tokens.issue(SECRET, "s-old", 600, WALL_S)
+    close = identify(session, hello_frame(resume_token=login))
+    assert isinstance(close, Close)
+    assert close.reason == "resume refused"
+    assert close.reply is not None
+    assert close.reply.code == "unauthorized"
+
+
+def resume_token(session_id: str, opts: GatewayOptions | None = None) -> str:
+    return tokens.issue((opts or options()).resume_secret, session_id, 600, WALL_S)
+
+
+def test_a_live_session_is_resumed_as_it_was() -> None:
+    stored = StoredSession("s-old", "g-ann", "Ann", guest=True)
+    session = new_session()
+    identity = identify(session, hello_frame(resume_token=resume_token("s-old")), stored)
+    assert identity == Identity("s-old", "g-ann", "Ann", True, resumed=True, new_guest=False)
+    assert session.session_id == "s-old"
+    renamed = identify(
+        new_session(), hello_frame(resume_token=resume_token("s-old"), name="Annie"), stored
+    )
+    assert isinstance(renamed, Identity)
+    assert (renamed.name, renamed.resumed) == ("Annie", True)
+
+
+def test_a_gone_session_gives_a_fresh_one() -> None:
+    identity = identify(new_session(), hello_frame(resume_token=resume_token("s-gone")))
+    assert identity == Identity("s-new", "g-new", "Guest", True, resumed=False, new_guest=True)
+
+
+def test_someone_elses_session_is_not_resumed_with_a_login_token() -> None:
+    stored = StoredSession("s-old", "bob", "Bob", guest=False)
+    token = tokens.issue(SECRET, "alice", 600, WALL_S)
+    identity = identify(
+        new_session(),
+        hello_frame(token=token, guest=False, resume_token=resume_token("s-old")),
+        stored,
+    )
+    assert identity == Identity("s-new", "alice", "alice", False, resumed=False, new_guest=False)
+    mine = StoredSession("s-old", "alice", "Alice", guest=False)
+    identity = identify(
+        new_session(),
+        hello_frame(token=token, guest=False, resume_token=resume_token("s-old")),
+        mine,
+    )
+    assert identity == Identity("s-old", "alice", "Alice", False, resumed=True, new_guest=False)
+
+
+def test_guests_come_in_only_where_allowed() -> None:
+    identity = identify(new_session(), hello_frame(name="Zed"))
+    assert identity == Identity("s-new", "g-new", "Zed", True, resumed=False, new_guest=True)
+    close = identify(new_session(guests=False), hello_frame())
+    closed_with(close, CloseCode.UNAUTHORIZED, "unauthorized")
+    # A stored guest session is resumed even where new guests are refused.
+    stored = StoredSession("s-old", "g-ann", "Ann", guest=True)
+    opts = options(guests=False)
+    resumed = identify(
+        Session(opts, "s-new", T0), hello_frame(resume_token=resume_token("s-old", opts)), stored
+    )
+    assert isinstance(resumed, Identity)
+    assert resumed.resumed
+
+
+def test_the_welcome_carries_a_resume_token_for_the_session() -> None:
+    session = new_session(heartbeat_ms=7000)
+    greeting = greet(session, hello_frame(rid="h1"))
+    identity = session.identify(greeting.hello, Credentials(None, None), None, "g-1")
+    assert isinstance(identity, Identity)
+    reply = session.welcome(greeting, identity, WALL_S * 1000 + 250)
+    assert isinstance(reply, OkReply)
+    assert reply.rid == "h1"
+    welcome = reply.result
+    assert isinstance(welcome, Welcome)
+    assert (welcome.session_id, welcome.player_id, welcome.guest) == ("s-new", "g-1", True)
+    assert (welcome.server_time_ms, welcome.heartbeat_ms) == (WALL_S * 1000 + 250, 7000)
+    secret = session.options.resume_secret
+    assert tokens.verify(secret, welcome.resume_token, WALL_S + RESUME_TTL_S - 1) == "s-new"
+    with pytest.raises(tokens.TokenExpired):
+        tokens.verify(secret, welcome.resume_token, WALL_S + RESUME_TTL_S)
+
+
+# --- the rate -----------------------------------------------------------------------
+
+
+def test_past_the_burst_a_request_is_dropped_with_when_to_retry() -> None:
+    session = welcomed(new_session(rate_per_s=16))
+    for i in range(32):  # the burst: twice the rate
+        assert isinstance(session.receive(encode(Ping(rid=f"p{i}")), T0), Ping)
+        session.handled(T0)
+    throttled = session.receive(encode(Ping(rid="late")), T0)
+    assert isinstance(throttled, Throttle)
+    assert (throttled.reply.code, throttled.reply.rid) == ("rate_limited", "late")
+    assert throttled.reply.retryable
+    assert throttled.reply.retry_after_ms == 63  # a token comes back every 1/16 s
+    unreadable = session.receive(b"\xc1", T0)
+    assert isinstance(unreadable, Throttle)
+    assert unreadable.reply.rid is None
+    # The wait it named is enough.
+    assert isinstance(session.receive(encode(Ping(rid="then")), T0 + 0.063), Ping)
+
+
+def test_far_over_the_rate_closes_4008() -> None:
+    session = welcomed(new_session(rate_per_s=20))
+    outcomes = [session.receive(encode(Ping(rid=f"p{i}")), T0) for i in range(101)]
+    assert [type(o) for o in outcomes[:100]] == [Ping] * 40 + [Throttle] * 60
+    # More than five times the rate within one second.
+    closed_with(outcomes[100], CloseCode.RATE_LIMITED)
+    # As many over more than a second are only throttled.
+    session = welcomed(new_session(rate_per_s=20))
+    outcomes = [session.receive(encode(Ping(rid=f"p{i}")), T0 + i / 90) for i in range(101)]
+    assert Throttle in {type(o) for o in outcomes}
+    assert not any(isinstance(o, Close) for o in outcomes)
+
+
+# --- invalid frames -----------------------------------------------------------------
+
+
+def test_ten_invalid_frames_in_a_row_close_4006_after_their_error() -> None:
+    session = welcomed(new_session())
+    for _ in range(9):
+        invalid = session.receive(b"\xc1", T0)
+        assert isinstance(invalid, Invalid)
+        assert invalid.reply.code == "malformed"
+        assert invalid.then is None
+    # A valid request in between: the count starts again.
+    assert isinstance(session.receive(encode(ListTables(rid="ok")), T0), ListTables)
+    session.handled(T0)
+    for _ in range(9):
+        invalid = session.receive(b"\xc1", T0)
+        assert isinstance(invalid, Invalid)
+        assert invalid.then is None
+    tenth = session.receive(b"\xc1", T0)
+    assert isinstance(tenth, Invalid)
+    assert tenth.reply.code == "malformed"  # the error goes out, then the close
+    closed_with(tenth.then, CloseCode.TOO_MANY_ERRORS)
+
+
+def test_a_text_frame_closes_1003() -> None:
+    assert welcomed(new_session()).receive('{"type": "ping"}', T0) is TEXT_FRAME
+
+
+# --- silence ------------------------------------------------------------------------
+
+
+def test_two_heartbeats_without_a_frame_close_4004() -> None:
+    session = welcomed(new_session(heartbeat_ms=1000), now=T0)
+    assert session.check_silence(T0) == T0 + 2
+    assert session.check_silence(T0 + 1.9) == T0 + 2
+    assert session.check_silence(T0 + 2) is SILENCE
+    assert SILENCE.code == CloseCode.HEARTBEAT_TIMEOUT
+
+
+def test_each_frame_restarts_the_wait() -> None:
+    session = welcomed(new_session(heartbeat_ms=1000), now=T0)
+    for t in (1.5, 3.0, 4.5):
+        assert isinstance(session.receive(encode(Ping(rid=f"p{t}")), T0 + t), Ping)
+        session.handled(T0 + t)
+        assert session.check_silence(T0 + t + 1.9) == T0 + t + 2
+    assert session.check_silence(T0 + 6.5) is SILENCE
+
+
+def test_the_time_a_request_is_handled_is_not_silence() -> None:
+    session = welcomed(new_session(heartbeat_ms=1000), now=T0)
+    assert isinstance(session.receive(encode(ListTables(rid="slow")), T0 + 1), ListTables)
+    # Handled for ten heartbeats: each check moves the wait on.
+    for t in (3.0, 5.0, 7.0, 11.0):
+        assert session.check_silence(T0 + t) == T0 + t + 2
+    session.handled(T0 + 11)
+    assert session.check_silence(T0 + 12.9) == T0 + 13
+    assert session.check_silence(T0 + 13) is SILENCE
+
+
+# --- closing ------------------------------------------------------------------------
+
+
+def test_the_error_goes_before_the_close_and_the_first_close_stands() -> None:
+    session = welcomed(new_session())
+    reply = ErrorReply(code="unauthorized", message="no", retryable=False, rid="h")
+    first = Close(CloseCode.UNAUTHORIZED, "token refused", reply)
+    assert session.close(first) == [reply]
+    assert session.close(Close(CloseCode.HEARTBEAT_TIMEOUT, "silent")) is None
+    assert session.closing is first
+    # Closing: no frame is taken any more.
+    assert session.receive(encode(Ping(rid="p")), T0) is None
+
+
+def test_a_close_without_an_error_sends_nothing_first() -> None:
+    session = welcomed(new_session())
+    assert session.close(SILENCE) == []
+    assert session.closing is SILENCE

@@ -1,0 +1,143 @@
+"""The settings: flags and ``PAIGOW_*`` variables made from one declaration each."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from server.cli import main
+from server.config import Settings, add_arguments, declared, from_arguments
+from tests.server.helpers import ROOT, run_cli
+
+
+def settings(args: list[str], environ: dict[str, str]) -> Settings:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser, environ)
+    return from_arguments(parser.parse_args(args))
+
+
+def test_without_flags_or_variables_the_declared_defaults() -> None:
+    assert settings([], {}) == Settings()
+
+
+def test_every_setting_from_its_variable() -> None:
+    environ = {
+        "PAIGOW_HOST": "0.0.0.0",
+        "PAIGOW_PORT": "9000",
+        "PAIGOW_REDIS_URL": "redis://r:6379/0",
+        "PAIGOW_DATA_DIR": "/var/lib/paigow",
+        "PAIGOW_TABLES_FILE": "/etc/paigow/tables.toml",
+        "PAIGOW_TOKEN_SECRET": "s" * 32,
+        "PAIGOW_GUESTS": "no",
+        "PAIGOW_GUEST_BALANCE": "500",
+        "PAIGOW_ORIGINS": "https://a.example, https://b.example,",
+        "PAIGOW_MAX_CONNECTIONS": "10",
+        "PAIGOW_RATE_PER_S": "5",
+        "PAIGOW_SEND_QUEUE": "32",
+        "PAIGOW_HEARTBEAT_MS": "3000",
+        "PAIGOW_HANDSHAKE_MS": "4000",
+        "PAIGOW_LEASE_MS": "6000",
+        "PAIGOW_SERVER_NAME": "east",
+    }
+    assert set(environ) == {d.env for d in declared()}
+    assert settings([], environ) == Settings(
+        host="0.0.0.0",
+        port=9000,
+        redis_url="redis://r:6379/0",
+        data_dir=Path("/var/lib/paigow"),
+        tables_file=Path("/etc/paigow/tables.toml"),
+        token_secret="s" * 32,
+        guests=False,
+        guest_balance=500,
+        origins=("https://a.example", "https://b.example"),
+        max_connections=10,
+        rate_per_s=5,
+        send_queue=32,
+        heartbeat_ms=3000,
+        handshake_ms=4000,
+        lease_ms=6000,
+        server_name="east",
+    )
+
+
+def test_an_empty_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PAIGOW_TABLES_FILE", "")
+    monkeypatch.setenv("PAIGOW_REDIS_URL", "")
+    monkeypatch.setenv("PAIGOW_SEND_QUEUE", "32")
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)  # the process's environment
+    got = from_arguments(parser.parse_args([]))
+    assert got.tables_file is None
+    assert got.redis_url is None
+    assert got.send_queue == 32
+
+
+def test_a_flag_wins_over_its_variable() -> None:
+    environ = {"PAIGOW_PORT": "9000", "PAIGOW_RATE_PER_S": "5", "PAIGOW_ORIGINS": "https://a"}
+    got = settings(["--port", "9001", "--rate", "7", "--origin", "https://b"], environ)
+    assert (got.port, got.rate_per_s, got.origins) == (9001, 7, ("https://b",))
+    got = settings(["--origin", "https://b", "--origin", "https://c", "--guests", "no"], {})
+    assert (got.origins, got.guests) == (("https://b", "https://c"), False)
+    assert settings([], environ).origins == ("https://a",)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("PAIGOW_PORT", "abc", "'abc' is not a whole number"),
+        ("PAIGOW_GUESTS", "maybe", "'maybe' is not a boolean"),
+        ("PAIGOW_LEASE_MS", "1.5", "'1.5' is not a whole number"),
+    ],
+)
+def test_a_bad_variable_is_a_usage_error_naming_it(
+    variable: str, value: str, says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        settings([], {variable: value})
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{variable}: {says}" in err
+
+
+def test_a_bad_variable_or_flag_exits_2_as_a_process_even_with_help() -> None:
+    done = run_cli(["--help"], env={"PAIGOW_PORT": "abc"})
+    assert done.returncode == 2
+    assert "PAIGOW_PORT: 'abc' is not a whole number" in done.stderr
+    assert "Traceback" not in done.stderr
+    done = run_cli(["--port", "abc", "token", "--player", "alice"])
+    assert done.returncode == 2
+    assert "argument --port: 'abc' is not a whole number" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_help_lists_every_flag_with_its_variable_and_default(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--help"])
+    assert exited.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())  # as one line, however wrapped
+    for d in declared():
+        assert f"{d.flag} " in text
+        assert f"[{d.env}; default: {d.shown}]" in text
+    assert "[PAIGOW_RATE_PER_S; default: 20]" in text
+    assert "[PAIGOW_GUESTS; default: yes]" in text
+
+
+def test_the_flags_and_variables_are_the_ones_the_deployment_guide_lists() -> None:
+    """deploy/README.md's table names every flag, its variable and its default."""
+    rows = re.findall(
+        r"^\| `(--[a-z-]+)`[^|]*\| `(PAIGOW_[A-Z_]+)`[^|]*\| ([^|]+) \|",
+        (ROOT / "deploy" / "README.md").read_text(),
+        re.MULTILINE,
+    )
+    documented = {flag: (env, default.strip()) for flag, env, default in rows}
+    assert set(documented) == {d.flag for d in declared()}
+    for d in declared():
+        env, default = documented[d.flag]
+        assert env == d.env
+        if default.startswith("`"):
+            assert default == f"`{d.shown}`", d.flag
