@@ -29,11 +29,14 @@ def cli(redis_server: EmbeddedRedis, *args: str) -> tuple[int, str, str]:
 def test_token_is_signed_and_expires() -> None:
     before = int(time.time())
     done = run_cli(["--token-secret", SECRET, "token", "--player", "alice", "--ttl", "90s"])
+    after = int(time.time())
     assert done.returncode == 0, done.stderr
     token = done.stdout.strip()
-    assert tokens.verify(SECRET.encode(), token, before) == "alice"
+    # Issued somewhere between before and after (the command may start slowly): valid
+    # until 90 s after that, whenever it was.
+    assert tokens.verify(SECRET.encode(), token, before + 89) == "alice"
     with pytest.raises(tokens.TokenExpired):
-        tokens.verify(SECRET.encode(), token, before + 92)
+        tokens.verify(SECRET.encode(), token, after + 91)
     with pytest.raises(tokens.TokenBadSignature):
         tokens.verify(b"another-secret-0123456789", token, before)
     bad = run_cli(["--token-secret", SECRET, "token", "--player", "no:colons"])

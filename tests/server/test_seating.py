@@ -12,7 +12,7 @@ from server.store.tables import TableStore
 from server.table.events import Event, PlaceBet, SitDown, StandUp
 from server.table.machine import step
 from server.table.state import TableConfig, TableState, new_table
-from tests.table.helpers import seed
+from tests.server.table.helpers import seed
 
 pytestmark = pytest.mark.asyncio
 

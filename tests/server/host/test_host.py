@@ -18,7 +18,7 @@ from tests.conftest import FAST_TABLES
 from tests.helpers import until, url
 from tests.server.conftest import StartApp
 from tests.server.helpers import Client, LostReplies, RecordedParts, assert_gapless, audit_report
-from tests.table.helpers import legacy_blob
+from tests.server.table.helpers import legacy_blob
 
 EVERY_PART = {HEADER_PART, CONFIG_PART, *(seat_part(i) for i in range(6))}
 

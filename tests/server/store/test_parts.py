@@ -36,7 +36,7 @@ from server.table.state import (
     evolve,
     new_table,
 )
-from tests.table.helpers import CONFIG, Harness, legacy_blob, seed
+from tests.server.table.helpers import CONFIG, Harness, legacy_blob, seed
 
 T0 = 1_000_000
 DATA = Path(__file__).parent / "data"

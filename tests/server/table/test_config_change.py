@@ -16,7 +16,7 @@ from server.table.errors import TableError
 from server.table.events import ChangeConfig, ClearBet, PlaceBet, SitDown, Tick, UseHouseWay
 from server.table.machine import TRANSITIONS
 from server.table.state import Phase, TableConfig, TableState, new_table
-from tests.table.helpers import CONFIG, Harness, phase, seed
+from tests.server.table.helpers import CONFIG, Harness, phase, seed
 
 T0 = 1_000_000
 # Every kind of setting changes: limits, timers and the rules a round is settled by.

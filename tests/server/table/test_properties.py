@@ -41,7 +41,7 @@ from server.table.events import (
 )
 from server.table.machine import step
 from server.table.state import Phase, TableConfig, new_table
-from tests.table.helpers import Harness, Overdrawn, seed
+from tests.server.table.helpers import Harness, Overdrawn, seed
 
 PLAYERS = [f"p{i}" for i in range(5)]
 ACTOR = st.integers(0, 63)  # picks a seated player when there is one

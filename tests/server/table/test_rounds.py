@@ -47,7 +47,7 @@ from server.table.ledger import Kind, Pot
 from server.table.machine import TRANSITIONS, step, suggestion
 from server.table.state import Phase, TableConfig, new_table
 from server.table.views import snapshot
-from tests.table.helpers import CONFIG, Harness, phase, seed
+from tests.server.table.helpers import CONFIG, Harness, phase, seed
 
 T0 = 1_000_000
 
