@@ -1,33 +1,36 @@
 """The plain HTTP endpoints, answered on the WebSocket's port before any upgrade:
-``/healthz`` (the process runs), ``/readyz`` (every table is hosted here) and
-``/metrics`` (Prometheus text). Any other path goes on to the WebSocket handshake.
+``/healthz`` (the process runs), ``/readyz`` (this node serves every table: each one is
+held, here or by another live node, and the node is not draining) and ``/metrics``
+(Prometheus text). Any other path goes on to the WebSocket handshake.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Sequence
 from http import HTTPStatus
 
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
-from server.host import TableHost
 from server.metrics import Metrics
 
 ProcessRequest = Callable[[ServerConnection, Request], Response | None]
 """What ``websockets.asyncio.server.serve`` calls as ``process_request``."""
 
 
-def endpoints(hosts: Mapping[str, TableHost], metrics: Metrics) -> ProcessRequest:
-    """The ``process_request`` hook answering the endpoints for ``hosts`` and ``metrics``."""
+def endpoints(waiting_for: Callable[[], Sequence[str] | None], metrics: Metrics) -> ProcessRequest:
+    """The ``process_request`` hook answering the endpoints. ``waiting_for()``: the
+    tables not served yet (None: the node is draining)."""
 
     def respond(connection: ServerConnection, request: Request) -> Response | None:
         path = request.path.split("?", 1)[0]
         if path == "/healthz":
             return connection.respond(HTTPStatus.OK, "ok\n")
         if path == "/readyz":
-            waiting = [t for t, h in hosts.items() if not h.ready]
+            waiting = waiting_for()
+            if waiting is None:
+                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "draining\n")
             if waiting:
                 text = "not ready: " + ", ".join(waiting) + "\n"
                 return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, text)

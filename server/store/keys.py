@@ -24,9 +24,29 @@ Name                                  Type       Contents
 ``pg:table:{t}:applied:{b}``          hash       ledger keys applied by commits whose new
                                                  version is in window ``b`` -> ledger stream id;
                                                  expires (see :data:`APPLIED_WINDOW`)
-``pg:table:{t}:events:chan``          pub/sub    live events, each ``seq`` (8 bytes, big
-                                                 endian) followed by the encoded event
-``pg:table:{t}:inbox``                stream     reserved: actions for the owner of ``t``
+``pg:table:{t}:events:chan``          pub/sub    a table's live events for the other nodes: the
+                                                 public frames, and which players have a
+                                                 private frame (``server/cluster/wire.py``);
+                                                 the braces are literal, a hash tag
+``pg:table:{t}:requests``             pub/sub    requests travelling to the node that holds
+                                                 ``t`` (braces literal, a hash tag)
+``pg:table:{t}:summary``              string     what the lobby shows of ``t`` and its seats'
+                                                 table balances, written by its holder after
+                                                 each change (braces literal, a hash tag)
+``pg:table:{t}:watchers``             hash       node instance -> connections watching ``t``
+                                                 there (braces literal, a hash tag)
+``pg:nodes``                          sorted set the live nodes: member the node's instance,
+                                                 score the time its registration expires (ms)
+``pg:node:{n}``                       hash       node instance ``n``: ``name``, ``url``, ``started``
+                                                 (expires with the registration)
+``pg:node:{n}:chan``                  pub/sub    messages to node instance ``n``: replies to
+                                                 the requests it forwarded, hand-over hints
+``pg:player:{p}:chan``                pub/sub    player ``p``'s private frames (their cards),
+                                                 for the nodes where ``p`` is connected
+                                                 (braces literal, a hash tag)
+``pg:player:{p}:seats``               set        tables where ``p`` sits (kept by the tables'
+                                                 holders; a hint, checked against the table)
+``pg:player:{p}:nodes``               hash       node instance -> ``p``'s connections there
 ``pg:tables``                         set        ids of every table ever committed
 ``pg:account:{p}``                    hash       ``balance`` (chips, integer)
 ``pg:accounts``                       set        names of every player with an account
@@ -50,7 +70,11 @@ Name                                  Type       Contents
 ====================================  =========  ==============================================
 
 ``{t}`` is a table id, ``{p}`` a player name (validated by
-:func:`server.auth.tokens.check_player`, so neither contains ``:`` or braces).
+:func:`server.auth.tokens.check_player`, so neither contains ``:`` or braces), ``{n}`` a
+node instance (``<node name>#<random hex>``). In the names this module adds for several
+nodes, the braces around a table id or a player name are part of the name: a Redis
+Cluster hash tag, so that every name of one table (of one player) falls in one slot,
+and sharded pub/sub can publish each channel on its shard.
 """
 
 from __future__ import annotations
@@ -106,12 +130,20 @@ class Keys:
         return f"{self.prefix}table:{table_id}:events"
 
     def table_channel(self, table_id: str) -> str:
-        """Pub/sub channel of the table's live events."""
-        return f"{self.prefix}table:{table_id}:events:chan"
+        """Pub/sub channel of the table's live events, for the nodes that relay them."""
+        return f"{self.prefix}table:{{{table_id}}}:events:chan"
 
-    def table_inbox(self, table_id: str) -> str:
-        """Stream (reserved): actions travelling to the table's owner."""
-        return f"{self.prefix}table:{table_id}:inbox"
+    def table_requests(self, table_id: str) -> str:
+        """Pub/sub channel of the requests for the table, heard by the node holding it."""
+        return f"{self.prefix}table:{{{table_id}}}:requests"
+
+    def table_summary(self, table_id: str) -> str:
+        """String: the table as the lobby shows it, from its holder (``server/cluster``)."""
+        return f"{self.prefix}table:{{{table_id}}}:summary"
+
+    def table_watchers(self, table_id: str) -> str:
+        """Hash: node instance -> connections watching the table there."""
+        return f"{self.prefix}table:{{{table_id}}}:watchers"
 
     def applied(self, table_id: str, bucket: int) -> str:
         """Hash: ledger keys applied by the table's commits in version window ``bucket``."""
@@ -152,7 +184,33 @@ class Keys:
         digest = hashlib.sha256(rid.encode()).hexdigest()
         return f"{self.prefix}request:{player}:{digest}"
 
+    # --- nodes ------------------------------------------------------------------
+
+    def nodes(self) -> str:
+        """Sorted set: live node instances, scored by when their registration expires."""
+        return f"{self.prefix}nodes"
+
+    def node(self, instance: str) -> str:
+        """Hash: what a node instance says of itself (name, url, started)."""
+        return f"{self.prefix}node:{instance}"
+
+    def node_channel(self, instance: str) -> str:
+        """Pub/sub channel of the messages to one node instance."""
+        return f"{self.prefix}node:{instance}:chan"
+
     # --- players ----------------------------------------------------------------
+
+    def player_channel(self, player: str) -> str:
+        """Pub/sub channel of the player's private frames (their own cards)."""
+        return f"{self.prefix}player:{{{player}}}:chan"
+
+    def player_seats(self, player: str) -> str:
+        """Set: the tables where the player sits, as their holders last wrote it."""
+        return f"{self.prefix}player:{{{player}}}:seats"
+
+    def player_nodes(self, player: str) -> str:
+        """Hash: node instance -> how many connections the player has there."""
+        return f"{self.prefix}player:{{{player}}}:nodes"
 
     def game_log(self, player: str) -> str:
         """List: the player's game logs, newest first, capped."""
