@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run play demo test lint typecheck pytest bench clean
+.PHONY: run play demo test lint typecheck pytest bench clean balancer
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,8 +35,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+pytest: $(STAMP) balancer
 	$(BIN)/pytest
+
+## balancer: Debian's HAProxy for the local topology (deploy/local-cluster.sh), if missing
+balancer:
+	@deploy/local-cluster.sh install
 
 ## bench: print the performance figures (benchmarks, not tests)
 bench: $(STAMP)

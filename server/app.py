@@ -17,6 +17,7 @@ import contextlib
 import gc
 import logging
 import os
+import re
 import secrets
 import signal
 import time
@@ -51,6 +52,7 @@ SECRET_FILE = "token-secret"
 REDIS_POOL_SIZE = 64
 REDIS_POOL_WAIT_S = 30.0
 REDIS_URL_FILE = "redis.url"
+NODE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 PUBSUB_POOL_SIZE = 2  # the node's one pub/sub connection, and a spare while it reconnects
 
 
@@ -83,9 +85,15 @@ class App:
         self.leases: LeaseKeeper | None = None
         self.cluster: Cluster | None = None
         self.name = settings.node_name or default_node_name(settings)
+        if not NODE_NAME.fullmatch(self.name):
+            raise ValueError(
+                f"node name {self.name!r}: 1 to 64 letters, digits, '.', '_' or '-' "
+                "(--node-name, PAIGOW_NODE_NAME)"
+            )
         # This process among the nodes: its name, and what makes this start its own.
         self.owner = f"{self.name}{INSTANCE_SEPARATOR}{os.getpid()}-{secrets.token_hex(4)}"
         self.drained_s: float | None = None
+        self._started = False
         """How long the last drain took to hand the tables over (None: no drain)."""
         self._unwatch_gc: Callable[[], None] | None = None
         self._lag_probe: asyncio.Task[None] | None = None
@@ -161,7 +169,7 @@ class App:
             self.gateway.handle,
             s.host,
             s.port,
-            process_request=http.endpoints(self._waiting_for, self.metrics),
+            process_request=http.endpoints(self.not_ready, self.metrics),
             # Browsers send Origin and are checked; other clients (the CLI, bots) send
             # none, which is allowed (None in the list).
             origins=[*s.origins, None] if s.origins else None,  # type: ignore[list-item]
@@ -173,6 +181,7 @@ class App:
         )
         cluster.membership.info["url"] = f"ws://{s.host}:{self.port}/"
         await cluster.wait_all_held(max(10.0, 3 * s.lease_ms / 1000))
+        self._started = True
 
     async def _table_ready(self, host: TableHost) -> None:
         """A table is held here from now: the other nodes hear it, then the gateway
@@ -188,14 +197,26 @@ class App:
         if self.cluster is not None:
             self.cluster.table_lost(host)
 
-    def _waiting_for(self) -> list[str] | None:
-        """The tables this node cannot serve yet (no live node holds them); None while
-        it drains."""
-        if self.cluster is None:
-            return [t for t, h in self.hosts.items() if not h.ready]
-        if self.cluster.membership.draining:
-            return None
-        return self.cluster.unheld()
+    def not_ready(self) -> str | None:
+        """Why this node does not serve (``/readyz`` answers 503 with it), or None.
+
+        It serves once it has started: every table held, here or by another live node
+        (at most a few seconds). From then on a table being taken over (after another
+        node died) does not make it unready: every node would be, and the load balancer
+        would have nowhere to send anyone. It stops serving while it drains, and while
+        it is cut off from Redis (its registration not renewed for the lease time).
+        """
+        cluster = self.cluster
+        if cluster is None:
+            return "stopped"
+        if cluster.membership.draining:
+            return "draining"
+        if not self._started:
+            unheld = cluster.unheld()
+            return "not ready: " + ", ".join(unheld) if unheld else None
+        if not cluster.membership.registered:
+            return "not registered: Redis out of reach"
+        return None
 
     def _committed(self, t: Transition, seconds: float) -> None:
         self.metrics.commits.observe(seconds)

@@ -1,12 +1,12 @@
 """The plain HTTP endpoints, answered on the WebSocket's port before any upgrade:
-``/healthz`` (the process runs), ``/readyz`` (this node serves every table: each one is
-held, here or by another live node, and the node is not draining) and ``/metrics``
-(Prometheus text). Any other path goes on to the WebSocket handshake.
+``/healthz`` (the process runs), ``/readyz`` (the node serves: see
+``App.not_ready``) and ``/metrics`` (Prometheus text). Any other path goes on to the
+WebSocket handshake.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from http import HTTPStatus
 
 from websockets.asyncio.server import ServerConnection
@@ -19,21 +19,18 @@ ProcessRequest = Callable[[ServerConnection, Request], Response | None]
 """What ``websockets.asyncio.server.serve`` calls as ``process_request``."""
 
 
-def endpoints(waiting_for: Callable[[], Sequence[str] | None], metrics: Metrics) -> ProcessRequest:
-    """The ``process_request`` hook answering the endpoints. ``waiting_for()``: the
-    tables not served yet (None: the node is draining)."""
+def endpoints(not_ready: Callable[[], str | None], metrics: Metrics) -> ProcessRequest:
+    """The ``process_request`` hook answering the endpoints. ``not_ready()``: why the
+    node does not serve (``/readyz`` says 503 with it), or None."""
 
     def respond(connection: ServerConnection, request: Request) -> Response | None:
         path = request.path.split("?", 1)[0]
         if path == "/healthz":
             return connection.respond(HTTPStatus.OK, "ok\n")
         if path == "/readyz":
-            waiting = waiting_for()
-            if waiting is None:
-                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "draining\n")
-            if waiting:
-                text = "not ready: " + ", ".join(waiting) + "\n"
-                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, text)
+            why = not_ready()
+            if why is not None:
+                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, why + "\n")
             return connection.respond(HTTPStatus.OK, "ready\n")
         if path == "/metrics":
             body = metrics.render()

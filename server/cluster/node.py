@@ -168,6 +168,7 @@ class Cluster:
         )
         gateway.presence.remote = self.router
         await self.relay.start(self.store.keys.node_channel(self.instance), self._node_message)
+        await self.relay.listen(self.store.keys.nodes_channel(), self.router.heard_resumed)
         await self.membership.start()
 
     @property

@@ -150,6 +150,12 @@ class Membership:
 
     # --- what others may read --------------------------------------------------------
 
+    @property
+    def registered(self) -> bool:
+        """Whether the last successful heartbeat is recent enough that this node's
+        registration still holds."""
+        return not self.draining and time.monotonic() - self._beat_ok < self.ttl_ms / 1000
+
     def held(self, table_id: str, instance: str) -> None:
         """A notice said ``instance`` holds ``table_id`` now."""
         self.holders[table_id] = instance

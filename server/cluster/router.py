@@ -189,6 +189,19 @@ class Router:
         await self.feeds.listen_player(player)
         await self.store.connected(player, self.instance, True)
 
+    def resumed(self, session_id: str) -> None:
+        """A connection here resumed ``session_id``: the other nodes close theirs."""
+        future = self.store.publish(
+            self.store.keys.nodes_channel(), wire.resumed(self.instance, session_id)
+        )
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
+
+    def heard_resumed(self, data: bytes) -> None:
+        """Another node's connection resumed a session: close this node's of it."""
+        sender, session_id = wire.read_resumed(data)
+        if sender != self.instance:
+            self.presence.replaced(session_id)
+
     async def left(self, player: str) -> None:
         """``player``'s last connection here closed."""
         await self.store.connected(player, self.instance, False)

@@ -22,6 +22,9 @@ with a request id and the instance to answer:
 - ``["presence", id, from, player]``: bring the player's seat in line with where
   they are connected.
 
+On the channel of every node (``nodes_channel``): ``["resumed", sender, session_id]``:
+a connection of ``sender`` resumed the session; any other connection of it closes.
+
 On a node's channel (``node_channel``): ``["reply", id, frames, seq]`` (the frames to
 send to the connection, in order, and for ``attach`` the last event they reach),
 ``["nothere", id]`` (this node does not hold the table: ask again), and
@@ -183,6 +186,19 @@ def not_here(req: int) -> bytes:
 def take(table_id: str) -> bytes:
     """A hint: ``table_id`` was given up for the receiver to take now."""
     return _pack(["take", table_id])
+
+
+def resumed(sender: str, session_id: str) -> bytes:
+    """A connection of ``sender`` resumed ``session_id``."""
+    return _pack(["resumed", sender, session_id])
+
+
+def read_resumed(message: bytes) -> tuple[str, str]:
+    """A ``resumed`` message: its sender and session."""
+    value = unpack(message)
+    if value[0] != "resumed" or len(value) != 3:
+        raise ValueError("not a resumed message")
+    return str(value[1]), str(value[2])
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,10 +77,16 @@ class Presence:
     # --- arrivals and departures ----------------------------------------------------
 
     def resumed_here(self, conn: Connection) -> None:
-        """``conn`` resumed its session: any other connection of it is closed (4005)."""
-        session_id = conn.session.session_id
+        """``conn`` resumed its session: any other connection of it is closed (4005),
+        here and on the other nodes."""
+        self.replaced(conn.session.session_id, but=conn)
+        if self.remote is not None:
+            self.remote.resumed(conn.session.session_id)
+
+    def replaced(self, session_id: str, but: Connection | None = None) -> None:
+        """Close (4005) this node's connections of ``session_id``, except ``but``."""
         for other in list(self.connections):
-            if other is not conn and other.session.session_id == session_id:
+            if other is not but and other.session.session_id == session_id:
                 other.close_soon(REPLACED)
 
     async def arrived(self, conn: Connection, last_seq: Iterable[TableSeq]) -> None:

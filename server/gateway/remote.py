@@ -27,6 +27,9 @@ class Remote(Protocol):
         """``conn`` is its player's first connection here: say so (before anything is
         asked of their tables), and hear their private frames."""
 
+    def resumed(self, session_id: str) -> None:
+        """A connection here resumed ``session_id``: the other nodes close theirs."""
+
     async def left(self, player: str) -> None:
         """``player``'s last connection here closed."""
 

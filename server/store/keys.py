@@ -41,6 +41,8 @@ Name                                  Type       Contents
                                                  (expires with the registration)
 ``pg:node:{n}:chan``                  pub/sub    messages to node instance ``n``: replies to
                                                  the requests it forwarded, hand-over hints
+``pg:nodes:chan``                     pub/sub    messages to every node: a session resumed
+                                                 (its connections elsewhere close)
 ``pg:player:{p}:chan``                pub/sub    player ``p``'s private frames (their cards),
                                                  for the nodes where ``p`` is connected
                                                  (braces literal, a hash tag)
@@ -193,6 +195,10 @@ class Keys:
     def node(self, instance: str) -> str:
         """Hash: what a node instance says of itself (name, url, started)."""
         return f"{self.prefix}node:{instance}"
+
+    def nodes_channel(self) -> str:
+        """Pub/sub channel of the messages to every node."""
+        return f"{self.prefix}nodes:chan"
 
     def node_channel(self, instance: str) -> str:
         """Pub/sub channel of the messages to one node instance."""

@@ -40,6 +40,7 @@ def test_every_setting_from_its_variable() -> None:
         "PAIGOW_HEARTBEAT_MS": "3000",
         "PAIGOW_HANDSHAKE_MS": "4000",
         "PAIGOW_LEASE_MS": "6000",
+        "PAIGOW_NODE_NAME": "node-7",
         "PAIGOW_SERVER_NAME": "east",
     }
     assert set(environ) == {d.env for d in declared()}
@@ -59,6 +60,7 @@ def test_every_setting_from_its_variable() -> None:
         heartbeat_ms=3000,
         handshake_ms=4000,
         lease_ms=6000,
+        node_name="node-7",
         server_name="east",
     )
 
