@@ -39,6 +39,7 @@ from server.store.tables import TableStore
 from server.table.machine import Transition
 from server.table.state import Phase
 from server.tables_file import load_tables
+from server.web import respond as web_respond
 
 log = logging.getLogger(__name__)
 
@@ -163,7 +164,7 @@ class App:
             self.metrics.rounds.inc()
 
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
-        """``/healthz``, ``/readyz`` and ``/metrics`` on the WebSocket's port."""
+        """``/healthz``, ``/readyz``, ``/metrics`` and the web client on the WebSocket's port."""
         path = request.path.split("?", 1)[0]
         if path == "/healthz":
             return connection.respond(HTTPStatus.OK, "ok\n")
@@ -182,7 +183,7 @@ class App:
                 ]
             )
             return Response(HTTPStatus.OK, "OK", headers, body)
-        return None
+        return web_respond(request)  # the browser table (server/web); None for an upgrade
 
     async def stop(self) -> None:
         """Stop in reverse order; safe to call twice."""
