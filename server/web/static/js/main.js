@@ -163,6 +163,9 @@ class App {
     if (m.type === "seat" && was.seat !== model.yourSeat) this.session.request("balance").then((b) => this.balances(b), () => {});
     if (m.type === "seed") this.verify(model, m.round);
     this.render();
+    if (m.type === "snapshot" && !performance.getEntriesByName("paigow:table").length) {
+      performance.mark("paigow:table"); // the first table view, for the load-time figure
+    }
   }
 
   async verify(model, round) {

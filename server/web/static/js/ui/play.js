@@ -83,11 +83,27 @@ export class Play {
     const seated = m.yourSeat !== null;
     $("betting").hidden = !seated;
     $("money").hidden = !seated;
-    $("you").hidden = !seated || m.yourCards.length !== 7;
+    // Shown while seated, cards or not: the cards fill places already there, so
+    // nothing below them moves when they arrive.
+    $("you").hidden = !seated;
     if (!seated) return;
     this.renderBetting();
     this.renderMoney();
     if (m.yourCards.length === 7) this.renderHand();
+    else this.renderWaiting();
+  }
+
+  renderWaiting() {
+    this.dealt = "";
+    const slot = () => h("span.card.slot", { "aria-hidden": "true" });
+    fill($("your-cards"), Array.from({ length: 7 }, slot));
+    fill($("your-low"), slot(), slot());
+    $("your-cards").dataset.cards = "";
+    $("your-low").dataset.cards = "";
+    $("preview").textContent = "\u00a0";
+    $("foul").hidden = true;
+    for (const id of ["set-hand", "house-way", "suggest"]) $(id).disabled = true;
+    $("set-hint").textContent = this.model.you?.bet ? "Your cards come with the deal." : "Bet to be dealt in.";
   }
 
   // --- betting ---------------------------------------------------------------------
@@ -190,7 +206,7 @@ export class Play {
     $("suggest").disabled = !canSet;
     $("set-hint").textContent = set
       ? "Your hand is set."
-      : m.inRound ? "Pick the two cards of your low hand (click, or drag them to Low); the other five make the high hand." : "";
+      : m.inRound ? "Pick two cards for the low hand (click, or drag them to Low); the other five play high." : "";
   }
 
   renderPreview(low, set) {
