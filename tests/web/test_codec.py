@@ -1,10 +1,15 @@
-"""The page's own code against the protocol's vectors: the codec and the fair shuffle."""
+"""The page's own code against the protocol: the codec and its vectors, the fair shuffle,
+and the split preview against the reference client's."""
 
 from __future__ import annotations
+
+import random
+from itertools import combinations
 
 import pytest
 from playwright.async_api import Browser
 
+from clients.handrank import preview
 from protocol import fairness
 from protocol.vectors import load_vectors
 from server.app import App
@@ -76,3 +81,30 @@ async def test_the_page_derives_the_shuffle_of_section_13(browser: Browser, web_
     )
     assert deck[:7] == [4, 51, 34, 2, 12, 18, 11]  # PROTOCOL.md, section 13: seat 0
     assert deck == list(fairness.shuffled_deck(bytes.fromhex(example)))
+
+
+async def test_the_page_previews_splits_as_the_reference_client(
+    browser: Browser, web_app: App
+) -> None:
+    """The page's live preview (names and foul) against clients/handrank.py, for every
+    split of 200 random hands, the joker in many of them."""
+    rng = random.Random(15)
+    hands = [rng.sample(range(53), 7) for _ in range(200)]
+    page = await browser.new_page()
+    await page.goto(base_url(web_app))
+    got = await page.evaluate(
+        """async (hands) => {
+          const { preview } = await import('/js/handrank.js');
+          return hands.map((cards) => {
+            const out = [];
+            for (let i = 0; i < 7; i++) for (let j = i + 1; j < 7; j++) {
+              const p = preview(cards, [cards[i], cards[j]]);
+              out.push([p.high, p.low, p.foul]);
+            }
+            return out;
+          });
+        }""",
+        hands,
+    )
+    want = [[list(preview(cards, low)) for low in combinations(cards, 2)] for cards in hands]
+    assert got == want

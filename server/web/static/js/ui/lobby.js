@@ -43,12 +43,12 @@ export class Lobby {
       h("td", { text: `${chips(t.min_bet)}–${chips(t.max_bet)}` }),
       h("td", { text: t.max_bonus ? `up to ${chips(t.max_bonus)}` : "none" }),
       h("td", { text: `${chips(t.buy_in_min)}–${chips(t.buy_in_max)}` }),
-      h("td.act", {},
+      h("td", {}, h("div.act", {},
         h("button", { type: "button", text: "Watch", "aria-label": `Watch ${t.name}`, onclick: () => this.app.openTable(t.table_id) }),
         h("button.primary", {
           type: "button", text: "Sit down", disabled: full, "aria-label": `Sit down at ${t.name}`,
           onclick: () => this.app.openTable(t.table_id, { join: true }),
-        })));
+        }))));
   }
 
   summary(tableId) {
