@@ -13,6 +13,7 @@ import os
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -96,14 +97,14 @@ async def start_web(
     server_settings: Settings, redis_client: redis.asyncio.Redis, tmp_path: Path
 ) -> AsyncIterator[StartApp]:
     """Start servers with the web tables on one fixed port (so a page can come back to
-    a restarted server): ``await start_web()``; each is stopped after the test."""
+    a restarted server): ``await start_web(**settings)``; each is stopped after the test."""
     tables = tmp_path / "web-tables.toml"
     tables.write_text(WEB_TABLES)
     settings = dataclasses.replace(server_settings, tables_file=tables, port=free_port())
     apps: list[App] = []
 
-    async def start() -> App:
-        app = App(settings)
+    async def start(**changes: Any) -> App:
+        app = App(dataclasses.replace(settings, **changes))
         apps.append(app)
         await app.start()
         return app

@@ -69,3 +69,25 @@ async def test_a_server_restart_mid_round_reconnects_and_the_round_goes_on(
     result = await alice.settled(round_no)
     assert result["seat"] == seat
     assert alice.errors == []
+
+
+async def test_a_refused_resume_token_starts_a_fresh_session_at_the_same_table(
+    browser: Browser, start_web: StartApp
+) -> None:
+    """A server whose token secret changed refuses the page's resume token (4001): the
+    page signs in again as a new guest, by itself, and watches the table it was at."""
+    app = await start_web()
+    alice = await Player.open(browser, app, "Alice")
+    await alice.sit("web")
+    before = await alice.js("return app.session.welcome.player_id;")
+    await app.stop()
+    await start_web(token_secret="another-secret-0123456789")
+    await alice.until(
+        "app.session.status === 'online' && app.session.welcome.player_id !== arg",
+        before,
+        "a fresh session",
+    )
+    await alice.until("app.model && app.model.ready && app.model.yourSeat === null")
+    assert await alice.page.locator("#watching").is_visible()
+    assert await alice.page.locator("#login").is_hidden()
+    assert alice.errors == []

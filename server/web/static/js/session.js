@@ -159,6 +159,15 @@ export class Session extends EventTarget {
     if (ws !== this.ws) return;
     clearInterval(this.timer);
     this.ws = null;
+    if (code === 4001 && this.saved.resume_token && !this.stopped) {
+      // The resume token was refused (expired, or signed by another secret): the same
+      // credentials again, for a fresh session (a guest's seats went with the old one).
+      this.saved.resume_token = null;
+      this.save();
+      this.lastSeq.clear();
+      this.connect().catch(() => {});
+      return;
+    }
     if (this.stopped || FINAL.has(code)) {
       if (code === 4001 || code === 4000) {
         // Credentials refused (a guest session that expired with its token): start afresh.
