@@ -57,6 +57,10 @@ TEXT_SUFFIXES = {
     ".service",
     ".example",
     ".dockerignore",
+    ".sh",
+    ".js",
+    ".html",
+    ".css",
 }
 TEXT_NAMES = {"Dockerfile", "Makefile"}
 
@@ -67,10 +71,10 @@ MENTION = re.compile(
 )
 QUOTED = r'"[^"\n]+"'
 DOC_CITATION = re.compile(rf", (?P<names>{QUOTED}(?:(?:,|, and| and) {QUOTED})*)")
-SPEC_CITATION = re.compile(r", sections? (?P<numbers>\d+(?:(?:,|, and| and) \d+)*)\b")
+SPEC_CITATION = re.compile(r", sections? (?P<numbers>\d+(?:(?:,|, and| and| to) \d+)*)\b")
 # What makes a mention a citation of a section, whatever its form: a colon, a quoted
 # or capitalised name after a comma, in parentheses or after a space, a section number.
-LOOSE = re.compile(r'\s*(?::|[,(]\s*["“A-Z]|,?\s*(?:sections?\b|\d))|\s+["“]')
+LOOSE = re.compile(r'\s*(?::|[,(]\s*(?:["“A-Z]|sections?\b)|,?\s*(?:sections?\b|\d))|\s+["“]')
 SPEC = "protocol/PROTOCOL.md"
 
 REPO_PATH = re.compile(
