@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run play demo test lint typecheck pytest bench clean balancer
+.PHONY: run play demo test lint typecheck pytest bench clean browser balancer vendor vendor-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,7 @@ play: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/paigow-rules demo
 
-## test: lint, type-check and run the whole test suite
+## test: lint, type-check and run the whole test suite (the browser tests included)
 test: lint typecheck pytest
 
 lint: $(STAMP)
@@ -35,12 +35,24 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP) balancer
+pytest: $(STAMP) browser balancer
 	$(BIN)/pytest
+
+## browser: Debian's Chromium (and a font with the card suits) for tests/web, if missing
+browser:
+	@tests/web/install_browser.sh
 
 ## balancer: Debian's HAProxy for the local topology (deploy/local-cluster.sh), if missing
 balancer:
 	@deploy/local-cluster.sh install
+
+## vendor: fetch the web client's pinned msgpack library (server/web/vendor.sh; needs npm)
+vendor:
+	server/web/vendor.sh
+
+## vendor-check: fetch it again and compare with the committed copy
+vendor-check:
+	server/web/vendor.sh --check
 
 ## bench: print the performance figures (benchmarks, not tests)
 bench: $(STAMP)

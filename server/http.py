@@ -1,7 +1,7 @@
 """The plain HTTP endpoints, answered on the WebSocket's port before any upgrade:
 ``/healthz`` (the process runs), ``/readyz`` (the node serves: see
-``App.not_ready``) and ``/metrics`` (Prometheus text). Any other path goes on to the
-WebSocket handshake.
+``App.not_ready``) and ``/metrics`` (Prometheus text), and the browser table's static
+files (:mod:`server.web`). A WebSocket upgrade, on any path, goes on to the handshake.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from server.metrics import Metrics
+from server.web import respond as web_respond
 
 ProcessRequest = Callable[[ServerConnection, Request], Response | None]
 """What ``websockets.asyncio.server.serve`` calls as ``process_request``."""
@@ -41,6 +42,6 @@ def endpoints(not_ready: Callable[[], str | None], metrics: Metrics) -> ProcessR
                 ]
             )
             return Response(HTTPStatus.OK, "OK", headers, body)
-        return None
+        return web_respond(request)  # the browser table; None for an upgrade
 
     return respond
