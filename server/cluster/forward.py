@@ -19,6 +19,7 @@ import itertools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from protocol.errors import ErrorCode
 from server.cluster import wire
@@ -97,23 +98,45 @@ class Forwarder:
                 if heard_by and waiting.nacks >= heard_by and not waiting.reply.done():
                     waiting.reply.set_result(wire.NodeMessage("nothere", req))
                 if heard_by:
-                    try:
-                        async with asyncio.timeout(self.reply_s):
-                            reply = await waiting.reply
-                    except TimeoutError:
-                        raise TableError(
-                            ErrorCode.UNAVAILABLE,
-                            f"table {table_id} did not answer in time; retry",
-                        ) from None
-                    if reply.kind == "reply":
+                    reply = await self._reply_or_new_holder(table_id, waiting.reply)
+                    if reply is not None and reply.kind == "reply":
                         if self.on_ask is not None:
                             self.on_ask(loop.time() - started)
                         return reply
+                    if reply is None:
+                        continue  # another node holds the table now: ask it
             finally:
                 self._waiting.pop(req, None)
             if not wait or loop.time() - started >= self.wait_s:
                 raise NoHolder(table_id)
             await self._held_or(table_id, ASK_AGAIN_S)
+
+    async def _reply_or_new_holder(
+        self, table_id: str, reply: asyncio.Future[wire.NodeMessage]
+    ) -> wire.NodeMessage | None:
+        """The reply; None if another node says it holds the table first (the node
+        that heard the request died, say, just as it was sent: a money request sent
+        again is applied once, and another one is the client's own to repeat)."""
+        held = asyncio.Event()
+        waiters = self._held.setdefault(table_id, _HeldWaiters())
+        waiters.events.append(held)
+        new_holder = asyncio.ensure_future(held.wait())
+        either: set[asyncio.Future[Any]] = {reply, new_holder}
+        try:
+            done, _ = await asyncio.wait(
+                either, timeout=self.reply_s, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            new_holder.cancel()
+            if held in waiters.events:
+                waiters.events.remove(held)
+            if not waiters.events and self._held.get(table_id) is waiters:
+                del self._held[table_id]
+        if reply in done:
+            return reply.result()
+        if new_holder in done:
+            return None
+        raise TableError(ErrorCode.UNAVAILABLE, f"table {table_id} did not answer in time; retry")
 
     def heard(self, message: wire.NodeMessage) -> None:
         """A reply (or ``nothere``) came on this node's channel."""

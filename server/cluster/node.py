@@ -121,6 +121,7 @@ class Cluster:
         self.router: Router | None = None
         self.server: RequestServer | None = None
         self._tasks: set[asyncio.Task[object]] = set()
+        self._refreshing: asyncio.Future[None] | None = None  # a heartbeat asked for now
 
     # --- what the hosts are made with ------------------------------------------------
 
@@ -242,11 +243,19 @@ class Cluster:
         self.metrics.relayed.inc()
         message = wire.read_node_message(data)
         if message.kind == "take":
+            # The giver placed the table without itself: see the nodes as it does now
+            # (not at the next heartbeat), then take it.
             host = self.hosts.get(message.table_id)
             if host is not None:
-                host.placed()
+                self._spawn(self._take(host))
             return
         self.forwarder.heard(message)
+
+    async def _take(self, host: TableHost) -> None:
+        if self._refreshing is None or self._refreshing.done():
+            self._refreshing = asyncio.ensure_future(self.membership.beat())
+        await asyncio.shield(self._refreshing)
+        host.placed()
 
     def _request(self, table_id: str, data: bytes) -> None:
         assert self.server is not None

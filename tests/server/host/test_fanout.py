@@ -98,7 +98,7 @@ def test_a_private_frame_not_received_is_a_gap_never_the_public_one() -> None:
 
 
 def test_a_gap_the_buffer_cannot_fill_is_passed_on_to_the_client() -> None:
-    """The client sees the gap and asks for a snapshot (PROTOCOL.md, section 3)."""
+    """The client sees the gap and asks for a snapshot (protocol/PROTOCOL.md, section 3)."""
     fan = FanOut("t")
     fan.on_gap = lambda sub: None
     sub = Sub("ann")
