@@ -6,7 +6,9 @@ In-process servers (real sockets, real Redis) keep these quick; the process test
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import re
 
 import pytest
 
@@ -27,9 +29,18 @@ from protocol.messages import (
 )
 from protocol.structs import Balances, TableList
 from server.app import App
+from server.config import Settings
 from tests.helpers import until, url
 from tests.server.conftest import StartApp
-from tests.server.helpers import Client, Reply, assert_gapless, close_all, quick_tables
+from tests.server.helpers import (
+    Client,
+    Reply,
+    assert_gapless,
+    close_all,
+    http_get,
+    quick_tables,
+    run_cli,
+)
 
 
 async def two_nodes(start_app: StartApp) -> tuple[App, App, str]:
@@ -134,3 +145,30 @@ async def test_watching_a_table_held_elsewhere_and_no_longer(start_app: StartApp
         assert_gapless(watcher.table(table), "watcher")
     finally:
         await close_all([player, passive, watcher])
+
+
+@pytest.mark.asyncio
+async def test_the_nodes_command_shows_who_holds_which_table(
+    start_app: StartApp, server_settings: Settings
+) -> None:
+    """``paigow-server nodes``: each live node, and each table with its holder and the
+    node it is placed on; ``/metrics`` says the same of each node."""
+    a, b, table = await two_nodes(start_app)
+    assert a.port
+    assert b.port
+    tables_file = a.settings.tables_file
+    assert tables_file is not None
+    args = ["--redis-url", server_settings.redis_url or "", "--tables-file", str(tables_file)]
+    done = await asyncio.to_thread(run_cli, [*args, "nodes"])
+    assert done.returncode == 0, done.stderr
+    nodes = re.findall(r"^(a|b)\t(\S+)\tws://127.0.0.1:(\d+)/\t(\d)\t\d+$", done.stdout, re.M)
+    assert sorted((name, int(port), int(count)) for name, _, port, count in nodes) == [
+        ("a", a.port, 1),
+        ("b", b.port, 1),
+    ]
+    rows = dict(re.findall(r"^(q[12])\t(\w+)\t\w+$", done.stdout, re.M))
+    assert rows[table] == "a"
+    assert set(rows.values()) == {"a", "b"}
+    _, body = await asyncio.to_thread(http_get, a.port, "/metrics")
+    assert f'paigow_table_held{{table="{table}"}} 1.0' in body
+    assert "paigow_cluster_nodes 2.0" in body
