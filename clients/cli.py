@@ -12,7 +12,9 @@
 
 A guest's identity lives in its session: every command saves the resume token in a
 session file (``--session``, default under ``$XDG_STATE_HOME``) and the next command
-resumes it, so ``history`` and ``verify`` see the rounds ``play`` played. Exit
+resumes it, so ``history`` and ``verify`` see the rounds ``play`` played. Each running
+client is its own player: a second one started while the first runs gets a session file
+of its own (see :mod:`clients.session_file`); ``--session NAME`` picks a player. Exit
 codes: 0 success, 1 a failed check or a server refusal (a ``ServerError``, or a
 ``SessionEnded``), 2 bad usage or no server (a ``ConnectionLost``).
 """
@@ -33,7 +35,13 @@ from typing import Any, TextIO
 from clients.autoplay import STRATEGIES, play_rounds
 from clients.core import DEFAULT_URL, Client, ClientError, ClientEvent, ConnectionLost
 from clients.model import Verification, check_deal, verify_record
-from clients.session_file import default_session_path, make_client, save_session
+from clients.session_file import (
+    claim_session,
+    default_session_path,
+    make_client,
+    save_session,
+    session_dir,
+)
 from clients.text import describe, note_line, record_line, to_json
 from protocol import limits as L
 from protocol.codec import as_map
@@ -280,12 +288,18 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token", default=os.environ.get("PAIGOW_TOKEN"), help="account token")
     parser.add_argument(
         "--session",
-        type=Path,
-        default=default_session_path(),
-        help="file keeping the resume token between runs (default: %(default)s)",
+        metavar="NAME|PATH",
+        help="the player to be: a session kept as NAME (under "
+        f"{session_dir()}) or in the file PATH, resumed by the next run that names it, "
+        "even while another client uses it (then this one takes that player over); "
+        f"default: {default_session_path().name}, or while another paigow-cli uses it "
+        "the next free session-N.json (a new player)",
     )
     parser.add_argument(
-        "--no-session", dest="session", action="store_const", const=None, help="keep none"
+        "--no-session",
+        dest="keep_session",
+        action="store_false",
+        help="keep none: a new guest every run",
     )
     parser.add_argument(
         "--json",
@@ -395,12 +409,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args_list or args_list[0] not in (*COMMANDS, "-h", "--help"):
         args_list = ["table", *args_list]
     args = build_parser().parse_args(args_list)
-    if args.command == "table":
-        from clients.tui import run_tui
+    if args.command == "bots":
+        return _run(args)
+    # The claim (its lock) is held while the command runs: each client its own player.
+    args.claim = claim_session(args.session, keep=args.keep_session)
+    args.session = args.claim.path
+    try:
+        if args.claim.note:
+            print(f"paigow-cli: {args.claim.note}", file=sys.stderr)
+        if args.command == "table":
+            from clients.tui import run_tui
 
-        if args.url_arg:
-            args.url = args.url_arg
-        return run_tui(args)
+            if args.url_arg:
+                args.url = args.url_arg
+            return run_tui(args)
+        return _run(args)
+    finally:
+        args.claim.release()
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run a scripted command; its errors become exit codes (see the module docstring)."""
     runners = {"play": cmd_play, "history": cmd_history, "verify": cmd_verify, "bots": cmd_bots}
     try:
         return asyncio.run(runners[args.command](args, sys.stdout))

@@ -20,15 +20,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any, Final, Self
 
 import msgpack
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
+from clients.backoff import Backoff
 from clients.errors import ClientError, ConnectionLost, ServerError, SessionEnded, plain_error
 from clients.events import ClientEvent, Connected, Disconnected, Notice, Verified
 from clients.model import Applied, TableModel
@@ -111,6 +111,7 @@ class Session:
         self._pacer = Pacer(L.RATE_PER_SECOND * 0.9, L.RATE_BURST * 0.75)
         self._clock_offset_ms = 0.0
         self._last_sent = time.monotonic()
+        self._backoff: Backoff | None = None  # while reconnecting
 
     # --- life ------------------------------------------------------------------------
 
@@ -127,12 +128,32 @@ class Session:
         return self.welcome.player_id if self.welcome is not None else None
 
     async def connect(self) -> Welcome:
-        """Open the connection and say hello; raises on refusal (no retry here)."""
+        """Open the connection and say hello; raises on refusal (no retry here).
+
+        Also after the connection ended for good (say, replaced by another client:
+        4005): the session is resumed with its token, as far as the server still
+        has it. Connected already: the current ``welcome``.
+        """
+        if self.connected and self.welcome is not None:
+            return self.welcome
         self.closed = False
         welcome = await self._open()
+        for task in (self._supervisor, self._heartbeat):
+            if task is not None and not task.done():
+                task.cancel()
         self._supervisor = asyncio.create_task(self._supervise())
         self._heartbeat = asyncio.create_task(self._beat())
         return welcome
+
+    @property
+    def reconnecting(self) -> bool:
+        """Whether the connection is down and being retried by itself (see :meth:`retry_now`)."""
+        return self._backoff is not None
+
+    def retry_now(self) -> None:
+        """While :attr:`reconnecting`, try again now rather than after the backoff."""
+        if self._backoff is not None:
+            self._backoff.retry_now()
 
     async def close(self) -> None:
         """End the session (close 1000) and stop every task; pending requests fail."""
@@ -166,15 +187,6 @@ class Session:
         """Stop feeding a queue from :meth:`listen`."""
         with contextlib.suppress(ValueError):
             self._listeners.remove(queue)
-
-    async def events(self) -> AsyncIterator[ClientEvent]:
-        """Every event from now on, as an async iterator."""
-        queue = self.listen()
-        try:
-            while True:
-                yield await queue.get()
-        finally:
-            self.unlisten(queue)
 
     async def wait_until(self, predicate: Callable[[], bool], within: float | None = 30) -> None:
         """Wait until ``predicate()`` holds, re-tested after every event; TimeoutError after
@@ -374,23 +386,25 @@ class Session:
                 return
 
     async def _reconnect(self, code: int | None, reason: str, *, now: bool) -> bool:
-        delay = 0.0 if now else self.backoff_s
-        while not self.closed:
-            jittered = delay * random.uniform(0.5, 1.5)
-            self._emit(Disconnected(code, reason, retrying=True, delay_s=jittered))
-            await asyncio.sleep(jittered)
-            try:
-                await self._open()
-            except SessionEnded as exc:
-                self._emit(Disconnected(code, str(exc), retrying=False))
-                return False
-            except ConnectionLost as exc:
-                reason = str(exc)
-                delay = min(self.backoff_max_s, max(delay * 2, self.backoff_s))
-                continue
-            self.reconnects += 1
-            return True
-        return False
+        backoff = self._backoff = Backoff(self.backoff_s, self.backoff_max_s, now=now)
+        try:
+            while not self.closed:
+                delay = backoff.next()
+                self._emit(Disconnected(code, reason, retrying=True, delay_s=delay))
+                await backoff.wait(delay)
+                try:
+                    await self._open()
+                except SessionEnded as exc:
+                    self._emit(Disconnected(code, str(exc), retrying=False))
+                    return False
+                except ConnectionLost as exc:
+                    reason = str(exc)
+                    continue
+                self.reconnects += 1
+                return True
+            return False
+        finally:
+            self._backoff = None
 
     async def _beat(self) -> None:
         """Ping when nothing was sent for half the heartbeat (the server closes at 2x).

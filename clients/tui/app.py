@@ -11,13 +11,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
 
-from clients.core import Client, ClientError, ClientEvent, Connected, Disconnected, Notice, Verified
+from clients.backoff import Backoff
+from clients.core import (
+    Client,
+    ClientError,
+    ClientEvent,
+    Connected,
+    Disconnected,
+    Notice,
+    SessionEnded,
+    Verified,
+)
 from clients.session_file import make_client, save_session
 from clients.text import describe, hand_line, result_line
 from clients.tui.base import PaigowBase
@@ -26,6 +36,7 @@ from clients.tui.history import HistoryScreen
 from clients.tui.lobby import LobbyScreen
 from clients.tui.table import TableScreen
 from protocol import limits as L
+from protocol.errors import CloseCode
 from protocol.messages import Results, Reveal
 from protocol.structs import Balances
 
@@ -33,9 +44,10 @@ from protocol.structs import Balances
 class PaigowApp(PaigowBase):
     """The interactive client: a lobby, tables, history, rules and help.
 
-    ``client`` is connected on mount unless ``connect`` is false; ``on_connect`` is
+    ``client`` is connected on mount unless ``connect`` is false, retried with the
+    client's backoff while no server answers (``r`` tries at once); ``on_connect`` is
     called once it is. ``history_page_size`` (1..50) is how many rounds the history
-    screen asks per page.
+    screen asks per page; ``notes`` are lines shown in the lobby's log at the start.
     """
 
     TITLE = "Pai Gow"
@@ -50,30 +62,73 @@ class PaigowApp(PaigowBase):
         on_connect: Callable[[Client], None] | None = None,
         connect: bool = True,
         history_page_size: int = L.MAX_HISTORY_PAGE,
+        notes: Sequence[str] = (),
     ) -> None:
         super().__init__(client, history_page_size=history_page_size)
         self.on_connect = on_connect
         self.auto_connect = connect
+        self.notes = tuple(notes)
         self.lobby = LobbyScreen()
+        self._backoff: Backoff | None = None  # while the first connection is being tried
 
     def on_mount(self) -> None:
         self.push_screen(self.lobby)
+        for note in self.notes:
+            self.say(note)
         self.run_worker(self._pump(self.client.listen()), group="pump")
         if self.auto_connect:
-            self.run_worker(self._connect(), exclusive=True, group="connect")
+            self.start_connecting()
+
+    def start_connecting(self) -> None:
+        """Connect (again), trying until a server answers; see :meth:`action_reconnect`."""
+        self.ended = None
+        self.run_worker(self._connect(), exclusive=True, group="connect")
 
     async def _connect(self) -> None:
+        c = self.client
+        backoff = self._backoff = Backoff(c.backoff_s, c.backoff_max_s, now=True)
+        self.connecting = True
+        said: str | None = None
         try:
-            await self.client.connect()
-        except ClientError as exc:
-            self.connect_error = str(exc)
-            self.say(f"cannot connect: {exc}", error=True)
-            self.lobby.update_status()
-            return
+            while True:
+                await backoff.wait(backoff.next())
+                try:
+                    await c.connect()
+                except SessionEnded as exc:  # refused: trying again would not help
+                    self.connect_error = f"refused: {exc} (r: try again)"
+                    self.say(f"the server refused this client: {exc}", error=True, lobby=True)
+                    return
+                except ClientError as exc:
+                    self.connect_error = "no server: retrying (r: now)"
+                    if str(exc) != said:  # once, not at every try
+                        said = str(exc)
+                        self.say(no_server_text(c.url, exc), error=True, lobby=True)
+                    continue
+                finally:
+                    self.lobby.update_status()
+                break
+        finally:
+            self._backoff = None
+            self.connecting = False
+        self.connect_error = None
+        self.lobby.update_status()
         if self.on_connect is not None:
-            self.on_connect(self.client)
+            self.on_connect(c)
         with contextlib.suppress(ClientError, TimeoutError):
-            self.server = await self.client.server_info()
+            self.server = await c.server_info()
+
+    def action_reconnect(self) -> None:
+        """Not connected: try at once (the first connection, a reconnection in its
+        backoff), or connect again after the connection ended for good."""
+        if self.client.connected:
+            return
+        if self._backoff is not None:
+            self._backoff.retry_now()
+        elif self.client.reconnecting:
+            self.client.retry_now()
+        else:
+            self.say("connecting again…")
+            self.start_connecting()
 
     async def _pump(self, queue: asyncio.Queue[ClientEvent]) -> None:
         while True:
@@ -101,7 +156,10 @@ class PaigowApp(PaigowBase):
         target = self.table_screen(table_id) if table_id is not None else None
         if isinstance(event, Connected | Disconnected):
             if isinstance(event, Disconnected) and not event.retrying:
-                self.notify(line or "disconnected", severity="error", timeout=10)
+                self.ended = ended_text(event)
+                self.say(self.ended, error=True, lobby=True)
+            elif isinstance(event, Connected):
+                self.ended = None
             self.lobby.update_status()
             if isinstance(event, Connected):
                 self.lobby.action_refresh()
@@ -211,9 +269,32 @@ class PaigowApp(PaigowBase):
         self.exit(0)
 
 
+def no_server_text(url: str, exc: ClientError) -> str:
+    """What to do when no server answers at ``url``."""
+    return (
+        f"{exc}. Is the server running? Start one in another terminal with `make run` "
+        "(or .venv/bin/paigow-server); this client keeps trying, r tries now."
+    )
+
+
+def ended_text(event: Disconnected) -> str:
+    """Why the connection ended for good, and what to do."""
+    if event.code == CloseCode.SESSION_REPLACED:
+        return (
+            "Another client took this player over (4005: it resumed the same session, "
+            "e.g. started with the same --session). This window is disconnected: r takes "
+            "the player back here. For two players on one machine, start each paigow-cli "
+            "without --session (each is then its own player) or with its own --session NAME."
+        )
+    code = f" ({event.code})" if event.code is not None else ""
+    return f"Disconnected{code}: {event.reason}. r: connect again."
+
+
 def run_tui(args: argparse.Namespace) -> int:
     """Run the interactive table for the command line's options (see ``paigow-cli``)."""
     client = make_client(args)
-    app = PaigowApp(client, on_connect=lambda c: save_session(args.session, c))
+    claim = getattr(args, "claim", None)
+    notes = [claim.note] if claim is not None and claim.note else []
+    app = PaigowApp(client, on_connect=lambda c: save_session(args.session, c), notes=notes)
     code = app.run()
     return code or 0

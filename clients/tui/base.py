@@ -32,21 +32,40 @@ class PaigowBase(App[int]):
         self.history_page_size = history_page_size
         self.infos: dict[str, TableInfo] = {}
         self.server: ServerInfo | None = None
-        self.connect_error: str | None = None
+        self.connect_error: str | None = None  # why the first connection is not made yet
+        self.ended: str | None = None  # why the connection ended for good, what to do
+        self.connecting = False  # a first connection is being tried
         self.balances: Balances | None = None  # the last account balance read
+
+    def link_state(self) -> str | None:
+        """A few words on the connection when it is not up (None when it is)."""
+        c = self.client
+        if c.connected:
+            return None
+        if self.ended is not None:
+            if "4005" in self.ended:
+                return "taken over by another client (r: take it back)"
+            return "disconnected (r: connect again)"
+        if c.reconnecting:
+            return "connection lost: reconnecting… (r: now)"
+        if self.connect_error is not None:
+            return self.connect_error
+        return "connecting…" if self.connecting else "not connected (r: connect)"
 
     def connection_text(self) -> Text:
         """The lobby's status line: who, where, connected or not."""
         c = self.client
-        if c.connected and c.welcome is not None:
+        state = self.link_state()
+        if state is None and c.welcome is not None:
             w = c.welcome
             return Text.assemble(
                 (" Pai Gow ", "bold reverse"),
                 f" {w.name} at {c.url}  protocol {w.version}.{w.minor}",
                 ("  connected", "green"),
             )
-        state = self.connect_error or "connecting…"
-        return Text.assemble((" Pai Gow ", "bold reverse"), f" {c.url}  ", (state, "bold red"))
+        return Text.assemble(
+            (" Pai Gow ", "bold reverse"), f" {c.url}  ", (state or "", "bold red")
+        )
 
     def account_text(self) -> Text:
         """The lobby's account line: the account balance, and the chips at each table."""
@@ -67,12 +86,14 @@ class PaigowBase(App[int]):
         with contextlib.suppress(ClientError, TimeoutError):
             self.show_balances(await self.client.balance())
 
-    def say(self, text: str, *, error: bool = False) -> None:
-        """Show a line in the current screen's log (and a toast for errors)."""
+    def say(self, text: str, *, error: bool = False, lobby: bool = False) -> None:
+        """Show a line in the current screen's log (and a toast for errors); ``lobby``:
+        in every open screen's log, the lobby's too (news of the connection)."""
         line = Text(text, style="bold red" if error else "")
         # The lobby and the table screens have a log; the others show the toast alone.
-        for log in self.screen.query("#log").results(RichLog):
-            log.write(line)
+        for screen in self.screen_stack if lobby else [self.screen]:
+            for log in screen.query("#log").results(RichLog):
+                log.write(line)
         if error:
             self.notify(text, severity="error", timeout=6)
 
@@ -96,4 +117,8 @@ class PaigowBase(App[int]):
 
     def refresh_lobby(self) -> None:
         """Read the lobby's tables and balance afresh (on coming back to it)."""
+        raise NotImplementedError
+
+    def action_reconnect(self) -> None:
+        """Not connected: try to connect now."""
         raise NotImplementedError

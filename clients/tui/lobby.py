@@ -30,7 +30,7 @@ class LobbyScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("j", "join", "Join"),
         Binding("w", "watch", "Watch"),
-        Binding("r", "refresh", "Refresh"),
+        Binding("r", "refresh_or_reconnect", "Refresh"),
         Binding("h", "app.history", "History"),
         Binding("i", "app.server_info", "Versions"),
         Binding("question_mark", "app.help", "Help"),
@@ -73,6 +73,15 @@ class LobbyScreen(Screen[None]):
         assert isinstance(app, PaigowBase)
         if app.client.connected:
             self.run_worker(self._refresh(), exclusive=True, group="lobby")
+
+    def action_refresh_or_reconnect(self) -> None:
+        """``r``: reload the lobby; not connected, try to connect now."""
+        app = self.app
+        assert isinstance(app, PaigowBase)
+        if app.client.connected:
+            self.action_refresh()
+        else:
+            app.action_reconnect()
 
     async def _refresh(self) -> None:
         app = self.app

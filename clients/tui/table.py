@@ -129,8 +129,9 @@ class TableScreen(Screen[None]):
         text.append(f" {m.phase.upper()} ", style="bold yellow")
         if m.deadline_ms is not None:
             text.append(_fmt_ms(m.deadline_ms - self.client.server_now_ms()))
-        if not self.client.connected:
-            text.append("  reconnecting…", style="bold red")
+        link = self._app.link_state()
+        if link is not None:
+            text.append(f"  {link}", style="bold red")
         if m.commitment:
             text.append(f"  commit {m.commitment[:12]}…", style="dim")
         v = m.verification
@@ -339,7 +340,10 @@ class TableScreen(Screen[None]):
         self.redraw()
 
     def action_rebet(self) -> None:
-        """Bet as last round."""
+        """Bet as last round; not connected, try to connect now."""
+        if not self.client.connected:
+            self._app.action_reconnect()
+            return
         self._run(self.client.rebet(self.table_id), "rebet")
 
     def action_sit_out(self) -> None:
