@@ -69,9 +69,11 @@ def hand_line(h: HandView) -> str:
     )
 
 
-def result_line(r: SeatResult) -> str:
-    """A seat's settlement: outcome, both comparisons, payout, commission, bonus, balance."""
-    return f"{who(r.seat)}: {r.outcome.upper()} (high {r.high}, low {r.low}) " + money_line(r)
+def result_line(r: SeatResult, foul: bool = False) -> str:
+    """A seat's settlement: outcome (``foul``: a fouled split's), both comparisons, payout,
+    commission, bonus, balance."""
+    why = "a foul" if foul else f"high {r.high}, low {r.low}"
+    return f"{who(r.seat)}: {r.outcome.upper()} ({why}) " + money_line(r)
 
 
 def money_line(r: SeatResult) -> str:

@@ -32,6 +32,7 @@ from clients.session_file import make_client, save_session
 from clients.text import describe, hand_line, result_line
 from clients.tui.base import PaigowBase
 from clients.tui.dialogs import HelpScreen, TextScreen, info_text, versions_text
+from clients.tui.guide import GUIDE
 from clients.tui.history import HistoryScreen
 from clients.tui.lobby import LobbyScreen
 from clients.tui.table import TableScreen
@@ -39,6 +40,8 @@ from protocol import limits as L
 from protocol.errors import CloseCode
 from protocol.messages import Results, Reveal
 from protocol.structs import Balances
+
+GUIDE_TITLE = "How to play (↑ ↓ to scroll, esc to close)"
 
 
 class PaigowApp(PaigowBase):
@@ -53,7 +56,10 @@ class PaigowApp(PaigowBase):
     TITLE = "Pai Gow"
     ENABLE_COMMAND_PALETTE = False  # its footer key would crowd 80 columns
     CSS_PATH = "paigow.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+q", "quit", "Quit", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit", "Quit", show=False),
+        Binding("g", "guide", "How to play", show=False),
+    ]
 
     def __init__(
         self,
@@ -177,8 +183,10 @@ class PaigowApp(PaigowBase):
             for hand in event.hands:
                 target.log_line(Text(hand_line(hand), style="italic"))
         elif isinstance(event, Results):
+            fouls = {h.hand for h in target.model.hands.values() if h.foul}
             for result in event.results:
-                target.log_line(Text(result_line(result), style="italic"))
+                foul = result.seat in fouls
+                target.log_line(Text(result_line(result, foul), style="italic"))
         elif isinstance(event, Verified):
             target.log_line(Text(line or "", style="green" if event.verification.ok else "red"))
         elif line:
@@ -216,14 +224,16 @@ class PaigowApp(PaigowBase):
             screen.log_line(f"seated at {joined.seat + 1} with {joined.table_balance} chips")
         screen.redraw()
 
-    async def watch_table(self, table_id: str) -> None:
-        """Watch ``table_id`` and show it."""
+    async def watch_table(self, table_id: str, note: str | None = None) -> None:
+        """Watch ``table_id`` and show it (``note``: a first line in its log)."""
         try:
             await self.client.watch(table_id)
         except ClientError as exc:
             self.say(str(exc), error=True)
             return
         screen = await self._open_table(table_id)
+        if note is not None:
+            screen.log_line(note)
         screen.redraw()
 
     def show_info(self, table_id: str) -> None:
@@ -245,6 +255,10 @@ class PaigowApp(PaigowBase):
     def action_help(self) -> None:
         """Show the keys."""
         self.push_screen(HelpScreen())
+
+    def action_guide(self) -> None:
+        """Show how to play and the ranking of hands (``g`` again closes it)."""
+        self.push_screen(TextScreen(GUIDE_TITLE, Text.from_markup(GUIDE)))
 
     def action_history(self) -> None:
         """Show the player's past rounds."""

@@ -15,6 +15,7 @@ from textual.app import App
 from textual.widgets import RichLog
 
 from clients.core import Client, ClientError
+from clients.tui.table_view import fit
 from protocol import limits as L
 from protocol.structs import Balances, ServerInfo, TableInfo
 
@@ -53,19 +54,22 @@ class PaigowBase(App[int]):
         return "connecting…" if self.connecting else "not connected (r: connect)"
 
     def connection_text(self) -> Text:
-        """The lobby's status line: who, where, connected or not."""
+        """The lobby's status line: who, where, connected or not; when not, the state
+        comes before the address, which is cut first at a narrow width."""
         c = self.client
         state = self.link_state()
         if state is None and c.welcome is not None:
             w = c.welcome
-            return Text.assemble(
+            text = Text.assemble(
                 (" Pai Gow ", "bold reverse"),
                 f" {w.name} at {c.url}  protocol {w.version}.{w.minor}",
                 ("  connected", "green"),
             )
-        return Text.assemble(
-            (" Pai Gow ", "bold reverse"), f" {c.url}  ", (state or "", "bold red")
-        )
+        else:
+            text = Text.assemble(
+                (" Pai Gow ", "bold reverse"), (f"  {state or ''} ", "bold red"), f" {c.url}"
+            )
+        return fit(text, self.size.width)
 
     def account_text(self) -> Text:
         """The lobby's account line: the account balance, and the chips at each table."""
@@ -78,6 +82,19 @@ class PaigowBase(App[int]):
             at = ", ".join(f"{t.table_id} {t.balance}" for t in b.tables)
             text.append(f"   at the tables {sum(t.balance for t in b.tables)}: {at}")
         return text
+
+    def seated_at(self, table_id: str) -> int | None:
+        """The chips the player holds at ``table_id`` when seated there (None: not seated),
+        from the table's model, else from the last balances read."""
+        model = self.client.tables.get(table_id)
+        if model is not None and model.synced:
+            seat = model.my_seat
+            return seat.balance if seat is not None and seat.status != "empty" else None
+        if self.balances is not None:
+            for held in self.balances.tables:
+                if held.table_id == table_id:
+                    return held.balance
+        return None
 
     async def refresh_balance(self) -> None:
         """Read the balances again (``balance``); on failure the last ones stay shown."""
@@ -107,8 +124,8 @@ class PaigowBase(App[int]):
         """Sit at ``table_id`` with ``buy_in`` chips and show it."""
         raise NotImplementedError
 
-    async def watch_table(self, table_id: str) -> None:
-        """Watch ``table_id`` and show it."""
+    async def watch_table(self, table_id: str, note: str | None = None) -> None:
+        """Watch ``table_id`` and show it (``note``: a first line in its log)."""
         raise NotImplementedError
 
     def show_info(self, table_id: str) -> None:

@@ -8,6 +8,8 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable
 
 from clients.tui import AmountScreen, LobbyScreen, PaigowApp, TableScreen
+from protocol.codec import decode_server
+from protocol.vectors import SERVER_TO_CLIENT, load_vectors
 from tests.clients.helpers import screen_text
 from tests.helpers import until
 
@@ -47,3 +49,11 @@ async def sit_at(pilot: Pilot[int], tui: PaigowApp, table_id: str) -> TableScree
     await until_app(pilot, lambda: isinstance(tui.screen, TableScreen))
     assert isinstance(tui.screen, TableScreen)
     return tui.screen
+
+
+def vector(name: str) -> object:
+    """The server-to-client message of the protocol's test vector ``name``, decoded."""
+    for v in load_vectors("messages"):
+        if v["direction"] == SERVER_TO_CLIENT and v["name"] == name:
+            return decode_server(bytes.fromhex(v["hex"]))
+    raise KeyError(name)

@@ -21,13 +21,12 @@ from clients.tui import (
     PaigowApp,
     TableScreen,
 )
-from protocol.codec import decode_server, encode
+from protocol.codec import encode
 from protocol.messages import OkReply, SeedReveal, Snapshot
 from protocol.structs import TableInfo
-from protocol.vectors import SERVER_TO_CLIENT, load_vectors
 from server.app import App
 from tests.clients.helpers import screen_text
-from tests.clients.tui.helpers import SIZE, lobby_listed, sit_at, until_app
+from tests.clients.tui.helpers import SIZE, lobby_listed, sit_at, until_app, vector
 from tests.helpers import url
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -75,13 +74,6 @@ async def test_join_bet_set_and_see_the_result(app: App) -> None:
         assert tui.screen_stack[-1] is table  # tui.screen, which mypy still takes for help
 
 
-def _vector(name: str) -> object:
-    for v in load_vectors("messages"):
-        if v["direction"] == SERVER_TO_CLIENT and v["name"] == name:
-            return decode_server(bytes.fromhex(v["hex"]))
-    raise KeyError(name)
-
-
 def _mask(text: str) -> str:
     """Hide what changes from run to run: the countdown."""
     return re.sub(r"\b\d+\.\ds\b", "#.#s", text)
@@ -92,9 +84,9 @@ async def test_table_screen_matches_the_golden() -> None:
     """The worked example of PROTOCOL.md (fixed seed, cards, results) drawn at 80x24."""
     client = Client("ws://127.0.0.1:9/")
     tui = PaigowApp(client, connect=False)
-    snapshot = _vector("snapshot_settling")
-    seed = _vector("seed")
-    info = _vector("ok_table_info")
+    snapshot = vector("snapshot_settling")
+    seed = vector("seed")
+    info = vector("ok_table_info")
     assert isinstance(snapshot, Snapshot)
     assert isinstance(seed, SeedReveal)
     assert isinstance(info, OkReply)
@@ -121,7 +113,7 @@ async def test_events_for_a_table_screen_without_widgets_only_update_the_model()
     events still arrive for it (one such crashed the client at exit)."""
     client = Client("ws://127.0.0.1:9/")
     tui = PaigowApp(client, connect=False)
-    snapshot = _vector("snapshot_settling")
+    snapshot = vector("snapshot_settling")
     assert isinstance(snapshot, Snapshot)
     async with tui.run_test(size=SIZE):
         screen = TableScreen(snapshot.table_id)  # not pushed: never composed
