@@ -1,5 +1,6 @@
-"""Waiting between tries of a connection, as PROTOCOL.md section 11 asks: a first delay
-doubling up to a ceiling, each jittered, and cut short when a person asks to retry now."""
+"""Waiting between tries of a connection, as protocol/PROTOCOL.md, section 11 asks: a
+first delay doubling up to a ceiling, each jittered, and cut short when a person asks to
+retry now."""
 
 from __future__ import annotations
 

@@ -244,7 +244,7 @@ class TableModel:
         elif isinstance(e, BetPlaced):
             self._set_seat(e.seat, bet=e.amount, bonus=e.bonus, balance=e.balance)
             if e.amount:
-                # Betting again cancels sitting out (PROTOCOL.md, sit_out): no seat
+                # Betting again cancels sitting out (protocol/PROTOCOL.md, section 6): no seat
                 # event says so, the bet does.
                 self._back_in(e.seat)
         elif isinstance(e, Cards):

@@ -1,5 +1,8 @@
-"""How to play, and the ranking of hands: the page ``g`` opens (after docs/RULES.md,
-"The round", "Setting the hands", "The joker", "Ranking" and "Outcome")."""
+"""How to play, and the ranking of hands: the page ``g`` opens.
+
+A short telling of docs/RULES.md, "The round"; docs/RULES.md, "Setting the hands";
+docs/RULES.md, "The joker"; docs/RULES.md, "Ranking" and docs/RULES.md, "Outcome".
+"""
 
 from __future__ import annotations
 
