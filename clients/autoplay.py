@@ -17,7 +17,16 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from clients import handrank
-from clients.core import Client, ClientError, ClientEvent, ConnectionLost, ServerError, Verified
+from clients.core import (
+    Client,
+    ClientError,
+    ClientEvent,
+    ConnectionLost,
+    Disconnected,
+    ServerError,
+    SessionEnded,
+    Verified,
+)
 from clients.model import TableModel, Verification
 from protocol.messages import Results, RoundVoid
 from protocol.structs import HandChoice, SeatResult
@@ -81,8 +90,9 @@ async def play_rounds(
     goes on (a missed betting phase just waits for the next one), except a bet refused
     for good (:data:`FINAL_BET_REFUSALS`: below the minimum, above the maximum, not a
     multiple of the table's unit, no chips left), which is raised as the
-    :class:`ServerError` it is; a stuck table raises ``TimeoutError`` after
-    ``round_timeout_s`` without progress.
+    :class:`ServerError` it is; a connection ended for good (another client took the
+    session over, say) raises :class:`SessionEnded`; a stuck table raises
+    ``TimeoutError`` after ``round_timeout_s`` without progress.
     """
     rng = rng or random.Random()
     stats = PlayStats()
@@ -115,7 +125,11 @@ def _count(
     stats: PlayStats,
     note: Callable[[str, dict[str, object]], None],
 ) -> None:
-    """Count a settled or voided round of our seat, and a fairness check."""
+    """Count a settled or voided round of our seat, and a fairness check; a connection
+    ended for good (taken over by another client, say) ends the play."""
+    if isinstance(event, Disconnected) and not event.retrying:
+        code = f" ({event.code})" if event.code is not None else ""
+        raise SessionEnded(f"disconnected{code}: {event.reason}")
     seat = model.your_seat
     if isinstance(event, Results) and event.table_id == model.table_id:
         for result in event.results:

@@ -204,6 +204,10 @@ class PaigowApp(PaigowBase):
         if screen is None:
             screen = TableScreen(table_id)
             await self.push_screen(screen)
+            info = self.infos.get(table_id)
+            if info is not None:  # the keys' values change from table to table: say them
+                keys = "  ".join(f"{i}={d}" for i, d in enumerate(info.denominations[:9], 1))
+                screen.log_line(f"chip keys at this table: {keys}")
         return screen
 
     async def join_table(self, table_id: str, buy_in: int) -> None:

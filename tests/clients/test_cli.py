@@ -21,7 +21,7 @@ from protocol.structs import RoundRecord
 from server.app import App
 from server.gamelog import pack_record, unpack_records
 from server.store.tables import TableStore
-from tests.helpers import url
+from tests.helpers import until, url
 from tests.server.helpers import ROOT, free_port
 
 
@@ -287,3 +287,22 @@ def test_json_seats_are_said_to_be_the_wire_s(capsys: pytest.CaptureFixture[str]
     help_text = " ".join(capsys.readouterr().out.split())
     assert "seats are numbered 0-5" in help_text
     assert "number seats 1-6" in help_text
+
+
+@pytest.mark.asyncio
+async def test_play_taken_over_exits_1_and_says_why(
+    app: App, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another client resuming the session of a running ``play`` ends it at once (exit
+    1, the reason on standard error) rather than leaving it waiting for rounds."""
+    session = tmp_path / "session.json"
+    play = ["play", "--url", url(app), "--session", str(session), "--table", "slow"]
+    running = asyncio.create_task(
+        asyncio.to_thread(main, [*play, "--bet", "10", "--rounds", "5", "--stay"])
+    )
+    token = await until(lambda: session.exists() and json.loads(session.read_text()))
+    async with Client(url(app), resume_token=token["resume_token"]) as other:
+        assert other.player_id == token["player_id"]
+        assert await asyncio.wait_for(running, 30) == 1
+    err = capsys.readouterr().err
+    assert "paigow-cli: disconnected (4005): session resumed elsewhere" in err

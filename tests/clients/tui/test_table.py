@@ -117,6 +117,7 @@ async def test_building_a_bet_says_what_it_does(app: App) -> None:
         model = table.model
         await until_app(pilot, lambda: table.info is not None and model.my_seat is not None)
         assert "[1] 5  [2] 10  [3] 25  [4] 100  [5] 500" in screen_text(tui)  # this table's
+        assert "chip keys at this table: 1=5  2=10  3=25  4=100  5=500" in _log(table)
         await pilot.press("enter")
         await until_app(
             pilot, lambda: "build a bet first with the chip keys 1-5" in screen_text(tui)
