@@ -42,13 +42,14 @@ class QuietProbes(logging.Filter):
 
 
 def formatter(log_format: LogFormat) -> logging.Formatter:
-    """Plain text, or one JSON object per record (``time``, ``level``, ``logger``,
-    ``message``, and any extra field a record carries)."""
+    """Plain text, or one JSON object per record (``time`` in ISO 8601, UTC; ``level``,
+    ``logger``, ``message``, and any extra field a record carries)."""
     if log_format == "json":
         return JsonFormatter(
-            "{asctime}{levelname}{name}{message}",
+            "{levelname}{name}{message}",
             style="{",
-            rename_fields={"asctime": "time", "levelname": "level", "name": "logger"},
+            rename_fields={"levelname": "level", "name": "logger"},
+            timestamp="time",  # ISO 8601, UTC
             # A connection's records carry the connection itself: not a field to print.
             reserved_attrs=[*RESERVED_ATTRS, "websocket", "taskName"],
         )
