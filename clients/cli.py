@@ -439,6 +439,9 @@ def _run(args: argparse.Namespace) -> int:
     except ClientError as exc:  # a refusal: ServerError, or SessionEnded by the server
         print(f"paigow-cli: {exc}", file=sys.stderr)
         return 1
+    except TimeoutError:  # a request unanswered, or a table that stopped moving
+        print("paigow-cli: the server did not answer in time", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 
