@@ -33,6 +33,7 @@ from server.seating import Seating
 from server.store.accounts import AccountStore
 from server.store.connection import blocking_pool
 from server.store.embedded import EmbeddedRedis
+from server.store.supervisor import RedisSupervisor
 from server.store.tables import TableStore
 from server.table.machine import Transition
 from server.table.state import Phase
@@ -66,6 +67,7 @@ class App:
         self.settings = settings
         self.metrics = Metrics()
         self.embedded: EmbeddedRedis | None = None
+        self.supervisor: RedisSupervisor | None = None
         self.redis: redis.asyncio.Redis | None = None
         self.hosts: dict[str, TableHost] = {}
         # Who sits where: one index for the process, kept by every host, read by the gateway.
@@ -97,6 +99,10 @@ class App:
             await self.embedded.astart()
             (s.data_dir / REDIS_URL_FILE).write_text(self.embedded.url)
             url = self.embedded.url
+            # Started again from its append-only file if it dies (docs/DESIGN.md,
+            # The embedded Redis); the tables carry on by themselves meanwhile.
+            self.supervisor = RedisSupervisor(self.embedded, self.metrics.redis_restarts.inc)
+            self.supervisor.start()
         # A bounded pool that waits for a free connection: redis-py's default pool
         # refuses at once past 100 connections, which under load turned bets into
         # internal errors and lost table leases.
@@ -178,6 +184,9 @@ class App:
         if self.redis is not None:
             await self.redis.aclose(close_connection_pool=True)
             self.redis = None
+        if self.supervisor is not None:
+            await self.supervisor.stop()
+            self.supervisor = None
         if self.embedded is not None:
             await self.embedded.astop()
             with contextlib.suppress(OSError):
