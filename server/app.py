@@ -31,7 +31,8 @@ from server.host.lease import LeaseKeeper
 from server.metrics import Metrics
 from server.seating import Seating
 from server.store.accounts import AccountStore
-from server.store.connection import blocking_pool
+from server.store.batching import Replication
+from server.store.connection import close_client, redis_client
 from server.store.embedded import EmbeddedRedis
 from server.store.supervisor import RedisSupervisor
 from server.store.tables import TableStore
@@ -106,10 +107,11 @@ class App:
         # A bounded pool that waits for a free connection: redis-py's default pool
         # refuses at once past 100 connections, which under load turned bets into
         # internal errors and lost table leases.
-        pool = blocking_pool(url, REDIS_POOL_SIZE, REDIS_POOL_WAIT_S)
-        self.redis = redis.asyncio.Redis(connection_pool=pool)
+        self.redis = redis_client(url, REDIS_POOL_SIZE, REDIS_POOL_WAIT_S)
         await self.redis.ping()
-        store = TableStore(self.redis)
+        replicas = s.replicas_to_wait_for()
+        replication = Replication(replicas, s.redis_wait_ms) if replicas > 0 else None
+        store = TableStore(self.redis, replication=replication)
         accounts = AccountStore(self.redis)
         self.leases = LeaseKeeper(store, self.owner, s.lease_ms)
         self.leases.start()
@@ -182,7 +184,7 @@ class App:
             await self.leases.stop()
             self.leases = None
         if self.redis is not None:
-            await self.redis.aclose(close_connection_pool=True)
+            await close_client(self.redis)
             self.redis = None
         if self.supervisor is not None:
             await self.supervisor.stop()
