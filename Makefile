@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run play demo test lint typecheck pytest bench clean
+.PHONY: run play demo test lint typecheck pytest bench clean browser vendor vendor-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,7 @@ play: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/paigow-rules demo
 
-## test: lint, type-check and run the whole test suite
+## test: lint, type-check and run the whole test suite (the browser tests included)
 test: lint typecheck pytest
 
 lint: $(STAMP)
@@ -35,8 +35,20 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+pytest: $(STAMP) browser
 	$(BIN)/pytest
+
+## browser: Debian's Chromium (and a font with the card suits) for tests/web, if missing
+browser:
+	@tests/web/install_browser.sh
+
+## vendor: fetch the web client's pinned msgpack library (server/web/vendor.sh; needs npm)
+vendor:
+	server/web/vendor.sh
+
+## vendor-check: fetch it again and compare with the committed copy
+vendor-check:
+	server/web/vendor.sh --check
 
 ## bench: print the performance figures (benchmarks, not tests)
 bench: $(STAMP)

@@ -101,7 +101,7 @@ class App:
             (s.data_dir / REDIS_URL_FILE).write_text(self.embedded.url)
             url = self.embedded.url
             # Started again from its append-only file if it dies (docs/DESIGN.md,
-            # The embedded Redis); the tables carry on by themselves meanwhile.
+            # "The embedded Redis"); the tables carry on by themselves meanwhile.
             self.supervisor = RedisSupervisor(self.embedded, self.metrics.redis_restarts.inc)
             self.supervisor.start()
         # A bounded pool that waits for a free connection: redis-py's default pool

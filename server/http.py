@@ -1,6 +1,7 @@
 """The plain HTTP endpoints, answered on the WebSocket's port before any upgrade:
 ``/healthz`` (the process runs), ``/readyz`` (every table is hosted here) and
-``/metrics`` (Prometheus text). Any other path goes on to the WebSocket handshake.
+``/metrics`` (Prometheus text), and the browser table's static files
+(:mod:`server.web`). A WebSocket upgrade, on any path, goes on to the handshake.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from websockets.http11 import Request, Response
 
 from server.host import TableHost
 from server.metrics import Metrics
+from server.web import respond as web_respond
 
 ProcessRequest = Callable[[ServerConnection, Request], Response | None]
 """What ``websockets.asyncio.server.serve`` calls as ``process_request``."""
@@ -41,6 +43,6 @@ def endpoints(hosts: Mapping[str, TableHost], metrics: Metrics) -> ProcessReques
                 ]
             )
             return Response(HTTPStatus.OK, "OK", headers, body)
-        return None
+        return web_respond(request)  # the browser table; None for an upgrade
 
     return respond

@@ -3,21 +3,21 @@
 Under the host's lock, ``step`` computes the change; the store commits it (state,
 ledger entries, events, game logs) in one atomic operation checked against the lease's
 fencing token and the state's version; only then is the requester answered and are the
-events sent (docs/DESIGN.md, The commit: one Lua script). The store keeps the state in
-parts, and a commit writes only the parts that differ from the state last stored (a
+events sent (docs/DESIGN.md, "The commit: one Lua script"). The store keeps the state
+in parts, and a commit writes only the parts that differ from the state last stored (a
 bet writes one seat and the header, not the whole table).
 
 A money request (:class:`MoneyRequest`) is applied at most once: a repeat is answered
 as the first time, from the record its commit stored. A commit whose reply was lost
 may have been stored: the host reads the table back rather than answer "failed" for a
-change that happened (docs/DESIGN.md, Money and idempotency).
+change that happened (docs/DESIGN.md, "Money and idempotency").
 
 When the store waits for replicas, a change the primary stored but no replica holds is
 not acknowledged: the requester gets ``unavailable`` (retry), nothing is sent, and the
 host takes the table again, carrying on from whatever Redis then holds (the change, if
 the primary kept it: its events then reach the table's connections; the state before
 it, if a failover lost it). Retrying a money request is safe: it is applied once
-(docs/DESIGN.md, Redis failures).
+(docs/DESIGN.md, "Redis failures").
 """
 
 from __future__ import annotations
@@ -133,9 +133,9 @@ class CommitPath:
         """Apply ``event``: stored, then sent. Raises :class:`TableError` if refused.
 
         ``reply`` is called once the change is stored and before its events go out, so
-        the requester's ``ok`` precedes the events it caused (protocol/PROTOCOL.md). A
-        fault inside the state machine (a bug) voids the round in play, as
-        docs/RULES.md, Faults, asks of a malfunction, instead of leaving the table stuck.
+        the requester's ``ok`` precedes the events it caused (protocol/PROTOCOL.md,
+        section 3). A fault inside the state machine (a bug) voids the round in play, as
+        docs/RULES.md, "Faults", asks of a malfunction, instead of leaving the table stuck.
 
         ``request`` (instead of ``reply``): the money request behind ``event``. If it
         was applied already (its session and rid are recorded), nothing happens: it is

@@ -17,7 +17,7 @@ With :class:`Replication`, each pipeline that holds a durable call ends with one
 pipeline, not per commit). If none does in time while the primary has replicas, the
 durable calls fail with :class:`~server.store.errors.Unreplicated` (their replies
 attached); a primary with no replica at all has nothing to fail over to, and its
-writes are acknowledged as a lone Redis's are (docs/DESIGN.md, Redis failures).
+writes are acknowledged as a lone Redis's are (docs/DESIGN.md, "Redis failures").
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ script's header in :mod:`server.store.scripts`) and reads its reply into a
 the current lease's and the stored version is the one the caller started from, and
 applies the change's ledger entries in the same step, so a stale owner never
 overwrites a newer state and a retried commit never moves chips twice
-(docs/DESIGN.md, The commit: one Lua script).
+(docs/DESIGN.md, "The commit: one Lua script").
 """
 
 from __future__ import annotations

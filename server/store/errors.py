@@ -12,7 +12,7 @@ class StoreError(RuntimeError):
 class Unreplicated(Exception):
     """A write the primary applied but no replica acknowledged within the wait, while
     the primary has replicas: a failover now could lose it, so it is not acknowledged
-    (docs/DESIGN.md, Redis failures). ``reply`` is what the primary answered."""
+    (docs/DESIGN.md, "Redis failures"). ``reply`` is what the primary answered."""
 
     def __init__(self, reply: object) -> None:
         super().__init__("no replica acknowledged the write in time")

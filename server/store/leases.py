@@ -2,7 +2,7 @@
 
 A process owns a table while it holds the table's lease, ``<token>:<owner>`` with a
 time to live; each new owner gets a larger fencing token from the table's counter, and
-every commit is checked against it (docs/DESIGN.md, Leases and fencing tokens). The
+every commit is checked against it (docs/DESIGN.md, "Leases and fencing tokens"). The
 renewals of many tables go in one script call.
 """
 

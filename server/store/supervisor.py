@@ -2,7 +2,7 @@
 
 The server runs on while its Redis is down: calls fail, nothing is half-written (each
 commit is one script), tables keep their leases while those can still be valid and
-retry on their own (docs/DESIGN.md, Redis failures). The supervisor only has to bring
+retry on their own (docs/DESIGN.md, "Redis failures"). The supervisor only has to bring
 the child back, on the same socket, from the same append-only file, which holds every
 acknowledged write (Redis writes it before it answers; a process that dies loses
 nothing). A child that dies again and again is restarted after a growing pause, so a

@@ -10,7 +10,7 @@ as stored (:class:`StoredTable`).
 A table's state is stored in parts, named bytes this store does not read (the state's
 storage format, ``to_parts``): each commit gives the parts it changes, and the table
 hash holds the latest of each (see :data:`~server.store.keys.TABLE_PART_PREFIX`), so a
-bet writes one seat, not the whole table (docs/DESIGN.md, State in parts).
+bet writes one seat, not the whole table (docs/DESIGN.md, "State in parts").
 
 The client given to :class:`TableStore` must return bytes (``decode_responses`` off):
 parts and events are opaque bytes.

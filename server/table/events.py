@@ -125,7 +125,7 @@ class Reconnect:
 
 @dataclass(frozen=True, slots=True)
 class Void:
-    """A malfunction: the round in play cannot be completed (docs/RULES.md, Faults)."""
+    """A malfunction: the round in play cannot be completed (docs/RULES.md, "Faults")."""
 
     reason: str
 

@@ -1,0 +1,41 @@
+// Card codes (protocol/PROTOCOL.md, section 2): (rank - 2) * 4 + suit, the joker 52.
+
+export const JOKER = 52;
+export const RANKS = "23456789TJQKA";
+const SUITS = "cdhs";
+const SUIT_SYMBOLS = ["♣", "♦", "♥", "♠"];
+const SUIT_NAMES = ["clubs", "diamonds", "hearts", "spades"];
+export const RANK_NAMES = ["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "jack", "queen", "king", "ace"];
+export const RANK_PLURALS = ["twos", "threes", "fours", "fives", "sixes", "sevens", "eights", "nines", "tens", "jacks", "queens", "kings", "aces"];
+
+export const rankOf = (card) => (card >> 2) + 2;
+export const suitOf = (card) => card & 3;
+
+/** `As`, `Td`, `JK`. */
+export const cardText = (card) => (card === JOKER ? "JK" : RANKS[card >> 2] + SUITS[card & 3]);
+
+/** `ace of spades`, `joker`: what a screen reader says. */
+export const cardName = (card) => (card === JOKER ? "joker" : `${RANK_NAMES[card >> 2]} of ${SUIT_NAMES[card & 3]}`);
+
+/** A card face: a fixed-size element (no layout shift), or its back when `card` is null. */
+export function cardElement(card, { tag = "span", small = false } = {}) {
+  const el = document.createElement(tag);
+  el.className = small ? "card small" : "card";
+  if (card === null || card === undefined) {
+    el.classList.add("back");
+    el.setAttribute("aria-label", "face-down card");
+    return el;
+  }
+  el.dataset.card = cardText(card);
+  el.setAttribute("aria-label", cardName(card));
+  if (card === JOKER) {
+    el.classList.add("joker");
+    el.innerHTML = '<span class="rank" aria-hidden="true">JK</span><span class="suit" aria-hidden="true">★</span>';
+    return el;
+  }
+  const suit = suitOf(card);
+  el.classList.add(suit === 1 || suit === 2 ? "red" : "black");
+  const rank = RANKS[card >> 2] === "T" ? "10" : RANKS[card >> 2];
+  el.innerHTML = `<span class="rank" aria-hidden="true">${rank}</span><span class="suit" aria-hidden="true">${SUIT_SYMBOLS[suit]}</span>`;
+  return el;
+}

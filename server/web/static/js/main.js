@@ -1,0 +1,196 @@
+// The browser table: the page's one controller. It opens the session, routes between
+// the lobby and a table (`#/table/<id>`, so a reload comes back to it), applies each
+// table event to the model and redraws, and checks each round's fairness when its
+// seed comes.
+
+import { verifyRound } from "./fair.js";
+import { TableModel } from "./model.js";
+import { Session } from "./session.js";
+import { $, announce, chips, toast } from "./ui/dom.js";
+import { Lobby } from "./ui/lobby.js";
+import { Panels } from "./ui/panels.js";
+import { Play } from "./ui/play.js";
+import { TableView } from "./ui/tableview.js";
+
+const STATUS = { online: "Connected", connecting: "Connecting…", reconnecting: "Reconnecting…", closed: "Disconnected", offline: "Offline" };
+const PHASE_SAY = { betting: "Betting is open", dealing: "Cards are dealt", setting: "Set your hand", revealing: "Hands revealed", settling: "Results" };
+
+class App {
+  constructor() {
+    this.session = new Session();
+    this.model = null;
+    this.infos = new Map(); // table -> table_info
+    this.fairness = new Map(); // round -> {rec, report}, for the table on screen
+    this.lobby = new Lobby(this);
+    this.view = new TableView(this);
+    this.play = new Play(this);
+    this.panels = new Panels(this);
+    this.session.addEventListener("status", (e) => this.status(e.detail));
+    this.session.addEventListener("welcome", (e) => this.welcomed(e.detail));
+    this.session.addEventListener("table", (e) => this.event(e.detail));
+    this.session.addEventListener("server-error", (e) => toast(e.detail.message));
+    window.addEventListener("hashchange", () => this.route());
+    $("login-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      this.login($("login-name").value.trim(), $("login-token").value.trim());
+    });
+    globalThis.paigow = this; // for the browser tests and the curious
+  }
+
+  boot() {
+    if (this.session.resumable) {
+      this.session.start().catch(() => this.showLogin());
+    } else {
+      this.showLogin();
+    }
+  }
+
+  showLogin() {
+    $("login").hidden = false;
+    $("login-name").value = this.session.saved?.name ?? "";
+    $("login-name").focus();
+  }
+
+  async login(name, token) {
+    try {
+      await this.session.start(token ? { token } : { name });
+    } catch (err) {
+      toast(`Could not sign in: ${err.message}`);
+    }
+  }
+
+  status({ status, detail }) {
+    $("conn").dataset.status = status;
+    $("conn").textContent = STATUS[status] ?? status;
+    if (status === "closed") {
+      toast(`Disconnected (${detail}).`);
+      if (!this.session.resumable) this.showLogin();
+    }
+  }
+
+  welcomed({ welcome, previous }) {
+    $("login").hidden = true;
+    $("player-name").textContent = welcome.name;
+    this.session.request("balance").then((b) => this.balances(b), () => {});
+    if (!previous) return this.route(); // this page's first welcome
+    if (!welcome.resumed || welcome.player_id !== previous.player_id) {
+      // A new session: the table on screen is watched again from a snapshot.
+      if (this.model) this.model.playerId = welcome.player_id;
+      if (this.model) this.watch(this.model.id);
+    }
+    return undefined;
+  }
+
+  route() {
+    if (this.session.status !== "online" && this.session.status !== "reconnecting") return;
+    const match = location.hash.match(/^#\/table\/([^/]+)$/);
+    if (match) this.showTable(decodeURIComponent(match[1]));
+    else this.showLobby();
+  }
+
+  showLobby() {
+    if (this.model && this.model.yourSeat === null) {
+      this.session.request("unwatch", { table_id: this.model.id }).catch(() => {});
+      this.session.dropTable(this.model.id);
+    }
+    this.model = null;
+    $("table").hidden = true;
+    this.lobby.show();
+  }
+
+  /** Opens a table's view (watching it); `join` asks for the buy-in too. */
+  async openTable(tableId, { join = false } = {}) {
+    location.hash = `#/table/${encodeURIComponent(tableId)}`;
+    if (join) this.askJoin(tableId, null);
+  }
+
+  async showTable(tableId) {
+    this.lobby.hide();
+    $("table").hidden = false;
+    if (this.model?.id !== tableId) {
+      this.model = new TableModel(tableId, this.session.welcome.player_id);
+      this.fairness = new Map();
+    }
+    this.render();
+    await this.loadInfo(tableId).catch(() => {});
+    await this.watch(tableId);
+    this.render();
+  }
+
+  async watch(tableId) {
+    try {
+      await this.session.request("watch", { table_id: tableId });
+    } catch (err) {
+      toast(err.message);
+      if (err.code === "no_such_table") location.hash = "#/";
+    }
+  }
+
+  async loadInfo(tableId) {
+    if (!this.infos.has(tableId)) this.infos.set(tableId, await this.session.request("table_info", { table_id: tableId }));
+    return this.infos.get(tableId);
+  }
+
+  info(tableId) {
+    return this.infos.get(tableId) ?? null;
+  }
+
+  async askJoin(tableId, seat) {
+    const info = await this.loadInfo(tableId).catch((err) => toast(err.message));
+    if (info) this.panels.askJoin(tableId, seat, info);
+  }
+
+  setAccount(account) {
+    $("account").textContent = chips(account);
+  }
+
+  balances(result) {
+    if (result) this.setAccount(result.account);
+  }
+
+  event(m) {
+    const model = this.model;
+    if (!model || m.table_id !== model.id) return;
+    const was = { phase: model.phase, seat: model.yourSeat };
+    model.apply(m);
+    if (m.type === "phase" && m.phase !== was.phase && PHASE_SAY[m.phase]) announce(PHASE_SAY[m.phase]);
+    if (m.type === "cards") announce("Your seven cards are dealt");
+    if (m.type === "results" && model.yourSeat !== null) {
+      const r = model.results.get(model.yourSeat);
+      if (r) announce(`You ${r.outcome}. Balance ${chips(r.balance)}.`);
+    }
+    if (m.type === "void") toast(`Round ${m.round} void: ${m.message || m.reason}. Bets returned.`, "info");
+    if (m.type === "seat" && was.seat !== model.yourSeat) this.session.request("balance").then((b) => this.balances(b), () => {});
+    if (m.type === "seed") this.verify(model, m.round);
+    this.render();
+    if (m.type === "snapshot" && !performance.getEntriesByName("paigow:table").length) {
+      performance.mark("paigow:table"); // the first table view, for the load-time figure
+    }
+  }
+
+  async verify(model, round) {
+    const rec = model.rounds.get(round);
+    if (!rec?.seed || !rec.commitment) return;
+    let report;
+    try {
+      report = await verifyRound(rec);
+    } catch (err) {
+      report = { ok: false, checks: [{ what: err.message, ok: false }] };
+    }
+    if (model !== this.model) return;
+    this.fairness.set(round, { rec, report });
+    const badge = $("fair-badge");
+    badge.className = `fair-badge ${report.ok ? "ok" : "bad"}`;
+    badge.dataset.round = round;
+    badge.dataset.verdict = report.ok ? "ok" : "bad";
+    badge.textContent = report.ok ? `Round ${round}: fair ✓` : `Round ${round}: check failed ✗`;
+  }
+
+  render() {
+    if (!this.model) return;
+    this.view.render();
+    this.play.render();
+  }
+}
+
+new App().boot();

@@ -1,0 +1,57 @@
+// The lobby: every table with its phase, occupancy, watchers and limits (list_tables).
+
+import { $, chips, fill, h } from "./dom.js";
+
+export class Lobby {
+  constructor(app) {
+    this.app = app;
+    this.tables = [];
+    this.timer = null;
+  }
+
+  async show() {
+    $("lobby").hidden = false;
+    await this.refresh();
+    clearInterval(this.timer);
+    // Occupancy changes with other players: the list is asked again while on screen.
+    this.timer = setInterval(() => this.refresh(), 5000);
+  }
+
+  hide() {
+    $("lobby").hidden = true;
+    clearInterval(this.timer);
+  }
+
+  async refresh() {
+    if (this.app.session.status !== "online") return;
+    try {
+      const result = await this.app.session.request("list_tables");
+      this.tables = result.tables;
+    } catch {
+      return;
+    }
+    fill($("lobby-rows"), this.tables.map((t) => this.row(t)));
+  }
+
+  row(t) {
+    const full = t.players >= t.seats;
+    return h("tr", { dataset: { table: t.table_id } },
+      h("th", { scope: "row", text: t.name }),
+      h("td", { text: t.phase }),
+      h("td", { text: `${t.players} / ${t.seats}`, "aria-label": `${t.players} of ${t.seats} seats taken` }),
+      h("td", { text: String(t.watchers) }),
+      h("td", { text: `${chips(t.min_bet)}–${chips(t.max_bet)}` }),
+      h("td", { text: t.max_bonus ? `up to ${chips(t.max_bonus)}` : "none" }),
+      h("td", { text: `${chips(t.buy_in_min)}–${chips(t.buy_in_max)}` }),
+      h("td", {}, h("div.act", {},
+        h("button", { type: "button", text: "Watch", "aria-label": `Watch ${t.name}`, onclick: () => this.app.openTable(t.table_id) }),
+        h("button.primary", {
+          type: "button", text: "Sit down", disabled: full, "aria-label": `Sit down at ${t.name}`,
+          onclick: () => this.app.openTable(t.table_id, { join: true }),
+        }))));
+  }
+
+  summary(tableId) {
+    return this.tables.find((t) => t.table_id === tableId) ?? null;
+  }
+}

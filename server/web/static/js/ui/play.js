@@ -1,0 +1,267 @@
+// What a seated player does: build and place a bet with chips, set the hand (click or
+// drag two cards into the low hand, with a live preview and a foul warning, or the
+// house way), and move chips (rebuy, cash out, leave).
+
+import { cardElement, cardName, cardText } from "../cards.js";
+import { preview } from "../handrank.js";
+import { $, act, announce, chips, fill, h, toast } from "./dom.js";
+
+const REFUSED = "Refused: that split fouls (the high hand must beat the low hand). Choose again.";
+
+export class Play {
+  constructor(app) {
+    this.app = app;
+    this.low = []; // the cards picked for the low hand, not sent yet
+    this.dealt = ""; // the cards the picks belong to
+    this.stake = { amount: 0, bonus: 0 };
+    this.stakeRound = null;
+    this.setResult = null; // the server's `hand` result once set
+    this.refused = ""; // the low hand the table refused as a foul (its answer stays shown)
+    this.wire();
+  }
+
+  get model() {
+    return this.app.model;
+  }
+
+  get tableId() {
+    return this.model.id;
+  }
+
+  req(type, fields = {}) {
+    return this.app.session.request(type, { table_id: this.tableId, ...fields });
+  }
+
+  wire() {
+    $("set-hand").addEventListener("click", (e) => this.setHand(e.currentTarget));
+    $("house-way").addEventListener("click", (e) => act(e.currentTarget, async () => this.handSet(await this.req("house_way", { mode: "set" }))));
+    $("suggest").addEventListener("click", (e) => act(e.currentTarget, async () => {
+      const hand = await this.req("house_way", { mode: "suggest" });
+      this.low = [...hand.low];
+      this.renderHand();
+      announce(`House way: ${hand.high_name} and ${hand.low_name}`);
+    }));
+    $("place-bet").addEventListener("click", (e) => act(e.currentTarget, () => this.req("bet", this.stake)));
+    $("clear-bet").addEventListener("click", (e) => act(e.currentTarget, async () => {
+      this.stake = { amount: 0, bonus: 0 };
+      this.renderBetting();
+      const you = this.model.you;
+      if (you?.bet || you?.bonus) await this.req("clear");
+    }));
+    $("rebet").addEventListener("click", (e) => act(e.currentTarget, () => this.req("rebet")));
+    $("sit-out").addEventListener("click", (e) => act(e.currentTarget, () => this.req("sit_out")));
+    $("rebuy-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      const amount = Number($("rebuy-amount").value);
+      act(e.submitter, async () => this.app.balances(await this.req("rebuy", { amount })));
+    });
+    $("cashout-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      const amount = Number($("cashout-amount").value || 0);
+      act(e.submitter, async () => this.app.balances(await this.req("cash_out", { amount })));
+    });
+    $("leave").addEventListener("click", (e) => act(e.currentTarget, async () => {
+      this.app.balances(await this.req("leave"));
+      toast("You leave the table (after this round if you are in it).", "info");
+    }));
+    for (const zone of ["zone-high", "zone-low"]) {
+      const el = $(zone);
+      el.addEventListener("dragover", (e) => {
+        e.preventDefault();
+        el.classList.add("drop");
+      });
+      el.addEventListener("dragleave", () => el.classList.remove("drop"));
+      el.addEventListener("drop", (e) => {
+        e.preventDefault();
+        el.classList.remove("drop");
+        const card = Number(e.dataTransfer.getData("text/plain"));
+        const inLow = this.low.includes(card);
+        if ((zone === "zone-low") !== inLow) this.toggle(card);
+      });
+    }
+  }
+
+  render() {
+    const m = this.model;
+    const seated = m.yourSeat !== null;
+    $("betting").hidden = !seated;
+    $("money").hidden = !seated;
+    // Shown while seated, cards or not: the cards fill places already there, so
+    // nothing below them moves when they arrive.
+    $("you").hidden = !seated;
+    if (!seated) return;
+    this.renderBetting();
+    this.renderMoney();
+    if (m.yourCards.length === 7) this.renderHand();
+    else this.renderWaiting();
+  }
+
+  renderWaiting() {
+    this.dealt = "";
+    const slot = () => h("span.card.slot", { "aria-hidden": "true" });
+    fill($("your-cards"), Array.from({ length: 7 }, slot));
+    fill($("your-low"), slot(), slot());
+    $("your-cards").dataset.cards = "";
+    $("your-low").dataset.cards = "";
+    $("preview").textContent = "\u00a0";
+    $("foul").hidden = true;
+    this.refused = "";
+    for (const id of ["set-hand", "house-way", "suggest"]) $(id).disabled = true;
+    $("set-hint").textContent = this.model.you?.bet ? "Your cards come with the deal." : "Bet to be dealt in.";
+  }
+
+  // --- betting ---------------------------------------------------------------------
+
+  renderBetting() {
+    const m = this.model;
+    const info = this.app.info(m.id);
+    const you = m.you;
+    if (this.stakeRound !== m.round) {
+      this.stakeRound = m.round;
+      this.stake = { amount: 0, bonus: 0 };
+    }
+    const open = ["idle", "betting"].includes(m.phase);
+    const denoms = info?.denominations ?? [];
+    if ($("chips").dataset.for !== m.id) {
+      $("chips").dataset.for = m.id;
+      fill($("chips"), denoms.map((d, i) => h(`button.chip.c${i % 5}`, {
+        type: "button", text: chips(d), dataset: { chip: d },
+        "aria-label": `Add a ${chips(d)} chip`, onclick: () => this.addChip(d),
+      })));
+    }
+    for (const b of $("chips").querySelectorAll("button")) b.disabled = !open;
+    for (const id of ["place-bet", "clear-bet", "rebet", "sit-out"]) $(id).disabled = !open;
+    $("place-bet").disabled = !open || this.stake.amount === 0;
+    $("stake-main").textContent = chips(this.stake.amount);
+    $("stake-bonus").textContent = chips(this.stake.bonus);
+    $("stake-placed").textContent = you?.bet ? `(on the table: ${chips(you.bet)}${you.bonus ? ` + bonus ${chips(you.bonus)}` : ""})` : "";
+    document.querySelector('input[value="bonus"]').disabled = !info?.max_bonus;
+  }
+
+  addChip(value) {
+    const target = document.querySelector('input[name="target"]:checked').value;
+    const info = this.app.info(this.tableId);
+    const limit = target === "bonus" ? info.max_bonus : info.max_bet;
+    const next = this.stake[target] + value;
+    if (next > limit) {
+      toast(`The ${target === "bonus" ? "bonus" : "main"} bet is at most ${chips(limit)} here.`);
+      return;
+    }
+    this.stake = { ...this.stake, [target]: next };
+    this.renderBetting();
+    announce(`${target === "bonus" ? "Bonus" : "Main bet"}: ${chips(next)}`);
+  }
+
+  // --- money -------------------------------------------------------------------------
+
+  renderMoney() {
+    const you = this.model.you;
+    $("table-balance").textContent = chips(you?.balance ?? 0);
+    const between = ["idle", "betting"].includes(this.model.phase) || !you?.bet;
+    for (const id of ["rebuy-form", "cashout-form"]) for (const el of $(id).elements) el.disabled = !between;
+  }
+
+  // --- setting the hand --------------------------------------------------------------
+
+  toggle(card) {
+    if (this.isSet()) return;
+    if (this.low.includes(card)) this.low = this.low.filter((c) => c !== card);
+    else if (this.low.length < 2) this.low = [...this.low, card];
+    else this.low = [this.low[1], card]; // a third pick replaces the older one
+    this.renderHand();
+  }
+
+  isSet() {
+    const m = this.model;
+    return m.yourLow.length === 2 || Boolean(m.you?.hand_set);
+  }
+
+  renderHand() {
+    const m = this.model;
+    const key = `${m.round}:${m.yourCards.join(",")}`;
+    if (this.dealt !== key) {
+      this.dealt = key;
+      this.low = [];
+      this.setResult = null;
+    }
+    const set = this.isSet();
+    const low = set && m.yourLow.length === 2 ? m.yourLow : this.low;
+    const canSet = m.inRound && !set;
+    const button = (card) => {
+      const el = cardElement(card, { tag: "button" });
+      el.type = "button";
+      el.disabled = !canSet;
+      el.draggable = canSet;
+      el.setAttribute("aria-pressed", String(low.includes(card)));
+      el.setAttribute("aria-label", `${cardName(card)}${low.includes(card) ? ", in the low hand" : ""}`);
+      el.addEventListener("click", () => this.toggle(card));
+      el.addEventListener("dragstart", (e) => e.dataTransfer.setData("text/plain", String(card)));
+      return el;
+    };
+    const high = m.yourCards.filter((c) => !low.includes(c));
+    // Seven places in the high zone and two in the low one, filled or not: nothing moves.
+    fill($("your-cards"), high.map(button), Array.from({ length: 7 - high.length }, () => h("span.card.slot", { "aria-hidden": "true" })));
+    fill($("your-low"), low.map(button), Array.from({ length: 2 - low.length }, () => h("span.card.slot", { "aria-hidden": "true" })));
+    $("your-cards").dataset.cards = high.map(cardText).join(" ");
+    $("your-low").dataset.cards = low.map(cardText).join(" ");
+    this.renderPreview(low, set);
+    $("set-hand").disabled = !canSet || low.length !== 2;
+    $("house-way").disabled = !canSet;
+    $("suggest").disabled = !canSet;
+    $("set-hint").textContent = set
+      ? "Your hand is set."
+      : m.inRound ? "Pick two cards for the low hand (click, or drag them to Low); the other five play high." : "";
+  }
+
+  renderPreview(low, set) {
+    const foulEl = $("foul");
+    if (low.length !== 2) {
+      $("preview").textContent = "\u00a0";
+      foulEl.hidden = true;
+      return;
+    }
+    const server = this.setResult;
+    const p = server ? { high: server.high_name, low: server.low_name, foul: false } : preview(this.model.yourCards, low);
+    $("preview").textContent = `${set ? "Set: " : ""}High: ${p.high} · Low: ${p.low}`;
+    $("preview").dataset.foul = String(p.foul);
+    if (p.foul && !set && this.refused === low.join(",")) {
+      // Kept through later redraws (a countdown, another seat's event) until the
+      // player picks other cards: the table's answer must not flash by.
+      foulEl.textContent = REFUSED;
+      foulEl.hidden = false;
+    } else if (p.foul && !set) {
+      const rule = this.app.info(this.tableId)?.foul === "lose" ? "A fouled hand loses the bet at this table." : "The table refuses a fouled hand: choose again.";
+      foulEl.textContent = `Foul: the high hand (${p.high}) must beat the low hand (${p.low}). ${rule}`;
+      foulEl.hidden = false;
+    } else {
+      foulEl.hidden = true;
+    }
+  }
+
+  async setHand(button) {
+    const low = [...this.low];
+    await act(button, async () => {
+      try {
+        this.handSet(await this.req("set_hand", { low }));
+      } catch (err) {
+        if (err.code === "foul") {
+          this.refused = low.join(",");
+          $("foul").textContent = REFUSED;
+          $("foul").hidden = false;
+          announce("Refused: foul");
+          return;
+        }
+        throw err;
+      }
+    });
+  }
+
+  handSet(hand) {
+    this.setResult = hand;
+    this.model.yourLow = hand.low;
+    if (this.model.you) this.model.you.hand_set = true;
+    this.low = [...hand.low];
+    this.app.render();
+    announce(`Hand set: ${hand.high_name} and ${hand.low_name}`);
+  }
+}

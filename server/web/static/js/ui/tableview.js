@@ -1,0 +1,124 @@
+// The table as everyone sees it: its phase and countdown, the dealer, the six seats
+// with names, balances, bets, set hands, revealed hands and results.
+
+import { cardElement } from "../cards.js";
+import { $, chips, fill, h } from "./dom.js";
+
+const PHASE_TEXT = {
+  idle: "Waiting for a bet", betting: "Place your bets", dealing: "Dealing", setting: "Set your hands",
+  revealing: "Reveal", settling: "Settling",
+};
+const STATUS_TEXT = { playing: "", sitting_out: "sitting out", away: "away (reconnecting)", empty: "" };
+
+const backs = (n, small = true) => Array.from({ length: n }, () => cardElement(null, { small }));
+const slots = (n, small = true) => Array.from({ length: n }, () => h(small ? "span.card.small.slot" : "span.card.slot", { "aria-hidden": "true" }));
+const row = (cards, small = true) => h("div.hand-row", {}, cards.map((c) => cardElement(c, { small })));
+
+/** "Win +95 (commission 5)", "Push", "Lose −100", with the bonus. */
+export function resultText(r, hand) {
+  const parts = [];
+  if (hand?.foul) parts.push(`Foul: lose ${chips(r.bet)}`);
+  else if (r.outcome === "win") parts.push(`Win +${chips(r.payout - r.bet)}${r.commission ? ` (commission ${chips(r.commission)})` : ""}`);
+  else if (r.outcome === "push") parts.push("Push");
+  else parts.push(`Lose −${chips(r.bet)}`);
+  if (r.bonus_bet) {
+    parts.push(r.bonus_payout ? `Bonus +${chips(r.bonus_payout - r.bonus_bet)}${r.bonus_class ? ` (${r.bonus_class.replaceAll("_", " ")})` : ""}` : `Bonus −${chips(r.bonus_bet)}`);
+  }
+  return parts.join(" · ");
+}
+
+export class TableView {
+  constructor(app) {
+    this.app = app;
+    this.phaseSeen = null;
+    this.phaseTotal = 1;
+    setInterval(() => this.tick(), 250);
+  }
+
+  get model() {
+    return this.app.model;
+  }
+
+  render() {
+    const m = this.model;
+    if (!m) return;
+    const info = this.app.info(m.id);
+    $("table-title").textContent = info?.name ?? this.app.lobby.summary(m.id)?.name ?? m.id;
+    $("round").textContent = m.round ? `Round ${m.round}` : "";
+    $("watching").hidden = m.yourSeat !== null || !m.ready;
+    this.renderPhase();
+    this.renderDealer();
+    fill($("seats"), m.seats.slice(0, m.seatCount).map((s) => this.seat(s)));
+  }
+
+  renderPhase() {
+    const m = this.model;
+    const key = `${m.round}:${m.phase}:${m.deadline}`;
+    $("phase").textContent = PHASE_TEXT[m.phase] ?? m.phase;
+    $("phase").dataset.phase = m.phase;
+    if (key !== this.phaseSeen) {
+      this.phaseSeen = key;
+      const info = this.app.info(m.id);
+      const planned = info?.[`${m.phase}_ms`] ?? 0;
+      const left = m.deadline === null ? 0 : m.deadline - this.app.session.now();
+      this.phaseTotal = Math.max(planned, left, 1);
+    }
+    this.tick();
+  }
+
+  tick() {
+    const m = this.model;
+    if (!m || $("table").hidden) return;
+    if (m.deadline === null) {
+      $("countdown").textContent = "";
+      $("bar").style.width = "0";
+      return;
+    }
+    const left = Math.max(0, m.deadline - this.app.session.now());
+    $("countdown").textContent = `${Math.ceil(left / 1000)} s`;
+    $("bar").style.width = `${Math.min(100, (100 * left) / this.phaseTotal)}%`;
+    $("phase-box").setAttribute("aria-label", `${$("phase").textContent}, ${Math.ceil(left / 1000)} seconds left`);
+  }
+
+  renderDealer() {
+    const m = this.model;
+    const dealer = m.hands.get(6);
+    if (dealer) {
+      fill($("dealer-hand"), row(dealer.high, false), h("span.gap", { "aria-hidden": "true", text: " " }), row(dealer.low, false));
+      $("dealer-hand").setAttribute("aria-label", `Dealer: ${dealer.high_name}, ${dealer.low_name}`);
+      $("dealer-names").textContent = `${dealer.high_name} / ${dealer.low_name}`;
+    } else {
+      const dealt = ["dealing", "setting"].includes(m.phase) && m.seats.some((s) => s.bet > 0);
+      fill($("dealer-hand"), dealt ? backs(7, false) : slots(7, false));
+      $("dealer-hand").setAttribute("aria-label", dealt ? "Dealer: seven cards face down" : "Dealer: no cards");
+      $("dealer-names").textContent = "\u00a0";
+    }
+  }
+
+  seat(s) {
+    const m = this.model;
+    const mine = m.yourSeat === s.seat;
+    const hand = m.hands.get(s.seat);
+    const result = m.results.get(s.seat);
+    const empty = s.status === "empty";
+    const label = empty ? `Seat ${s.seat + 1}, empty` : `Seat ${s.seat + 1}, ${s.name ?? s.player_id}${mine ? " (you)" : ""}`;
+    const bet = s.bet ? `Bet ${chips(s.bet)}${s.bonus ? ` · bonus ${chips(s.bonus)}` : ""}` : "";
+    let cards;
+    if (hand) cards = h("div.split-mini", {}, row(hand.high), row(hand.low));
+    else if (s.bet && ["dealing", "setting"].includes(m.phase)) cards = h("div.split-mini", {}, h("div.hand-row", {}, backs(7)));
+    else cards = h("div.split-mini", { "aria-hidden": "true" }, h("div.hand-row", {}, slots(7)));
+    const sitHere = empty && m.yourSeat === null && m.ready
+      ? h("button", { type: "button", text: "Sit here", "aria-label": `Sit at seat ${s.seat + 1}`, onclick: () => this.app.askJoin(m.id, s.seat) })
+      : null;
+    return h(`li.seat${mine ? ".mine" : ""}${empty ? ".empty" : ""}`, { "aria-label": label, dataset: { seat: s.seat, status: s.status } },
+      h("header", {},
+        h("span.pname", { text: empty ? `Seat ${s.seat + 1}` : `${s.seat + 1}. ${s.name ?? s.player_id}${mine ? " (you)" : ""}` }),
+        h("span.status", { text: STATUS_TEXT[s.status] ?? s.status })),
+      h("div.line", {}, h("span", { text: empty ? "Empty" : `Balance ${chips(s.balance)}`, dataset: { testid: "seat-balance" } }),
+        bet ? ` · ${bet}` : "", s.hand_set && !hand ? " · set ✓" : ""),
+      cards,
+      h("div.line", { text: hand ? `${hand.high_name} / ${hand.low_name}${hand.house_way ? " (house way)" : ""}` : "" }),
+      h(`div.result${result ? `.${hand?.foul ? "foul" : result.outcome}` : ""}`, { text: result ? resultText(result, hand) : "", dataset: { testid: "result" } }),
+      sitHere);
+  }
+}
