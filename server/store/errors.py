@@ -22,6 +22,9 @@ class Unreplicated(Exception):
 def require_bytes_client(client: redis.asyncio.Redis) -> None:
     """Raise :class:`StoreError` if ``client`` decodes responses to ``str``: the stores
     keep opaque bytes (state parts, events, records)."""
-    kwargs = client.connection_pool.connection_kwargs
+    if isinstance(client, redis.asyncio.RedisCluster):
+        kwargs = client.get_connection_kwargs()
+    else:
+        kwargs = client.connection_pool.connection_kwargs
     if kwargs.get("decode_responses"):
         raise StoreError("the store needs a Redis client with decode_responses=False")
