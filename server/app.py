@@ -32,7 +32,7 @@ from server.metrics import Metrics
 from server.seating import Seating
 from server.store.accounts import AccountStore
 from server.store.batching import Replication
-from server.store.connection import close_client, redis_client
+from server.store.connection import SOCKET_TIMEOUT_S, close_client, redis_client
 from server.store.embedded import EmbeddedRedis
 from server.store.supervisor import RedisSupervisor
 from server.store.tables import TableStore
@@ -107,9 +107,13 @@ class App:
         # A bounded pool that waits for a free connection: redis-py's default pool
         # refuses at once past 100 connections, which under load turned bets into
         # internal errors and lost table leases.
-        self.redis = redis_client(url, REDIS_POOL_SIZE, REDIS_POOL_WAIT_S)
-        await self.redis.ping()
         replicas = s.replicas_to_wait_for()
+        # A reply may take the WAIT's time: the socket timeout must outlast it.
+        timeout = max(SOCKET_TIMEOUT_S, s.redis_wait_ms / 1000 + 2) if replicas else None
+        self.redis = redis_client(
+            url, REDIS_POOL_SIZE, REDIS_POOL_WAIT_S, timeout or SOCKET_TIMEOUT_S
+        )
+        await self.redis.ping()
         replication = Replication(replicas, s.redis_wait_ms) if replicas > 0 else None
         store = TableStore(self.redis, replication=replication)
         accounts = AccountStore(self.redis)

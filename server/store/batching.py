@@ -18,12 +18,16 @@ pipeline, not per commit). If none does in time while the primary has replicas, 
 durable calls fail with :class:`~server.store.errors.Unreplicated` (their replies
 attached); a primary with no replica at all has nothing to fail over to, and its
 writes are acknowledged as a lone Redis's are (docs/DESIGN.md, "Redis failures").
+A ``WAIT`` on such a primary would only wait out its timeout, so once one found the
+primary alone, the pipelines go without it, and ``INFO replication`` is asked again at
+most every :data:`ALONE_CHECK_S` whether a replica is back.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +40,9 @@ from server.store.errors import Unreplicated
 _Call = tuple[AsyncScript, list[Any], list[Any], "asyncio.Future[Any]", bool]
 
 log = logging.getLogger(__name__)
+
+ALONE_CHECK_S = 1.0
+"""How often a primary found without replicas is asked again whether it has one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +80,8 @@ class ScriptBatcher:
         self._pending: list[_Call] = []
         self._scheduled = False
         self._running: set[asyncio.Task[None]] = set()
-        self._alone = False  # the primary had no replica at the last WAIT that fell short
+        self._alone = False  # the primary had no replica when last asked
+        self._alone_checked = 0.0  # time.monotonic() of that answer
         self.pipelines = 0
         """Pipelines sent so far."""
         self.waits = 0
@@ -124,6 +132,11 @@ class ScriptBatcher:
 
     async def _send(self, batch: list[_Call]) -> None:
         wait = self.replication if any(call[4] for call in batch) else None
+        if wait is not None and self._alone:
+            if time.monotonic() - self._alone_checked >= ALONE_CHECK_S:
+                await self._check_alone()
+            if self._alone:
+                wait = None  # nothing to wait for: acknowledged as a lone Redis's
         try:
             async with self.client.pipeline(transaction=False) as pipe:
                 for script, keys, args, *_ in batch:
@@ -163,18 +176,26 @@ class ScriptBatcher:
         """Whether the pipeline's writes count as replicated: ``acked`` (WAIT's reply)
         replicas hold them, or the primary has no replica to fail over to."""
         if not isinstance(acked, Exception) and int(acked) >= wait.replicas:
-            self._alone = False
             return True
+        if await self._check_alone():
+            return True
+        log.warning("no replica acknowledged a write within %d ms", wait.timeout_ms)
+        return False
+
+    async def _check_alone(self) -> bool:
+        """Ask the primary whether it has replicas; True if it has none (so
+        :attr:`_alone`). A primary that does not answer counts as having some."""
         try:
             info = await self.client.info("replication")
-        except RedisError:
+        except (RedisError, OSError):
             return False
         alone = int(info.get("connected_slaves", 0)) == 0
-        if alone and not self._alone:
-            log.warning("the Redis primary has no replica: writes are acknowledged without one")
-        elif not alone:
-            log.warning("no replica acknowledged a write within %d ms", wait.timeout_ms)
-        self._alone = alone
+        if alone != self._alone:
+            if alone:
+                log.warning("the Redis primary has no replica: writes are acknowledged alone")
+            else:
+                log.warning("the Redis primary has a replica again: writes wait for it")
+        self._alone, self._alone_checked = alone, time.monotonic()
         return alone
 
     async def _load_again(self, calls: list[_Call]) -> None:
