@@ -36,6 +36,7 @@ from server.config import Settings, add_arguments, from_arguments, redacted_url
 from server.logs import setup_logging
 from server.store.accounts import AccountStore
 from server.store.audit import audit
+from server.store.connection import close_client, redis_client
 from server.store.embedded import EmbeddedRedis, EmbeddedRedisError
 from server.store.parts import stored_state
 from server.store.tables import StoredTable
@@ -95,11 +96,11 @@ def _say(text: str) -> None:
 
 async def _answers(url: str) -> redis.asyncio.Redis | None:
     """A client of the Redis at ``url`` if it answers now, else None."""
-    client = redis.asyncio.Redis.from_url(url, socket_connect_timeout=5)
+    client = redis_client(url, max_connections=4, timeout=30)
     try:
         await client.ping()
     except (RedisError, OSError):
-        await client.aclose()
+        await close_client(client)
         return None
     return client
 
@@ -108,12 +109,12 @@ async def _answers(url: str) -> redis.asyncio.Redis | None:
 async def _redis(settings: Settings) -> AsyncIterator[redis.asyncio.Redis]:
     """The server's Redis, found as the module docstring says, and said which."""
     if settings.redis_url:
-        client = redis.asyncio.Redis.from_url(settings.redis_url)
+        client = redis_client(settings.redis_url, max_connections=4, timeout=30)
         _say(f"using the Redis at {redacted_url(settings.redis_url)} (--redis-url)")
         try:
             yield client
         finally:
-            await client.aclose()
+            await close_client(client)
         return
     data_dir = settings.data_dir.resolve()
     running = data_redis_url(data_dir)
@@ -124,7 +125,7 @@ async def _redis(settings: Settings) -> AsyncIterator[redis.asyncio.Redis]:
             try:
                 yield found
             finally:
-                await found.aclose()
+                await close_client(found)
             return
     stored = data_dir / EMBEDDED_DIR
     if not stored.is_dir():

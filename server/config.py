@@ -46,8 +46,23 @@ class Settings:
     redis_url: str | None = field(
         default=None,
         metadata=about(
-            "an external Redis: redis://, rediss:// or unix:// URL",
+            "an external Redis: redis://, rediss:// or unix:// URL, or its sentinels: "
+            "redis+sentinel://host:port,host:port/service",
             shown="a redis-server started under DATA_DIR/redis",
+        ),
+    )
+    redis_replicas: int | None = field(
+        default=None,
+        metadata=about(
+            "acknowledge a change once this many replicas hold it (WAIT); 0: do not wait",
+            shown="1 through Sentinel, else 0",
+        ),
+    )
+    redis_wait_ms: int = field(
+        default=1000,
+        metadata=about(
+            "how long a change waits for its replicas before the table refuses it as "
+            "unavailable (retry)"
         ),
     )
     data_dir: Path = field(
@@ -113,6 +128,14 @@ class Settings:
         metadata=about("the log's lines: text, or json (one object per line, for collectors)"),
     )
 
+    def replicas_to_wait_for(self) -> int:
+        """``redis_replicas``, or its default: 1 through Sentinel (there are replicas to
+        fail over to), else 0."""
+        if self.redis_replicas is not None:
+            return self.redis_replicas
+        scheme = (self.redis_url or "").split(":", 1)[0].lower()
+        return 1 if scheme.endswith("+sentinel") else 0
+
     def describe(self) -> list[tuple[str, str]]:
         """(name, value) pairs for the start-up banner, with the secret masked."""
         rows = []
@@ -123,6 +146,8 @@ class Settings:
             elif f.name == "redis_url":
                 embedded = f"(embedded, under {self.data_dir / 'redis'})"
                 value = embedded if value is None else redacted_url(value)
+            elif f.name == "redis_replicas" and value is None:
+                value = f"{self.replicas_to_wait_for()} (the default)"
             elif f.name == "tables_file" and value is None:
                 value = "(built-in tables)"
             rows.append((f.name, str(value)))
