@@ -39,8 +39,10 @@ from server.host.lease import LeaseKeeper
 from server.metrics import Metrics
 from server.seating import Seating
 from server.store.accounts import AccountStore
-from server.store.connection import blocking_pool
+from server.store.batching import Replication
+from server.store.connection import SOCKET_TIMEOUT_S, close_client, redis_client
 from server.store.embedded import EmbeddedRedis
+from server.store.supervisor import RedisSupervisor
 from server.store.tables import TableStore
 from server.table.machine import Transition
 from server.table.state import Phase
@@ -52,6 +54,8 @@ SECRET_FILE = "token-secret"
 REDIS_POOL_SIZE = 64
 REDIS_POOL_WAIT_S = 30.0
 REDIS_URL_FILE = "redis.url"
+EMBEDDED_DIR = "redis"
+"""The embedded Redis's folder (its append-only file) in the data folder."""
 NODE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 PUBSUB_POOL_SIZE = 2  # the node's one pub/sub connection, and a spare while it reconnects
 
@@ -76,6 +80,7 @@ class App:
         self.settings = settings
         self.metrics = Metrics()
         self.embedded: EmbeddedRedis | None = None
+        self.supervisor: RedisSupervisor | None = None
         self.redis: redis.asyncio.Redis | None = None
         self.hosts: dict[str, TableHost] = {}
         # Who sits where: one index for the process, kept by every host, read by the gateway.
@@ -114,25 +119,32 @@ class App:
         self._lag_probe = asyncio.create_task(self.metrics.probe_loop_lag(), name="loop-lag")
         url = s.redis_url
         if url is None:
-            self.embedded = EmbeddedRedis(s.data_dir / "redis")
+            self.embedded = EmbeddedRedis(s.data_dir / EMBEDDED_DIR)
             await self.embedded.astart()
             (s.data_dir / REDIS_URL_FILE).write_text(self.embedded.url)
             url = self.embedded.url
+            # Started again from its append-only file if it dies (docs/DESIGN.md,
+            # "The embedded Redis"); the tables carry on by themselves meanwhile.
+            self.supervisor = RedisSupervisor(self.embedded, self.metrics.redis_restarts.inc)
+            self.supervisor.start()
         # A bounded pool that waits for a free connection: redis-py's default pool
         # refuses at once past 100 connections, which under load turned bets into
         # internal errors and lost table leases.
-        pool = blocking_pool(url, REDIS_POOL_SIZE, REDIS_POOL_WAIT_S)
-        self.redis = redis.asyncio.Redis(connection_pool=pool)
+        replicas = s.replicas_to_wait_for()
+        # A reply may take the WAIT's time: the socket timeout must outlast it.
+        timeout = max(SOCKET_TIMEOUT_S, s.redis_wait_ms / 1000 + 2) if replicas else None
+        self.redis = redis_client(
+            url, REDIS_POOL_SIZE, REDIS_POOL_WAIT_S, timeout or SOCKET_TIMEOUT_S
+        )
         await self.redis.ping()
-        store = TableStore(self.redis)
+        replication = Replication(replicas, s.redis_wait_ms) if replicas > 0 else None
+        store = TableStore(self.redis, replication=replication)
         accounts = AccountStore(self.redis)
         self.leases = LeaseKeeper(store, self.owner, s.lease_ms)
         self.leases.start()
         options = gateway_options(s, token_secret(s))
         self.gateway = Gateway(self.hosts, store, accounts, self.metrics, options, self.seating)
-        pubsub = redis.asyncio.Redis(
-            connection_pool=blocking_pool(url, PUBSUB_POOL_SIZE, REDIS_POOL_WAIT_S)
-        )
+        pubsub = redis_client(url, PUBSUB_POOL_SIZE, REDIS_POOL_WAIT_S)
         cluster = self.cluster = Cluster(
             self.redis,
             pubsub,
@@ -262,8 +274,11 @@ class App:
             await self.leases.stop()
             self.leases = None
         if self.redis is not None:
-            await self.redis.aclose(close_connection_pool=True)
+            await close_client(self.redis)
             self.redis = None
+        if self.supervisor is not None:
+            await self.supervisor.stop()
+            self.supervisor = None
         if self.embedded is not None:
             await self.embedded.astop()
             with contextlib.suppress(OSError):
@@ -286,7 +301,11 @@ async def run(settings: Settings, ready: asyncio.Event | None = None) -> None:
         gc.collect()
         gc.freeze()
         gc.set_threshold(50_000, 20, 100)
-        print(f"paigow-server listening on ws://{settings.host}:{app.port}/", flush=True)
+        listening = f"paigow-server listening on ws://{settings.host}:{app.port}/"
+        if settings.log_format == "json":  # every line of the output is then JSON
+            log.info(listening)
+        else:
+            print(listening, flush=True)
         if ready is not None:
             ready.set()
         await stop.wait()

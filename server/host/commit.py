@@ -11,6 +11,13 @@ A money request (:class:`MoneyRequest`) is applied at most once: a repeat is ans
 as the first time, from the record its commit stored. A commit whose reply was lost
 may have been stored: the host reads the table back rather than answer "failed" for a
 change that happened (docs/DESIGN.md, "Money and idempotency").
+
+When the store waits for replicas, a change the primary stored but no replica holds is
+not acknowledged: the requester gets ``unavailable`` (retry), nothing is sent, and the
+host takes the table again, carrying on from whatever Redis then holds (the change, if
+the primary kept it: its events then reach the table's connections; the state before
+it, if a failover lost it). Retrying a money request is safe: it is applied once
+(docs/DESIGN.md, "Redis failures").
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NoReturn
 
 from redis.exceptions import RedisError
 
@@ -28,6 +36,7 @@ from server.gamelog import pack_record
 from server.host.fanout import FanOut, Frames, encode_outbound, pack_outbound
 from server.host.lease import TableLease
 from server.store.accounts import AccountStore
+from server.store.errors import Unreplicated
 from server.store.parts import stored_state as stored_state  # noqa: PLC0414 (re-exported)
 from server.store.parts import to_parts
 from server.store.tables import (
@@ -214,11 +223,15 @@ class CommitPath:
                 logs=[(player, pack_record(record)) for player, record in t.logs],
                 request=carried,
             )
+        except Unreplicated:
+            self._unreplicated()
         except (RedisError, OSError):
             # The reply was lost: was the change stored? Answering "failed" for a stored
             # change would let a retry move the chips twice. Ask Redis (if it answers).
             if not await self._stored_is(t.state):
                 raise  # not stored: nothing happened, a retry is safe
+            if self.store.replication is not None:
+                self._unreplicated()  # stored, but is it on a replica? Unknown.
             log.warning("table %s: commit stored, reply lost; carrying on", self.table_id)
             result = None
         if result is not None and not result.ok:
@@ -251,6 +264,13 @@ class CommitPath:
             if self.on_stored is not None:
                 self.on_stored(before, t, numbered)
         return True
+
+    def _unreplicated(self) -> NoReturn:
+        """A change stored on the primary that no replica acknowledged: not answered,
+        not sent; the table is taken again from what Redis holds (module docstring)."""
+        log.warning("table %s: a change no replica holds; taking the table again", self.table_id)
+        self.lease.lose()
+        raise TableUnavailable(self.table_id)
 
     def _refused(self, result: CommitResult, request: MoneyRequest | None) -> None:
         """What a commit that stored nothing means: a repeat of ``request`` is answered;
