@@ -170,5 +170,8 @@ def test_every_setting_reaches_the_container_and_is_documented() -> None:
             assert f'{d.env}: "${{{d.env}:?' in compose
         elif d.env == "PAIGOW_TABLES_FILE":  # a path in the container: see compose.yaml
             assert f"# {d.env}: /etc/paigow/tables.toml" in compose
+        elif d.env == "PAIGOW_NODE_NAME":  # each node's own
+            for n in (1, 2, 3):
+                assert f"      {d.env}: node-{n}\n" in compose
         else:
             assert f'    {d.env}: "${{{d.env}:-}}"' in compose, d.env
