@@ -222,14 +222,17 @@ class Cluster:
         return [t for t in self.membership.unheld() if not self.hosts[t].ready]
 
     async def stop(self) -> None:
-        """Stop everything (after the hosts stopped)."""
+        """Stop everything (after the hosts stopped), the last publications sent."""
         await self.membership.stop()
         if self.server is not None:
             await self.server.stop()
+        if self.router is not None:
+            await self.router.stop()
         await self.feeds.stop()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.store.sent()
         await self.relay.stop()
 
     # --- what comes in ---------------------------------------------------------------

@@ -24,6 +24,8 @@ import redis.asyncio
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
+from server.store.connection import close_client
+
 log = logging.getLogger(__name__)
 
 Handler = Callable[[bytes], None]
@@ -78,7 +80,7 @@ class Relay:
             future.cancel()
         self._confirmed.clear()
         self._handlers.clear()
-        await self.client.aclose(close_connection_pool=True)
+        await close_client(self.client)
 
     def listening(self, channel: str) -> bool:
         """Whether ``channel`` is listened to (or about to be)."""

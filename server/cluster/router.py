@@ -234,6 +234,12 @@ class Router:
             table_id, lambda req: wire.presence(req, self.instance, player), wait=False
         )
 
+    async def stop(self) -> None:
+        """Stop the settling in progress."""
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
     def resettle(self) -> None:
         """This node was taken for dead meanwhile: say again where its players are,
         and have their seats settled."""

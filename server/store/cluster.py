@@ -64,6 +64,7 @@ class ClusterStore:
         self._events_for = client.register_script(EVENTS_FOR)
         # Publications share round trips, and keep their order: one pipeline in flight.
         self._batch = ScriptBatcher(client)
+        self._unsent: set[asyncio.Future[Any]] = set()  # publications not answered yet
 
     # --- nodes -----------------------------------------------------------------------
 
@@ -103,7 +104,7 @@ class ClusterStore:
     def publish(self, channel: str, message: bytes) -> asyncio.Future[Any]:
         """Publish ``message`` (in order with this store's other publications); the
         future's result is how many subscribers got it."""
-        return self._batch.call(self._publish_one, [], [channel, message])
+        return self._track(self._batch.call(self._publish_one, [], [channel, message]))
 
     def publish_commit(
         self,
@@ -125,7 +126,18 @@ class ClusterStore:
         args: list[Any] = [table_id, summary or b"", len(sat), len(stood)]
         for channel, message in messages:
             args += [channel, message]
-        return self._batch.call(self._publish_commit, keys, args)
+        return self._track(self._batch.call(self._publish_commit, keys, args))
+
+    def _track(self, future: asyncio.Future[Any]) -> asyncio.Future[Any]:
+        self._unsent.add(future)
+        future.add_done_callback(self._unsent.discard)
+        return future
+
+    async def sent(self, seconds: float = 5.0) -> None:
+        """Wait (up to ``seconds``) until every publication made so far is answered:
+        before the client is closed, or one still queued would open a new connection."""
+        if self._unsent:
+            await asyncio.wait(set(self._unsent), timeout=seconds)
 
     # --- tables ----------------------------------------------------------------------
 
