@@ -312,6 +312,8 @@ class TableHost(CommitPath):
         self._waiting_for = wake
         timeout = None if wake is None else max(0.0, (wake - self.clock()) / 1000)
         self._wake.clear()
+        if self._hand_over_now():
+            return  # the placement changed before the clear: its wake-up is gone
         # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a
         # cancellation that arrives as the wait ends, and stop() would hang.
         with contextlib.suppress(TimeoutError):
