@@ -224,6 +224,7 @@ class Cluster:
     async def stop(self) -> None:
         """Stop everything (after the hosts stopped), the last publications sent."""
         await self.membership.stop()
+        await self.relay.stop()  # nothing more comes in: nothing more to answer
         if self.server is not None:
             await self.server.stop()
         if self.router is not None:
@@ -233,7 +234,6 @@ class Cluster:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.store.sent()
-        await self.relay.stop()
 
     # --- what comes in ---------------------------------------------------------------
 
