@@ -15,6 +15,7 @@ from server.app import App
 from server.auth import tokens
 from server.config import Settings
 from server.store.embedded import EmbeddedRedis
+from server.store.keys import Keys
 from tests.helpers import url
 from tests.server.helpers import Client, run_cli
 
@@ -75,7 +76,7 @@ async def test_accounts_and_audit(
     assert out.strip().endswith("audit passed"), out
 
     # A balance changed behind the ledger's back: the audit fails and says why.
-    await redis_client.hset("pg:account:alice", "balance", 900)
+    await redis_client.hset(Keys().account("alice"), "balance", 900)
     code, out, _ = cli(redis_server, "audit")
     assert code == 1, out
     assert "audit FAILED" in out

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import redis.asyncio
 
 from server.store.commit import CommitResult
-from server.store.keys import Keys
+from server.store.ledgers import ledger_streams
 from server.store.requests import ClientRequest
 from server.store.tables import TableStore
 from server.table.ledger import Kind, LedgerEntry, Pot
@@ -72,4 +72,5 @@ async def expired(store: TableStore) -> bool:
 
 
 async def ledger_len(client: redis.asyncio.Redis) -> int:
-    return int(await client.xlen(Keys().ledger_stream()))
+    """Entries in every ledger stream (each table's and each account's)."""
+    return sum([int(await client.xlen(s)) for s in await ledger_streams(client)])
