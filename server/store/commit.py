@@ -192,7 +192,7 @@ class CommitCalls(TransferCalls, RequestCalls):
             calls.append(self._claim_all(table_id, player, claimed, mine))
         try:
             claims = await asyncio.gather(*calls)
-        except BaseException:
+        except (RedisError, OSError):
             await self._abort_quietly(table_id, plan)
             raise
         refusal: CommitResult | None = None
@@ -354,6 +354,8 @@ class CommitCalls(TransferCalls, RequestCalls):
         )
         delivered: list[Delivery] = []
         for (player, items), balances in zip(by_player.items(), paid, strict=True):
+            if isinstance(balances, BaseException) and not isinstance(balances, Exception):
+                raise balances  # not a failed call: the caller is being stopped
             if isinstance(balances, BaseException):
                 log.warning("table %s: paying %s failed (%s)", table_id, player, balances)
                 pending = True

@@ -166,7 +166,10 @@ class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCall
     async def drain(self, within: float = 10.0) -> None:
         """Wait (at most ``within`` seconds) for the steps running in the background."""
         if self._background:
-            await asyncio.wait(set(self._background), timeout=within)
+            done, _ = await asyncio.wait(set(self._background), timeout=within)
+            for task in done:  # a step stopped by anything but Redis: seen, not reraised
+                if not task.cancelled():
+                    task.exception()
 
     def has_leftovers(self, table_id: str) -> bool:
         """Whether a step of the table's transfers failed since the last call (then its

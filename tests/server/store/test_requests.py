@@ -7,7 +7,7 @@ import pytest
 import redis.asyncio
 
 from server.store.accounts import AccountStore
-from server.store.commit import CommitStatus
+from server.store.commit_script import CommitStatus
 from server.store.keys import REQUEST_TTL_MS, Keys
 from server.store.requests import ClientRequest, RequestRecord
 from server.store.tables import TableStore
