@@ -34,6 +34,7 @@ from server.store.accounts import AccountStore
 from server.store.batching import Replication
 from server.store.connection import SOCKET_TIMEOUT_S, close_client, is_cluster, redis_client
 from server.store.embedded import EmbeddedRedis
+from server.store.migrate import migrate
 from server.store.supervisor import RedisSupervisor
 from server.store.tables import TableStore
 from server.table.machine import Transition
@@ -121,6 +122,9 @@ class App:
             raise ValueError(
                 "waiting for replicas (--redis-replicas) needs one Redis, not a cluster"
             )
+        # A Redis of the first key layout is moved to this one, once, before any table
+        # is hosted (deploy/README.md, "Upgrading from the first key layout").
+        await migrate(self.redis)
         replication = Replication(replicas, s.redis_wait_ms) if replicas > 0 else None
         store = self.store = TableStore(self.redis, replication=replication)
         accounts = AccountStore(self.redis)

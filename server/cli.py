@@ -31,6 +31,7 @@ from server.store.accounts import AccountStore
 from server.store.audit import audit
 from server.store.connection import close_client, redis_client
 from server.store.embedded import EmbeddedRedis, EmbeddedRedisError
+from server.store.migrate import layout
 from server.store.parts import stored_state
 from server.store.tables import StoredTable
 
@@ -77,6 +78,7 @@ async def _redis(settings: Settings) -> AsyncIterator[redis.asyncio.Redis]:
     if url is not None:
         client = redis_client(url, max_connections=4, timeout=30)
         try:
+            await _check_layout(client)
             yield client
         finally:
             await close_client(client)
@@ -84,9 +86,18 @@ async def _redis(settings: Settings) -> AsyncIterator[redis.asyncio.Redis]:
     async with EmbeddedRedis(settings.data_dir / "redis") as embedded:
         client = embedded.client()
         try:
+            await _check_layout(client)
             yield client
         finally:
             await client.aclose()
+
+
+async def _check_layout(client: redis.asyncio.Redis) -> None:
+    """Refuse a Redis of the first key layout: the server moves it at its start."""
+    if await layout(client) == "1":
+        raise ValueError(
+            "this Redis has the first key layout: start paigow-server once to migrate it"
+        )
 
 
 def _table_money(stored: StoredTable) -> tuple[int, int, int]:

@@ -51,9 +51,9 @@ Name                                  Type       Contents
                                                  account has them
 ``pg:table:{t}:logs``                 hash       transfer id -> a game log (msgpack) on its way
                                                  to its player's list
-``pg:table:{t}:request:<h>``          hash       a money request applied at this table,
-                                                 ``h`` = SHA-256 of ``<player>:<session>:
-                                                 <rid>``: ``f`` what was asked, ``m`` what its
+``pg:table:{t}:request:<p>:<h>``      hash       player ``p``'s money request applied at this
+                                                 table, ``h`` = SHA-256 of ``<session>:<rid>``:
+                                                 ``f`` what was asked, ``m`` what its
                                                  reply needs, ``a`` the account balance right
                                                  after it (when known then), ``x`` the transfer
                                                  that paid it out, ``v`` version; expires (see
@@ -94,6 +94,7 @@ Of no owner (single-key commands only):
 ``pg:accounts``                       set        names of every player with an account
 ``pg:session:<id>``                   hash       a resumable session: player, name, guest (TTL)
 ``pg:layout``                         string     the key layout of this Redis (:data:`LAYOUT`)
+``pg:layout:lock``                    string     the process migrating the layout (TTL)
 ``pg:money``                          hash       left by the migration from the first layout:
                                                  ``in`` chips credited that no account's
                                                  ``in`` counts (its ledger was trimmed)
@@ -207,7 +208,11 @@ class Keys:
         ``rid`` holds the client's text (the server scopes it by session first): its
         digest keeps the name free of the separators and braces that key names avoid.
         """
-        return f"{self.prefix}table:{{{table_id}}}:request:{_digest(f'{player}:{rid}')}"
+        return self.table_request_by_digest(table_id, player, _digest(rid))
+
+    def table_request_by_digest(self, table_id: str, player: str, digest: str) -> str:
+        """:meth:`table_request` by the digest of the rid (as the first layout kept it)."""
+        return f"{self.prefix}table:{{{table_id}}}:request:{player}:{digest}"
 
     def tables(self) -> str:
         """Set: every table id that took a lease (single-key commands only)."""
@@ -233,7 +238,11 @@ class Keys:
 
     def claim(self, player: str, rid: str) -> str:
         """Hash: the claim of ``player``'s money request ``rid`` (``<session>:<rid>``)."""
-        return f"{self.prefix}account:{{{player}}}:request:{_digest(rid)}"
+        return self.claim_by_digest(player, _digest(rid))
+
+    def claim_by_digest(self, player: str, digest: str) -> str:
+        """:meth:`claim` by the digest of the rid (as the first layout kept it)."""
+        return f"{self.prefix}account:{{{player}}}:request:{digest}"
 
     def accounts(self) -> str:
         """Set: every player with an account (single-key commands only)."""
@@ -265,6 +274,10 @@ class Keys:
         """String: the key layout of this Redis (:data:`LAYOUT`; absent: the first)."""
         return f"{self.prefix}layout"
 
+    def layout_lock(self) -> str:
+        """String with a TTL: the process moving this Redis to :data:`LAYOUT`."""
+        return f"{self.prefix}layout:lock"
+
     def legacy_money(self) -> str:
         """Hash: ``in``, chips credited under the first layout that no account counts."""
         return f"{self.prefix}money"
@@ -275,6 +288,50 @@ class Keys:
 
 
 DEFAULT_KEYS = Keys()
+
+
+@dataclass(frozen=True, slots=True)
+class FirstLayout:
+    """The names of the first key layout (no hash tags, one ledger for the product),
+    which :mod:`server.store.migrate` moves from; under the same ``prefix``."""
+
+    prefix: str = DEFAULT_PREFIX
+
+    def table_keys(self, table_id: str) -> list[str]:
+        """The fixed keys of a table: its hash, fence, lease and events (the ``applied``
+        buckets are found by :meth:`applied_pattern`)."""
+        base = f"{self.prefix}table:{table_id}"
+        return [base, f"{base}:fence", f"{base}:lease", f"{base}:events"]
+
+    def applied_pattern(self, table_id: str) -> str:
+        """SCAN pattern of the table's ``applied`` buckets (``...:applied:<b>``)."""
+        return f"{self.prefix}table:{table_id}:applied:*"
+
+    def account(self, player: str) -> str:
+        """Hash: the player's balance."""
+        return f"{self.prefix}account:{player}"
+
+    def ledger(self) -> str:
+        """Stream: every chip movement of the product."""
+        return f"{self.prefix}ledger"
+
+    def money(self) -> str:
+        """Hash: ``in`` (chips ever credited) and ``entries`` (ledger entries appended)."""
+        return f"{self.prefix}money"
+
+    def credits(self) -> str:
+        """Hash: operator credit key -> ledger stream id."""
+        return f"{self.prefix}credits"
+
+    def request_pattern(self) -> str:
+        """SCAN pattern of the request records, ``request:<player>:<h>`` (``h`` the
+        SHA-256 of ``<session>:<rid>``, as now)."""
+        return f"{self.prefix}request:*"
+
+    def log_pattern(self) -> str:
+        """SCAN pattern of the game logs, ``log:<player>`` (the new ``log:{p}`` match it
+        too: their names have braces)."""
+        return f"{self.prefix}log:*"
 
 
 def applied_bucket(version: int) -> int:
