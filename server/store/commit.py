@@ -12,9 +12,11 @@
    the caller started from, applies the change's ledger entries, takes the open
    transfers and records the chips and game logs going out, all in one step
    (docs/DESIGN.md, "The commit: one Lua script").
-3. *After*: each account paid by the commit gets its chips (awaited: the reply states
-   the balance they leave); the transfers taken are settled, the game logs delivered
-   and everything finished forgotten in the background.
+3. *After*: each account paid by the commit gets its chips, and each player their
+   game logs (awaited, one call per player, all at once: the reply states the balance
+   they leave, and a player who hears of a round's results finds it in their history);
+   the transfers taken are settled and everything finished forgotten in the
+   background.
 
 A crash between two steps leaves the table's slot saying what is under way, and the
 table's next holder finishes it (:meth:`~server.store.transfers.TransferCalls.recover`).
@@ -66,7 +68,6 @@ class CommitCalls(TransferCalls, RequestCalls):
     _batch: ScriptBatcher
     _commit: AsyncScript
     _background: set[asyncio.Task[None]]
-    _finishing: dict[str, asyncio.Lock]
     _leftovers: set[str]
 
     async def commit(
@@ -112,7 +113,7 @@ class CommitCalls(TransferCalls, RequestCalls):
         are appended to the replay buffer and published on ``publish_channel`` (see
         :func:`~server.store.replay.encode_published`), ``request`` is recorded; then
         the chips reach the accounts, and each ``(player, record)`` of ``logs`` reaches
-        the player's capped game log (in the background).
+        the player's capped game log.
 
         Raises ``ValueError`` for arguments that break this contract,
         :class:`~server.store.errors.StoreError` if the event numbers do not follow
@@ -340,13 +341,14 @@ class CommitCalls(TransferCalls, RequestCalls):
         request: ClientRequest | None,
         claimed: Mapping[str, int],
     ) -> CommitResult:
-        """Pay the accounts (awaited), then settle, deliver the logs and forget (in the
-        background); ``result`` with the balances (``claimed``: the claiming accounts'
-        after their claim)."""
+        """Pay the accounts and deliver the game logs (awaited: a reply states the
+        balance, and a player who sees the round's results finds it in their history),
+        then settle and forget (in the background); ``result`` with the balances
+        (``claimed``: the claiming accounts' after their claim)."""
         accounts = dict(claimed)
         pending = False
         by_player: dict[str, list[Delivery]] = defaultdict(list)
-        for d in plan.out:
+        for d in [*plan.out, *plan.logs]:
             by_player[d.player].append(d)
         paid = await asyncio.gather(
             *(self.deliver(table_id, p, items) for p, items in by_player.items()),
@@ -357,20 +359,22 @@ class CommitCalls(TransferCalls, RequestCalls):
             if isinstance(balances, BaseException) and not isinstance(balances, Exception):
                 raise balances  # not a failed call: the caller is being stopped
             if isinstance(balances, BaseException):
-                log.warning("table %s: paying %s failed (%s)", table_id, player, balances)
+                log.warning("table %s: delivering to %s failed (%s)", table_id, player, balances)
                 pending = True
                 accounts.pop(player, None)  # its balance after the payout is not known
                 continue
-            accounts[player] = balances[-1]
+            chips = [b for d, b in zip(items, balances, strict=True) if not d.is_log]
+            if chips:
+                accounts[player] = chips[-1]
             delivered += items
         if result.status is CommitStatus.DUPLICATE:
             # Which transfers from accounts it took is known to the table only: void
             # settles those it took and refunds the others.
-            finishing = self._finish_quietly(table_id, [], plan.logs, delivered, plan.incoming)
+            finishing = self._finish_quietly(table_id, [], delivered, plan.incoming)
         else:
             taken = [t for t in plan.incoming if t.transfer_id in result.taken]
             left = [t for t in plan.incoming if t.transfer_id not in result.taken]
-            finishing = self._finish_quietly(table_id, taken, plan.logs, delivered, left)
+            finishing = self._finish_quietly(table_id, taken, delivered, left)
         for t in plan.incoming:  # as they are now, for an entry applied before
             if t.player not in accounts:
                 raw = await self.redis.hget(self.keys.account(t.player), "balance")
@@ -386,11 +390,10 @@ class CommitCalls(TransferCalls, RequestCalls):
         self,
         table_id: str,
         taken: Sequence[Any],
-        logs: Sequence[Delivery],
         delivered: Sequence[Delivery],
         left: Sequence[Any],
     ) -> None:
-        await self.finish(table_id, received=taken, deliveries=logs, delivered=delivered)
+        await self.finish(table_id, received=taken, delivered=delivered)
         if left:
             await self.abort(table_id, left)
 
@@ -403,15 +406,11 @@ class CommitCalls(TransferCalls, RequestCalls):
             self._leftovers.add(table_id)
 
     def _in_background(self, table_id: str, work: Any) -> None:
-        """Run ``work`` (a coroutine) beside the caller, after the table's earlier ones
-        (so that its game logs reach each player in the order of its rounds); a
-        failure is left to recovery."""
-        order = self._finishing.setdefault(table_id, asyncio.Lock())
+        """Run ``work`` (a coroutine) beside the caller; a failure is left to recovery."""
 
         async def run() -> None:
             try:
-                async with order:  # asyncio's locks are taken in the order asked
-                    await work
+                await work
             except (RedisError, OSError) as exc:
                 log.warning(
                     "table %s: transfers not finished (%s); left to recovery", table_id, exc

@@ -150,10 +150,9 @@ class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCall
         self._refund = client.register_script(REFUND)
         self._settle = client.register_script(SETTLE)
         self._deliver = client.register_script(DELIVER)
-        # Steps after a commit that nobody waits for (settling, game logs), and the
+        # Steps after a commit that nobody waits for (settling, forgetting), and the
         # tables whose transfers a failed step left under way.
         self._background: set[asyncio.Task[None]] = set()
-        self._finishing: dict[str, asyncio.Lock] = {}
         self._leftovers: set[str] = set()
         # Commits and renewals of many tables share round trips (see batching.py).
         self._batch = ScriptBatcher(client, replication=replication)
