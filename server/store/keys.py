@@ -93,6 +93,7 @@ Of no owner (single-key commands only):
 ``pg:tables``                         set        ids of every table that ever took a lease
 ``pg:accounts``                       set        names of every player with an account
 ``pg:session:<id>``                   hash       a resumable session: player, name, guest (TTL)
+``pg:names``                          hash       player -> the display name of their last hello
 ``pg:layout``                         string     the key layout of this Redis (:data:`LAYOUT`)
 ``pg:layout:lock``                    string     the process migrating the layout (TTL)
 ``pg:money``                          hash       left by the migration from the first layout:
@@ -267,6 +268,10 @@ class Keys:
     def session(self, session_id: str) -> str:
         """Hash: a resumable session (player, name, guest), with a TTL."""
         return f"{self.prefix}session:{session_id}"
+
+    def names(self) -> str:
+        """Hash: player -> the display name of their last hello (for the operator)."""
+        return f"{self.prefix}names"
 
     # --- the layout and what the first one left ---------------------------------
 

@@ -8,6 +8,7 @@ session that has expired cannot be resumed (``welcome.resumed`` is false).
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 import redis.asyncio
@@ -39,17 +40,22 @@ class SessionStore:
         self.ttl_s = ttl_s
 
     async def save(self, session: Session) -> None:
-        """Store (or renew) ``session`` for ``ttl_s`` seconds."""
+        """Store (or renew) ``session`` for ``ttl_s`` seconds, and keep the player's
+        display name (no TTL: ``paigow-server account list`` shows it)."""
         key = self.keys.session(session.session_id)
         mapping: dict[bytes | bytearray | memoryview[int] | str | int | float, str | int] = {
             "player": session.player,
             "name": session.name,
             "guest": int(session.guest),
         }
+        # The session in a transaction of its own (one key: one slot of a Redis
+        # Cluster), the name beside it: the names hash has a slot of its own.
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.hset(key, mapping=mapping)
             pipe.expire(key, self.ttl_s)
-            await pipe.execute()
+            await asyncio.gather(
+                pipe.execute(), self.redis.hset(self.keys.names(), session.player, session.name)
+            )
 
     async def load(self, session_id: str) -> Session | None:
         """The live session ``session_id``, or None when it is unknown or expired."""
