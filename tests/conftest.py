@@ -53,6 +53,13 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedR
 
 
 @pytest.fixture
+def redis_url(redis_server: EmbeddedRedis, redis_cluster: LocalCluster | None) -> str:
+    """The URL a server or an operator's command takes for the test's Redis (the
+    cluster's, with ``--redis-cluster``)."""
+    return redis_cluster.url if redis_cluster is not None else redis_server.url
+
+
+@pytest.fixture
 def new_client(
     redis_server: EmbeddedRedis, redis_cluster: LocalCluster | None
 ) -> Callable[[], redis.asyncio.Redis]:
