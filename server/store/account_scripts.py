@@ -6,10 +6,17 @@ Chips enter an account from outside (``CREDIT``), leave it for a table (``CLAIM`
 reserves them), come back when a table refused them (``REFUND``) or when a table pays
 out (``DELIVER``). Each of these is idempotent by its transfer id: the account keeps
 what it did with a transfer in a marker key, so a call made again (a retry, a
-recovery) changes nothing (docs/DESIGN.md, "Keys ready for Redis Cluster").
+recovery) changes nothing (docs/DESIGN.md, "Keys ready for Redis Cluster"). A game log
+is delivered once by its record: a round's record is unique, and one delivered before
+is among the player's newest (:data:`LOG_WINDOW` of them).
 """
 
 from __future__ import annotations
+
+LOG_WINDOW = 50
+"""How many of a player's newest game logs ``DELIVER`` looks through for the one it
+delivers: a log delivered again (its table's holder died before forgetting it) comes
+within seconds, well before that many other rounds."""
 
 CREDIT = """
 -- Money from outside into an account.
@@ -129,37 +136,52 @@ return marker or ''
 
 DELIVER = """
 -- What tables send a player: chips (their transfers out) and game logs, each once.
--- KEYS: 1 account hash, 2 account ledger, 3 game-log list, then one marker per item.
--- ARGV: 1 player, 2 table id, 3 ledger maxlen, 4 ttl ms, 5 log cap, then 5 per item
+-- KEYS: 1 account hash, 2 account ledger, 3 game-log list, then one key per item: the
+--       transfer's marker (chips), or KEYS[3] again (a game log: its record is its id).
+-- ARGV: 1 player, 2 table id, 3 ledger maxlen, 4 ttl ms, 5 log cap, 6 how many of the
+--       newest game logs to look through for a log delivered before, then 5 per item
 --       (transfer id, kind ('log' for a game log), amount, ledger key, record).
 -- Returns the balance after the item that moved chips, per item (0 for a log): as
 -- the first delivery left it, for an item delivered before.
 local out = {}
-local n = (#ARGV - 5) / 5
+local base = 6
+local n = (#ARGV - base) / 5
 for i = 1, n do
-  local b = 5 + 5 * (i - 1)
-  local marker = KEYS[3 + i]
-  local done = redis.call('GET', marker)
-  if done then
-    out[i] = tonumber(string.match(done, '^applied:(%-?%d+)$') or '0')
-  elseif ARGV[b + 2] == 'log' then
-    local head = redis.call('LINDEX', KEYS[3], 0)
-    local ordinal = 1
-    if head then
-      ordinal = struct.unpack('>I8', head) + 1
+  local b = base + 5 * (i - 1)
+  if ARGV[b + 2] == 'log' then
+    -- A round's record is unique (table, round, cards): one among the newest is this
+    -- one, delivered before. (A marker per log would cost a key per player and round.)
+    local seen = false
+    for _, item in ipairs(redis.call('LRANGE', KEYS[3], 0, tonumber(ARGV[6]) - 1)) do
+      if string.sub(item, 9) == ARGV[b + 5] then
+        seen = true
+        break
+      end
     end
-    redis.call('LPUSH', KEYS[3], struct.pack('>I8', ordinal) .. ARGV[b + 5])
-    redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[5]) - 1)
-    redis.call('SET', marker, 'applied:0', 'PX', ARGV[4])
+    if not seen then
+      local head = redis.call('LINDEX', KEYS[3], 0)
+      local ordinal = 1
+      if head then
+        ordinal = struct.unpack('>I8', head) + 1
+      end
+      redis.call('LPUSH', KEYS[3], struct.pack('>I8', ordinal) .. ARGV[b + 5])
+      redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[5]) - 1)
+    end
     out[i] = 0
   else
-    local balance = redis.call('HINCRBY', KEYS[1], 'balance', ARGV[b + 3])
-    redis.call('HINCRBY', KEYS[1], 'n', 1)
-    redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*',
-      'key', ARGV[b + 4], 'kind', ARGV[b + 2], 'player', ARGV[1], 'amount', ARGV[b + 3],
-      'source', 'table', 'dest', 'account', 'table', ARGV[2], 'xfer', ARGV[b + 1])
-    redis.call('SET', marker, 'applied:' .. string.format('%d', balance), 'PX', ARGV[4])
-    out[i] = balance
+    local marker = KEYS[3 + i]
+    local done = redis.call('GET', marker)
+    if done then
+      out[i] = tonumber(string.match(done, '^applied:(%-?%d+)$') or '0')
+    else
+      local balance = redis.call('HINCRBY', KEYS[1], 'balance', ARGV[b + 3])
+      redis.call('HINCRBY', KEYS[1], 'n', 1)
+      redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*',
+        'key', ARGV[b + 4], 'kind', ARGV[b + 2], 'player', ARGV[1], 'amount', ARGV[b + 3],
+        'source', 'table', 'dest', 'account', 'table', ARGV[2], 'xfer', ARGV[b + 1])
+      redis.call('SET', marker, 'applied:' .. string.format('%d', balance), 'PX', ARGV[4])
+      out[i] = balance
+    end
   end
 end
 return out

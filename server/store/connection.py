@@ -135,9 +135,11 @@ def cluster_client(
     packing with hiredis, with at most ``max_connections`` connections per node.
 
     redis-py's cluster client refuses a call when a node's connections are all busy
-    (no waiting pool): the store's calls share pipelines (one per node in flight,
-    :mod:`~server.store.batching`), so a bound per node well above the server's pool
-    size is never reached in practice.
+    (no waiting pool, ``MaxConnectionsError``, a connection error the tables retry): the
+    store's scripts share pipelines (one per node in flight,
+    :mod:`~server.store.batching`), so only the plain reads beside them (balances,
+    sessions) take connections of their own, and a generous bound is not reached in
+    practice.
     """
     nodes, tls, options = parse_cluster_url(url)
     timeout = float(options.get("socket_timeout", socket_timeout))
@@ -183,7 +185,9 @@ def redis_client(
     Cluster (``redis+cluster://``, :func:`cluster_client`, typed as the stores take it:
     they use the commands both clients have)."""
     if is_cluster_url(url):
-        cluster: Any = cluster_client(url, max_connections, socket_timeout)
+        # Four times the bound per node: the cluster client refuses a call past it
+        # rather than wait (see cluster_client).
+        cluster: Any = cluster_client(url, 4 * max_connections, socket_timeout)
         client: redis.asyncio.Redis = cluster
         return client
     if is_sentinel_url(url):

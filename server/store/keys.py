@@ -73,11 +73,11 @@ Of a player ``p`` (slot of ``{p}``):
                                                  fields of a table's ledger)
 ``pg:account:{p}:credits``            hash       operator credit key -> ledger stream id
                                                  (idempotency of credits)
-``pg:account:{p}:transfer:<h>``       string     what the account did with transfer ``h``
-                                                 (SHA-256 of its id): ``reserved:<balance>``,
-                                                 ``settled``, ``refunded``, ``void``,
-                                                 ``applied:<balance>``; expires once final
-                                                 (:data:`TRANSFER_TTL_MS`)
+``pg:account:{p}:transfer:<h>``       string     what the account did with the chips of
+                                                 transfer ``h`` (SHA-256 of its id):
+                                                 ``reserved:<balance>``, ``settled``,
+                                                 ``refunded``, ``void``, ``applied:<balance>``;
+                                                 expires once final (:data:`TRANSFER_TTL_MS`)
 ``pg:account:{p}:request:<h>``        hash       the claim of a money request, ``h`` = SHA-256
                                                  of ``<session>:<rid>``: ``f`` what was asked,
                                                  ``t`` at which table (so that a rid is one

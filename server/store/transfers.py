@@ -42,6 +42,7 @@ import redis.asyncio
 from redis.commands.core import AsyncScript
 from redis.exceptions import RedisError
 
+from server.store.account_scripts import LOG_WINDOW
 from server.store.batching import ScriptBatcher
 from server.store.keys import REQUEST_TTL_MS, TRANSFER_TTL_MS, Keys
 from server.store.replies import as_bytes, as_int, as_str
@@ -284,8 +285,15 @@ class TransferCalls:
             return []
         k = self.keys
         keys = [k.account(player), k.account_ledger(player), k.game_log(player)]
-        keys += [k.account_transfer(player, d.transfer_id) for d in items]
-        args: list[Any] = [player, table_id, self.ledger_maxlen, TRANSFER_TTL_MS, self.log_cap]
+        keys += [keys[2] if d.is_log else k.account_transfer(player, d.transfer_id) for d in items]
+        args: list[Any] = [
+            player,
+            table_id,
+            self.ledger_maxlen,
+            TRANSFER_TTL_MS,
+            self.log_cap,
+            LOG_WINDOW,
+        ]
         for d in items:
             args += [d.transfer_id, d.kind, d.amount, d.key, d.record]
         call = self._batch.call(self._deliver, keys, args)

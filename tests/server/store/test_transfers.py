@@ -254,9 +254,23 @@ async def test_game_logs_crashed_on_their_way_are_delivered_once_in_order(
     logs = (await taking.pending(T)).logs
     assert sorted(d.player for d in logs) == ["ann", "ann", "bob", "bob"]
     assert all(isinstance(d, Delivery) and d.is_log for d in logs)
-    await take_over(taking)
+    token = await take_over(taking)
     await taking.recover(T)
     assert (await taking.history("ann")).items == [(2, b"round 2"), (1, b"round 1")]
     await taking.recover(T)  # nothing left; done again, nothing twice
     assert len((await taking.history("bob")).items) == 2
+    # Delivered, then dead before the table forgot them: delivered again, kept once.
+    dying = CrashingStore(taking.redis)
+    dying.crash_at = "forget"
+    round_3 = [("ann", b"round 3"), ("bob", b"b3")]
+    result = await dying.commit(
+        T, token=token, expected_version=2, new_version=3, state=parts(0), logs=round_3
+    )
+    assert result.ok
+    await dying.drain()
+    assert len((await taking.pending(T)).logs) == 2
+    await taking.recover(T)
+    assert not await taking.pending(T)
+    assert [o for o, _ in (await taking.history("ann")).items] == [3, 2, 1]
+    assert len((await taking.history("bob")).items) == 3
     await checked(redis_client)
