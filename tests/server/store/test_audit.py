@@ -158,3 +158,32 @@ async def test_unreadable_state(played: TableStore) -> None:
     report = await audit(played.redis, table_money)
     assert not report.ok
     assert "table t1: state unreadable" in report.explain()
+
+
+@pytest.mark.asyncio
+async def test_a_transfer_the_two_sides_disagree_on(played: TableStore) -> None:
+    """A buy-in the table took but its account never reserved (its marker gone, as a
+    store writing around the transfers would leave it): chips made from nothing."""
+    token = await played.lease_holder("t1")
+    assert token is not None
+    result = await played.commit(
+        "t1",
+        token=token[0],
+        expected_version=3,
+        new_version=4,
+        state=state(table=598),
+        entries=[e("t1:ann:rebuy:1", Kind.REBUY, "ann", 100, Pot.ACCOUNT, Pot.TABLE)],
+    )
+    assert result.ok
+    await played.drain()  # settled and forgotten beside the commit
+    report = await audit(played.redis, table_money)
+    assert report.ok, report.explain()
+    # A transfer the table says it received, of which the account knows nothing, with
+    # the chips on the account all the same.
+    key = played.keys.transfers_in("t1")
+    await played.redis.hset(key, "x1", "received:ann:100:0:rebuy")
+    await played.redis.hincrby(played.keys.account("ann"), "balance", 100)
+    report = await audit(played.redis, table_money)
+    assert not report.ok
+    text = report.explain()
+    assert "transfers the two sides disagree on: t1 received x1 of ann, account says ''" in text
