@@ -22,8 +22,8 @@ Name                                  Type       Contents
                                                  last writer, ``cid`` id of the last commit
                                                  (a retry's check), ``n`` ledger entries ever
                                                  appended to the table's ledger, ``xn``
-                                                 transfers ever started or finished by its
-                                                 commits (the audit's sign of change),
+                                                 transfers its commits ever started or took
+                                                 (the audit's sign of a chip crossing),
                                                  ``s.<name>`` each part of the state (the
                                                  store's format, see :mod:`server.store.parts`
                                                  and :data:`TABLE_PART_PREFIX`); ``s`` the state
