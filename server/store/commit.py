@@ -197,6 +197,7 @@ class CommitCalls(TransferCalls, RequestCalls):
             await self._abort_quietly(table_id, plan)
             raise
         refusal: CommitResult | None = None
+        finished = False
         balances: dict[str, int] = {}
         for player, (status, value, needed) in zip(by_player, claims, strict=True):
             if status == "REUSED":
@@ -206,7 +207,9 @@ class CommitCalls(TransferCalls, RequestCalls):
                     CommitStatus.INSUFFICIENT, player=player, balance=value, needed=needed
                 )
             elif status == "FINISHED":
-                refusal = refusal or CommitResult(CommitStatus.DUPLICATE)
+                # The account settled, refunded or refused this commit's transfer
+                # already: the commit was made and finished long ago, or refused.
+                finished = True
             else:
                 balances[player] = value
                 if (
@@ -219,12 +222,11 @@ class CommitCalls(TransferCalls, RequestCalls):
                     record = await self.request(table_id, request.player, request.rid)
                     if record is not None:
                         return CommitResult(CommitStatus.REPEATED, request=record)
-        if refusal is not None:
+        if refusal is not None or finished:
             await self._abort_quietly(table_id, plan)
-            if refusal.status is CommitStatus.DUPLICATE:
-                raise StoreError(f"table {table_id}: a transfer of this commit is finished")
-            return refusal
-        return balances
+        if finished:
+            raise StoreError(f"table {table_id}: a transfer of this commit is finished")
+        return refusal if refusal is not None else balances
 
     async def _open_all(
         self,
