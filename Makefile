@@ -4,7 +4,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
+<<<<<<< HEAD
 .PHONY: run play demo test lint typecheck pytest bench clean browser balancer vendor vendor-check
+=======
+.PHONY: run play demo test lint typecheck pytest pytest-cluster bench clean browser vendor vendor-check
+>>>>>>> main
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +29,9 @@ play: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/paigow-rules demo
 
-## test: lint, type-check and run the whole test suite (the browser tests included)
-test: lint typecheck pytest
+## test: lint, type-check and run the whole test suite (the browser tests included),
+## then the store and money tests again on a local Redis Cluster
+test: lint typecheck pytest pytest-cluster
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -38,6 +43,12 @@ typecheck: $(STAMP)
 
 pytest: $(STAMP) browser balancer
 	$(BIN)/pytest
+
+## pytest-cluster: the store and money tests on a local Redis Cluster of three primaries
+CLUSTER_TESTS := tests/server/store tests/server/host tests/server/gateway/test_money.py \
+	tests/server/test_process_transfers.py tests/server/test_cli.py
+pytest-cluster: $(STAMP)
+	$(BIN)/pytest --redis-cluster $(CLUSTER_TESTS)
 
 ## browser: Debian's Chromium (and a font with the card suits) for tests/web, if missing
 browser:

@@ -40,8 +40,9 @@ from server.metrics import Metrics
 from server.seating import Seating
 from server.store.accounts import AccountStore
 from server.store.batching import Replication
-from server.store.connection import SOCKET_TIMEOUT_S, close_client, redis_client
+from server.store.connection import SOCKET_TIMEOUT_S, close_client, is_cluster, redis_client
 from server.store.embedded import EmbeddedRedis
+from server.store.migrate import migrate
 from server.store.supervisor import RedisSupervisor
 from server.store.tables import TableStore
 from server.table.machine import Transition
@@ -82,6 +83,7 @@ class App:
         self.embedded: EmbeddedRedis | None = None
         self.supervisor: RedisSupervisor | None = None
         self.redis: redis.asyncio.Redis | None = None
+        self.store: TableStore | None = None
         self.hosts: dict[str, TableHost] = {}
         # Who sits where: one index for the process, kept by every host, read by the gateway.
         self.seating: Seating[TableHost] = Seating()
@@ -137,8 +139,17 @@ class App:
             url, REDIS_POOL_SIZE, REDIS_POOL_WAIT_S, timeout or SOCKET_TIMEOUT_S
         )
         await self.redis.ping()
+        if replicas and is_cluster(self.redis):
+            # WAIT covers the writes of one connection to one node: the group commit
+            # would need one per node (docs/DESIGN.md, "Keys ready for Redis Cluster").
+            raise ValueError(
+                "waiting for replicas (--redis-replicas) needs one Redis, not a cluster"
+            )
+        # A Redis of the first key layout is moved to this one, once, before any table
+        # is hosted (deploy/README.md, "Upgrading from the first key layout").
+        await migrate(self.redis)
         replication = Replication(replicas, s.redis_wait_ms) if replicas > 0 else None
-        store = TableStore(self.redis, replication=replication)
+        store = self.store = TableStore(self.redis, replication=replication)
         accounts = AccountStore(self.redis)
         self.leases = LeaseKeeper(store, self.owner, s.lease_ms)
         self.leases.start()
@@ -273,6 +284,11 @@ class App:
         if self.leases is not None:
             await self.leases.stop()
             self.leases = None
+        if self.store is not None:
+            # Steps after the last commits (game logs, settling): what is not done by
+            # then is finished by the tables' next holder.
+            await self.store.drain()
+            self.store = None
         if self.redis is not None:
             await close_client(self.redis)
             self.redis = None

@@ -41,6 +41,7 @@ from server.store.audit import audit
 from server.store.cluster import ClusterStore
 from server.store.connection import close_client, redis_client
 from server.store.embedded import EmbeddedRedis, EmbeddedRedisError
+from server.store.migrate import layout
 from server.store.parts import stored_state
 from server.store.tables import StoredTable, TableStore
 from server.tables_file import load_tables
@@ -117,6 +118,7 @@ async def _redis(settings: Settings) -> AsyncIterator[redis.asyncio.Redis]:
         client = redis_client(settings.redis_url, max_connections=4, timeout=30)
         _say(f"using the Redis at {redacted_url(settings.redis_url)} (--redis-url)")
         try:
+            await _check_layout(client)
             yield client
         finally:
             await close_client(client)
@@ -128,6 +130,7 @@ async def _redis(settings: Settings) -> AsyncIterator[redis.asyncio.Redis]:
         if found is not None:
             _say(f"using the Redis of the server running on {data_dir} ({running})")
             try:
+                await _check_layout(found)
                 yield found
             finally:
                 await close_client(found)
@@ -144,9 +147,18 @@ async def _redis(settings: Settings) -> AsyncIterator[redis.asyncio.Redis]:
     async with EmbeddedRedis(stored) as embedded:
         client = embedded.client()
         try:
+            await _check_layout(client)
             yield client
         finally:
             await client.aclose()
+
+
+async def _check_layout(client: redis.asyncio.Redis) -> None:
+    """Refuse a Redis of the first key layout: the server moves it at its start."""
+    if await layout(client) == "1":
+        raise ValueError(
+            "this Redis has the first key layout: start paigow-server once to migrate it"
+        )
 
 
 def _secret(settings: Settings) -> bytes:

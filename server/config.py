@@ -46,8 +46,9 @@ class Settings:
     redis_url: str | None = field(
         default=None,
         metadata=about(
-            "an external Redis: redis://, rediss:// or unix:// URL, or its sentinels: "
-            "redis+sentinel://host:port,host:port/service",
+            "an external Redis: redis://, rediss:// or unix:// URL, its sentinels: "
+            "redis+sentinel://host:port,host:port/service, or a Redis Cluster: "
+            "redis+cluster://host:port,host:port",
             shown="a redis-server started under DATA_DIR/redis",
         ),
     )

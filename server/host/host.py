@@ -35,6 +35,7 @@ from redis.exceptions import RedisError
 from server.host.commit import CommitPath, stored_state
 from server.host.fanout import FanOut, Frames, Subscriber
 from server.host.lease import LeaseKeeper, TableLease
+from server.host.recovery import Recovery
 from server.seating import Seating
 from server.store.accounts import AccountStore
 from server.store.tables import TableStore
@@ -64,7 +65,7 @@ class Placement(Protocol):
         """``table_id`` was just given up because the placement wants it elsewhere."""
 
 
-class TableHost(CommitPath):
+class TableHost(CommitPath, Recovery):
     """One table hosted by this process. See the module docstring."""
 
     def __init__(
@@ -111,6 +112,7 @@ class TableHost(CommitPath):
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._placed = asyncio.Event()  # the placement changed: is the table wanted here?
+        self._recover = asyncio.Event()
         self._waiting_for = None
         self._task: asyncio.Task[None] | None = None
         # Lost: the timer wakes up to see that the table is no longer ready here.
@@ -273,6 +275,9 @@ class TableHost(CommitPath):
         # Beside the timer, not before it: the hook submits events (each waits for the
         # lock like any request) and a deadline already past must not wait for it all.
         announce = asyncio.create_task(self._announce_ready())
+        # Transfers a previous holder (or this one) left half done are finished first,
+        # beside the timer (docs/DESIGN.md, "Keys ready for Redis Cluster").
+        recovery = asyncio.create_task(self._recovery_loop(), name=f"recover-{self.table_id}")
         try:
             # Until the lease is lost, or a commit found the table changed under us.
             while self.lease.ready:
@@ -283,10 +288,11 @@ class TableHost(CommitPath):
         finally:
             self.lease.drop()
             announce.cancel()
+            recovery.cancel()
             # gather, not suppress(CancelledError): a stop() that cancels this task
             # while it waits here must not be swallowed with the hook's own
             # cancellation, or _run would carry on and stop() would wait forever.
-            await asyncio.gather(announce, return_exceptions=True)
+            await asyncio.gather(announce, recovery, return_exceptions=True)
 
     def _hand_over_now(self) -> bool:
         """Whether the placement wants the table elsewhere and no round is in play."""
