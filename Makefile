@@ -4,11 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-<<<<<<< HEAD
-.PHONY: run play demo test lint typecheck pytest bench clean browser balancer vendor vendor-check
-=======
-.PHONY: run play demo test lint typecheck pytest pytest-cluster bench clean browser vendor vendor-check
->>>>>>> main
+.PHONY: run play demo test lint typecheck pytest pytest-cluster bench clean browser balancer vendor vendor-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)

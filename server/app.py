@@ -155,18 +155,23 @@ class App:
         self.leases.start()
         options = gateway_options(s, token_secret(s))
         self.gateway = Gateway(self.hosts, store, accounts, self.metrics, options, self.seating)
-        pubsub = redis_client(url, PUBSUB_POOL_SIZE, REDIS_POOL_WAIT_S)
-        cluster = self.cluster = Cluster(
-            self.redis,
-            pubsub,
-            store,
-            self.hosts,
-            [c.table_id for c in tables],
-            self.owner,
-            {"name": self.name, "started": str(int(time.time()))},
-            s.lease_ms,
-            self.metrics,
-        )
+        # Several nodes share the tables through one Redis (or a Sentinel's primary).
+        # On a Redis Cluster the node stays alone: the cluster layer's heartbeat,
+        # publications and reads over every table are not split by slot yet.
+        cluster = None
+        if not is_cluster(self.redis):
+            pubsub = redis_client(url, PUBSUB_POOL_SIZE, REDIS_POOL_WAIT_S)
+            cluster = self.cluster = Cluster(
+                self.redis,
+                pubsub,
+                store,
+                self.hosts,
+                [c.table_id for c in tables],
+                self.owner,
+                {"name": self.name, "started": str(int(time.time()))},
+                s.lease_ms,
+                self.metrics,
+            )
         # The gateway is told each time a table is hosted here: it attaches the
         # connections that wait for it and brings the seats' presence up to date.
         for config in tables:
@@ -179,13 +184,14 @@ class App:
                 on_commit=self._committed,
                 on_ready=self._table_ready,
                 on_lost=self._table_lost,
-                on_stored=cluster.on_stored(config.table_id),
+                on_stored=cluster.on_stored(config.table_id) if cluster else None,
                 leases=self.leases,
                 seating=self.seating,
-                placement=cluster.membership,
+                placement=cluster.membership if cluster else None,
             )
-        # Registered and listening before any table is taken: the placement is known.
-        await cluster.start(self.gateway)
+        if cluster is not None:
+            # Registered and listening before any table is taken: the placement is known.
+            await cluster.start(self.gateway)
         for host in self.hosts.values():
             host.start()
         self.server = await serve(
@@ -202,8 +208,13 @@ class App:
             ping_interval=s.heartbeat_ms / 1000,
             ping_timeout=s.heartbeat_ms / 1000,
         )
-        cluster.membership.info["url"] = f"ws://{s.host}:{self.port}/"
-        await cluster.wait_all_held(max(10.0, 3 * s.lease_ms / 1000))
+        wait_s = max(10.0, 3 * s.lease_ms / 1000)
+        if cluster is not None:
+            cluster.membership.info["url"] = f"ws://{s.host}:{self.port}/"
+            await cluster.wait_all_held(wait_s)
+        else:
+            for host in self.hosts.values():
+                await host.wait_ready(wait_s)
         self._started = True
 
     async def _table_ready(self, host: TableHost) -> None:
@@ -230,8 +241,9 @@ class App:
         it is cut off from Redis (its registration not renewed for the lease time).
         """
         cluster = self.cluster
-        if cluster is None:
-            return "stopped"
+        if cluster is None:  # alone on a Redis Cluster: every table held here
+            waiting = [t for t, h in self.hosts.items() if not h.ready]
+            return "not ready: " + ", ".join(waiting) if waiting else None
         if cluster.membership.draining:
             return "draining"
         if not self._started:

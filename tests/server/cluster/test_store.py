@@ -1,5 +1,7 @@
-"""What several nodes keep in Redis: registrations, the filtered replay, the holder's
-publications, where players are connected."""
+"""What several nodes keep in Redis (``server/store/cluster.py``): registrations, the
+filtered replay, the holder's publications, where players are connected. Here, not
+beside the store's other tests: those run on a Redis Cluster too (``make test``), and
+several nodes need one Redis (docs/DESIGN.md, "Several nodes on one Redis")."""
 
 from __future__ import annotations
 
@@ -18,6 +20,11 @@ from tests.server.store.helpers import T, lease, next_commit
 @pytest.fixture
 def cluster(redis_client: redis.asyncio.Redis) -> ClusterStore:
     return ClusterStore(redis_client)
+
+
+@pytest.fixture
+def store(redis_client: redis.asyncio.Redis) -> TableStore:
+    return TableStore(redis_client, events_cap=5, log_cap=4)
 
 
 @pytest.mark.asyncio
