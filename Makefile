@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run play demo test lint typecheck pytest pytest-cluster bench clean browser vendor vendor-check
+.PHONY: run play demo test lint typecheck pytest pytest-cluster bench clean browser balancer vendor vendor-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,7 +37,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP) browser
+pytest: $(STAMP) browser balancer
 	$(BIN)/pytest
 
 ## pytest-cluster: the store and money tests on a local Redis Cluster of three primaries
@@ -49,6 +49,10 @@ pytest-cluster: $(STAMP)
 ## browser: Debian's Chromium (and a font with the card suits) for tests/web, if missing
 browser:
 	@tests/web/install_browser.sh
+
+## balancer: Debian's HAProxy for the local topology (deploy/local-cluster.sh), if missing
+balancer:
+	@deploy/local-cluster.sh install
 
 ## vendor: fetch the web client's pinned msgpack library (server/web/vendor.sh; needs npm)
 vendor:

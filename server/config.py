@@ -117,7 +117,20 @@ class Settings:
         metadata=about("time a new connection has to send its hello"),
     )
     lease_ms: int = field(
-        default=5_000, metadata=about("table lease lifetime: the takeover delay after a crash")
+        default=2_000,
+        metadata=about(
+            "table lease and node registration lifetime: a crashed node's tables are "
+            "held elsewhere within about 1.25 times this"
+        ),
+    )
+    node_name: str | None = field(
+        default=None,
+        metadata=about(
+            "this node's name among the nodes on one Redis (letters, digits, '.', '_', "
+            "'-'): tables are placed by name, so a node restarted under its name gets "
+            "its tables back",
+            shown="<host name>-<port>",
+        ),
     )
     server_name: str = field(default="paigow", metadata=about("name reported in server_info"))
     log_level: LogLevel = field(
@@ -151,6 +164,8 @@ class Settings:
                 value = f"{self.replicas_to_wait_for()} (the default)"
             elif f.name == "tables_file" and value is None:
                 value = "(built-in tables)"
+            elif f.name == "node_name" and value is None:
+                value = "(<host name>-<port>)"
             rows.append((f.name, str(value)))
         return rows
 

@@ -36,7 +36,7 @@ from redis.exceptions import RedisError
 
 from protocol.errors import ErrorCode
 from server.gamelog import pack_record
-from server.host.fanout import FanOut, encode_outbound, pack_outbound
+from server.host.fanout import FanOut, Frames, encode_outbound, pack_outbound
 from server.host.lease import TableLease
 from server.store.accounts import AccountStore
 from server.store.errors import Unreplicated
@@ -114,6 +114,9 @@ class CommitPath:
     clock: Callable[[], int]
     on_commit: Callable[[Transition, float], None] | None
     subscribers: FanOut
+    # Called with the state before, the change stored and its events' frames, once they
+    # went to this process's subscribers: the other nodes' share of them (server/cluster).
+    on_stored: Callable[[TableState | None, Transition, list[tuple[int, Frames]]], None] | None
     state: TableState | None  # as last stored (or loaded), with a changed config stepped in
     # What the table's stored parts hold: each commit writes only the parts of its
     # state that differ from it (to_parts). ``state`` may differ from it by settings
@@ -236,6 +239,7 @@ class CommitPath:
             return False
         if result is not None and result.pending:
             self._recover.set()
+        before = self.state
         self.state = self._stored = t.state
         if next_wakeup(t.state) != self._waiting_for:
             # Only when the time to wait for changed: most changes (a bet) leave the
@@ -260,8 +264,11 @@ class CommitPath:
                 reply(t)
         finally:
             # The change is stored: its events go out even if the reply could not.
-            for event_frames in frames:
-                self.subscribers.send(event_frames)
+            numbered = [(o.seq, f) for o, f in zip(t.events, frames, strict=True)]
+            for seq, event_frames in numbered:
+                self.subscribers.send(event_frames, seq)
+            if self.on_stored is not None:
+                self.on_stored(before, t, numbered)
         return True
 
     def _unreplicated(self) -> NoReturn:

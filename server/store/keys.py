@@ -58,9 +58,16 @@ Name                                  Type       Contents
                                                  after it (when known then), ``x`` the transfer
                                                  that paid it out, ``v`` version; expires (see
                                                  :data:`REQUEST_TTL_MS`)
-``pg:table:{t}:events:chan``          pub/sub    live events, each ``seq`` (8 bytes, big
-                                                 endian) followed by the encoded event
-``pg:table:{t}:inbox``                stream     reserved: actions for the owner of ``t``
+``pg:table:{t}:events:chan``          pub/sub    a table's live events for the other nodes: the
+                                                 public frames, and which players have a
+                                                 private frame (``server/cluster/wire.py``)
+``pg:table:{t}:requests``             pub/sub    requests travelling to the node that holds
+                                                 ``t``
+``pg:table:{t}:summary``              string     what the lobby shows of ``t`` and its seats'
+                                                 table balances, written by its holder after
+                                                 each change
+``pg:table:{t}:watchers``             hash       node instance -> connections watching ``t``
+                                                 there
 ====================================  =========  ==============================================
 
 Of a player ``p`` (slot of ``{p}``):
@@ -85,6 +92,11 @@ Of a player ``p`` (slot of ``{p}``):
 ``pg:log:{p}``                        list       game logs of player ``p``, newest first,
                                                  capped; each an 8-byte big-endian ordinal
                                                  followed by the record
+``pg:player:{p}:chan``                pub/sub    player ``p``'s private frames (their cards),
+                                                 for the nodes where ``p`` is connected
+``pg:player:{p}:seats``               set        tables where ``p`` sits (kept by the tables'
+                                                 holders; a hint, checked against the table)
+``pg:player:{p}:nodes``               hash       node instance -> ``p``'s connections there
 ====================================  =========  ==============================================
 
 Of no owner (single-key commands only):
@@ -94,6 +106,14 @@ Of no owner (single-key commands only):
 ``pg:accounts``                       set        names of every player with an account
 ``pg:session:<id>``                   hash       a resumable session: player, name, guest (TTL)
 ``pg:names``                          hash       player -> the display name of their last hello
+``pg:nodes``                          sorted set the live nodes: member the node's instance,
+                                                 score the time its registration expires (ms)
+``pg:node:<n>``                       hash       node instance ``n``: ``name``, ``url``, ``started``
+                                                 (expires with the registration)
+``pg:node:<n>:chan``                  pub/sub    messages to node instance ``n``: replies to
+                                                 the requests it forwarded, hand-over hints
+``pg:nodes:chan``                     pub/sub    messages to every node: a session resumed
+                                                 (its connections elsewhere close)
 ``pg:layout``                         string     the key layout of this Redis (:data:`LAYOUT`)
 ``pg:layout:lock``                    string     the process migrating the layout (TTL)
 ``pg:money``                          hash       left by the migration from the first layout:
@@ -105,7 +125,9 @@ Of no owner (single-key commands only):
 
 ``{t}`` is a table id (letters, digits, ``-`` and ``_``), ``{p}`` a player name
 (validated by :func:`server.auth.tokens.check_player`), so neither contains ``:`` or
-braces.
+braces; ``<n>`` a node instance (``<node name>#<pid>-<random hex>``). The channels of
+several nodes (``server/cluster``) are named under their table's or player's hash tag
+too, so that sharded pub/sub can publish each on its own shard.
 """
 
 from __future__ import annotations
@@ -176,12 +198,20 @@ class Keys:
         return f"{self.prefix}table:{{{table_id}}}:events"
 
     def table_channel(self, table_id: str) -> str:
-        """Pub/sub channel of the table's live events."""
+        """Pub/sub channel of the table's live events, for the nodes that relay them."""
         return f"{self.prefix}table:{{{table_id}}}:events:chan"
 
-    def table_inbox(self, table_id: str) -> str:
-        """Stream (reserved): actions travelling to the table's owner."""
-        return f"{self.prefix}table:{{{table_id}}}:inbox"
+    def table_requests(self, table_id: str) -> str:
+        """Pub/sub channel of the requests for the table, heard by the node holding it."""
+        return f"{self.prefix}table:{{{table_id}}}:requests"
+
+    def table_summary(self, table_id: str) -> str:
+        """String: the table as the lobby shows it, from its holder (``server/cluster``)."""
+        return f"{self.prefix}table:{{{table_id}}}:summary"
+
+    def table_watchers(self, table_id: str) -> str:
+        """Hash: node instance -> connections watching the table there."""
+        return f"{self.prefix}table:{{{table_id}}}:watchers"
 
     def applied(self, table_id: str, bucket: int) -> str:
         """Hash: ledger keys applied by the table's commits in version window ``bucket``."""
@@ -259,7 +289,37 @@ class Keys:
         """
         return [self.table_ledger(t) for t in table_ids] + [self.account_ledger(p) for p in players]
 
+    # --- nodes ------------------------------------------------------------------
+
+    def nodes(self) -> str:
+        """Sorted set: live node instances, scored by when their registration expires."""
+        return f"{self.prefix}nodes"
+
+    def node(self, instance: str) -> str:
+        """Hash: what a node instance says of itself (name, url, started)."""
+        return f"{self.prefix}node:{instance}"
+
+    def nodes_channel(self) -> str:
+        """Pub/sub channel of the messages to every node."""
+        return f"{self.prefix}nodes:chan"
+
+    def node_channel(self, instance: str) -> str:
+        """Pub/sub channel of the messages to one node instance."""
+        return f"{self.prefix}node:{instance}:chan"
+
     # --- players ----------------------------------------------------------------
+
+    def player_channel(self, player: str) -> str:
+        """Pub/sub channel of the player's private frames (their own cards)."""
+        return f"{self.prefix}player:{{{player}}}:chan"
+
+    def player_seats(self, player: str) -> str:
+        """Set: the tables where the player sits, as their holders last wrote it."""
+        return f"{self.prefix}player:{{{player}}}:seats"
+
+    def player_nodes(self, player: str) -> str:
+        """Hash: node instance -> how many connections the player has there."""
+        return f"{self.prefix}player:{{{player}}}:nodes"
 
     def game_log(self, player: str) -> str:
         """List: the player's game logs, newest first, capped."""

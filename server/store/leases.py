@@ -99,10 +99,24 @@ class LeaseCalls:
         )
         return bool(done)
 
+    async def lease_ttl_ms(self, table_id: str) -> int:
+        """Milliseconds the table's lease has left: -2 when nobody holds it."""
+        left: int = await self.redis.pttl(self.keys.table_lease(table_id))
+        return left
+
+    async def lease_holders(self, table_ids: Sequence[str]) -> list[tuple[int, str] | None]:
+        """:meth:`lease_holder` of each table, in one call."""
+        if not table_ids:
+            return []
+        raws = await self.redis.mget([self.keys.table_lease(t) for t in table_ids])
+        return [None if raw is None else _holder(raw) for raw in raws]
+
     async def lease_holder(self, table_id: str) -> tuple[int, str] | None:
         """``(token, owner)`` of the current lease, or None."""
         raw = await self.redis.get(self.keys.table_lease(table_id))
-        if raw is None:
-            return None
-        token, _, owner = as_str(raw).partition(":")
-        return int(token), owner
+        return None if raw is None else _holder(raw)
+
+
+def _holder(raw: bytes | str) -> tuple[int, str]:
+    token, _, owner = as_str(raw).partition(":")
+    return int(token), owner
