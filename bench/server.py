@@ -20,7 +20,10 @@ players; <= 24 KiB per idle connected player.
 
 Run with ``python -m bench.server`` (a few minutes). ``PAIGOW_BENCH_PROFILE=FILE``
 also profiles the game server (cProfile, one more throughput window) and prints
-where its time goes. ``PAIGOW_BENCH_SERVER_ROOT=DIR`` runs the game server from
+where its time goes; ``PAIGOW_BENCH_PYSPY=PREFIX`` samples it with py-spy instead (it
+does not slow the server down: two more windows, throughput and 10,000 players, their
+stacks in ``PREFIX.<window>.txt``) and prints each stage's share of an action's path
+(``bench/flame.py``). ``PAIGOW_BENCH_SERVER_ROOT=DIR`` runs the game server from
 another checkout (to measure a change), and ``PAIGOW_BENCH_SMALL`` /
 ``PAIGOW_BENCH_LARGE`` change the player counts. On two or more CPUs the server under
 test runs on one of its own (``PAIGOW_BENCH_NO_PIN=1``: no pinning) with its Redis,
@@ -53,6 +56,7 @@ from typing import Any
 
 import msgpack
 
+import bench.flame
 from bench.driver import children, raise_fd_limit, rss_kib
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -336,11 +340,13 @@ def _driver(args: list[str]) -> dict[str, Any]:
 
 
 def _load_args(
-    url: str, pid: int, tables: int, profile_pid: int = 0, metrics_url: str = ""
+    url: str, pid: int, tables: int, profile_pid: int = 0, metrics_url: str = "", pyspy: str = ""
 ) -> list[str]:
     return [
         "--metrics-url",
         metrics_url,
+        "--pyspy",
+        pyspy,
         "load",
         "--url",
         url,
@@ -610,6 +616,22 @@ def _report_profile(path: Path, root: Path) -> None:
                 print("  " + line[:160])
 
 
+def _report_samples(prefix: str, played: dict[str, Any]) -> None:
+    """Where the game server's time went in the windows py-spy sampled (bench/flame.py)."""
+    for name, key in (("throughput", "sampled"), ("large", "sampled_large")):
+        path = Path(f"{prefix}.{name}.txt")
+        window = played.get(key, {})
+        rate = window.get("actions_per_s", window.get("rate", float("nan")))
+        print(
+            f"py-spy samples of the game server, {name} window ({_fmt(rate)} actions/s, "
+            f"server CPU {window.get('server_cpu', float('nan')):.2f}): {path}"
+        )
+        if not path.exists():
+            print("  not written: is py-spy installed, and may it read the server (ptrace)?")
+            continue
+        bench.flame.report([path])
+
+
 # --- main -------------------------------------------------------------------------------
 
 
@@ -648,6 +670,8 @@ def main() -> None:
     root = Path(os.environ.get("PAIGOW_BENCH_SERVER_ROOT", str(ROOT))).resolve()
     profile_env = os.environ.get("PAIGOW_BENCH_PROFILE")
     profile = Path(profile_env).resolve() if profile_env else None
+    pyspy_env = os.environ.get("PAIGOW_BENCH_PYSPY", "")
+    pyspy = str(Path(pyspy_env).resolve()) if pyspy_env else ""
     tables = -(-LARGE // SEATS)
     print(
         f"game server benchmark (issue 5): server from {root}; {SMALL:,} then {LARGE:,} "
@@ -705,7 +729,9 @@ def main() -> None:
         try:
             pid = game.proc.pid
             metrics = f"http://127.0.0.1:{game.port}/metrics"
-            played = _driver(_load_args(game.url, pid, tables, pid if profile else 0, metrics))
+            played = _driver(
+                _load_args(game.url, pid, tables, pid if profile else 0, metrics, pyspy)
+            )
             redis_pids = children(pid)
             played["redis_rss_end_kib"] = sum(rss_kib(p) for p in redis_pids)
         finally:
@@ -727,6 +753,8 @@ def main() -> None:
             f"(server CPU {p['server_cpu']:.2f})"
         )
         _report_profile(profile, root)
+    if pyspy:
+        _report_samples(pyspy, played)
     print(f"(whole run: {time.monotonic() - started:.0f} s)")
 
 
