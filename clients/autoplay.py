@@ -148,6 +148,7 @@ async def _loop(
     acted_bet: tuple[int, str | None] | None = None
     acted_set: tuple[int, str | None] | None = None
     bet_in = False  # our bet for the betting phase in progress was accepted or tried
+    phase_seen = model.phase
     while True:
         while not queue.empty():
             _count(queue.get_nowait(), model, stats, note)
@@ -159,6 +160,11 @@ async def _loop(
         seat = model.my_seat
         if model.phase not in ("idle", "betting"):
             bet_in = False
+        elif model.phase == "idle" and phase_seen == "betting":
+            # Betting closed without our bet (it failed, or never reached the server):
+            # the table waits idle for a bet, with the same round and commitment.
+            acted_bet, bet_in = None, False
+        phase_seen = model.phase
         try:
             if (
                 stats.rounds < rounds
@@ -195,7 +201,10 @@ async def _loop(
             stats.errors.append(str(exc))
             note("error", {"code": exc.code, "message": str(exc)})
         except ConnectionLost:
-            pass  # the core reconnects and resumes; the loop picks up from the model
+            # The core reconnects and resumes; the loop picks up from the model. A bet
+            # lost on the way is tried again then (placing the same bet twice is
+            # harmless), or the table could wait for it forever.
+            acted_bet, bet_in = None, False
         except ClientError as exc:
             stats.errors.append(str(exc))
             note("error", {"code": "client", "message": str(exc)})
