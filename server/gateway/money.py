@@ -15,14 +15,17 @@ from typing import Any
 
 import msgpack
 
+from protocol import limits as L
 from protocol.codec import encode
+from protocol.errors import ErrorCode
 from protocol.messages import CashOut, Join, Leave, OkReply, Rebuy
 from protocol.structs import Balances, Joined, Result, TableBalance
 from server.gateway.connection import Connection
 from server.gateway.context import REPLIED, Context, Outcome, Replied
-from server.gateway.presence import Presence
+from server.gateway.presence import Presence, check_table_limit
 from server.host import MoneyRequest
 from server.table import events as ev
+from server.table.errors import TableError
 from server.table.machine import Transition
 
 MoneyMessage = Join | Leave | Rebuy | CashOut
@@ -41,6 +44,14 @@ async def join(ctx: Context, conn: Connection, msg: Join) -> Outcome:
     player = conn.player
     table_id = msg.table_id
     watching = table_id in conn.tables
+    check_table_limit(conn, table_id)
+    seated_at = presence.seated_hosts(player)
+    if len(seated_at) >= L.MAX_TABLES_PER_SESSION and host not in seated_at:
+        # A balance reply lists every table where the player sits: at most this many.
+        raise TableError(
+            ErrorCode.TOO_LARGE,
+            f"a player sits at {L.MAX_TABLES_PER_SESSION} tables at most: leave one first",
+        )
     wanted = conn.wanted.get(table_id)
     if not watching:
         await presence.attach(conn, host, None)

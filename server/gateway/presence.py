@@ -39,6 +39,16 @@ with every host)."""
 REPLACED = Close(CloseCode.SESSION_REPLACED, "session resumed elsewhere")
 
 
+def check_table_limit(conn: Connection, table_id: str) -> None:
+    """Refuse a table beyond the tables a session may watch (protocol/PROTOCOL.md,
+    section 12: ``too_large``)."""
+    if len(conn.tables) >= L.MAX_TABLES_PER_SESSION and table_id not in conn.tables:
+        raise TableError(
+            ErrorCode.TOO_LARGE,
+            f"a session watches at most {L.MAX_TABLES_PER_SESSION} tables: unwatch one first",
+        )
+
+
 class Presence:
     """Who is connected to this process, and where; see the module docstring."""
 
@@ -299,4 +309,5 @@ def table_info(host: TableHost) -> TableInfo:
         grace_ms=c.grace_ms,
         paytable=lines,
         rules_version=1,
+        min_bonus=c.bonus_min,
     )

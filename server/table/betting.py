@@ -89,9 +89,11 @@ def bet(work: Work, player: str, amount: int, bonus: int) -> None:
             )
     if work.state.phase is Phase.IDLE and amount:
         # The table was waiting for a first bet: betting opens for the committed round,
-        # and says so before the bet that opened it.
+        # and says so before the bet that opened it. Every betting phase opens with the
+        # round's commitment (protocol/PROTOCOL.md, section 4): the same one again here.
         work.set(phase=Phase.BETTING, deadline=work.now + work.state.config.betting_ms)
         work.emit(views.phase_changed(work.state))
+        work.emit(views.commitment(work.state))
     seat = evolve(
         seat,
         balance=available - amount - bonus,
@@ -162,5 +164,5 @@ def close_betting(work: Work) -> None:
     hands = deal(state.seed)
     work.set(phase=Phase.DEALING, deadline=work.now + state.config.dealing_ms, hands=hands)
     work.emit(views.phase_changed(work.state))
-    public, private = views.cards_dealt(work.state)
-    work.emit(public, private)
+    for index, _ in work.state.in_round():  # one event per seat, in seat order
+        work.emit(*views.cards_dealt(work.state, index))

@@ -34,10 +34,12 @@ def sit_down(work: Work, event: SitDown) -> None:
         raise TableError(ErrorCode.BAD_MESSAGE, f"seat {seat} is not 0..{config.seats - 1}")
     if state.seats[seat] is not None:
         raise TableError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken")
-    if not config.min_buy_in <= event.buy_in <= config.max_buy_in:
+    unit = config.bet_unit
+    if not config.min_buy_in <= event.buy_in <= config.max_buy_in or event.buy_in % unit:
         raise TableError(
             ErrorCode.BET_LIMITS,
-            f"the buy-in is {config.min_buy_in} to {config.max_buy_in} chips",
+            f"the buy-in is {config.min_buy_in} to {config.max_buy_in} chips, "
+            f"in multiples of {unit}",
         )
     work.move(
         ledger_key(work, event.player, "buy_in"),
@@ -101,10 +103,12 @@ def rebuy(work: Work, event: Rebuy) -> None:
     config = work.state.config
     if work.state.phase in PHASES_WITH_CARDS and seat.has_bet:
         raise TableError(ErrorCode.WRONG_PHASE, "rebuy between rounds, not during one")
-    if event.amount <= 0 or seat.balance + event.amount > config.max_buy_in:
+    unit = config.bet_unit
+    if event.amount <= 0 or seat.balance + event.amount > config.max_buy_in or event.amount % unit:
         raise TableError(
             ErrorCode.BET_LIMITS,
-            f"a rebuy is positive and keeps the table balance at most {config.max_buy_in}",
+            f"a rebuy is a multiple of {unit} that keeps the table balance at most "
+            f"{config.max_buy_in}",
         )
     work.move(
         ledger_key(work, event.player, "rebuy"),
