@@ -2,8 +2,8 @@
 
 :class:`TableModel` is pure (no I/O, no clock): :meth:`TableModel.apply` takes one
 decoded table event and says whether it was applied, was a duplicate, or revealed
-a gap in ``seq`` (PROTOCOL.md section 3: the client then watches the table again
-and the ``snapshot`` that follows replaces everything). When a round's ``seed``
+a gap in ``seq`` (the client then watches the table again and the ``snapshot`` that
+follows replaces everything: protocol/PROTOCOL.md, section 3). When a round's ``seed``
 arrives, the model checks the deal against it (:func:`check_deal`) and keeps the
 outcome in :attr:`TableModel.verification`.
 """
@@ -63,7 +63,7 @@ def check_deal(
 ) -> tuple[bool, str, int]:
     """Check a revealed seed: (ok, plain explanation, number of hands compared).
 
-    ``commitment`` must be SHA-256 of the seed (PROTOCOL.md section 13). ``dealt``
+    ``commitment`` must be SHA-256 of the seed (protocol/PROTOCOL.md, section 13). ``dealt``
     maps a hand index (seats 0..5, dealer 6) to seven cards in deal order (a
     ``cards`` event, a history record); ``split`` maps a hand index to the seven
     cards of a set hand, order free (a ``reveal``'s high and low halves).
@@ -168,7 +168,8 @@ class TableModel:
         return Applied.APPLIED
 
     def count_unknown(self, seq: int) -> Applied:
-        """Count the ``seq`` of an event of a type this client does not know (PROTOCOL.md 14)."""
+        """Count the ``seq`` of an event of a type this client does not know
+        (protocol/PROTOCOL.md, section 14)."""
         if not self.synced or self.resyncing:
             return Applied.GAP
         if seq <= self.seq:

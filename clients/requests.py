@@ -22,7 +22,7 @@ class Pending:
     """The requests waiting for their reply, by ``rid``.
 
     The server applies a money request once per session and rid for 24 hours
-    (PROTOCOL.md, section 3): a run that resumes a saved session must not repeat the
+    (protocol/PROTOCOL.md, section 3): a run that resumes a saved session must not repeat the
     rids of the run that saved it, so the counter of rids has a random prefix.
     """
 
@@ -68,7 +68,8 @@ class Pending:
 
 
 class Pacer:
-    """A token bucket a little under the server's (PROTOCOL.md 12), so we are never refused."""
+    """A token bucket a little under the server's (protocol/PROTOCOL.md, section 12), so
+    we are never refused."""
 
     def __init__(self, rate: float, burst: float) -> None:
         self.rate, self.burst, self.tokens = rate, burst, burst

@@ -7,11 +7,11 @@ server's table events, already applied to the model, and the client's own events
 (:mod:`clients.events`).
 
 A dropped connection is reopened with the session's resume token and the last
-``seq`` of every table (PROTOCOL.md section 5), with the backoff section 11 asks
-for; the server then sends the missed events or a snapshot, so the round carries on
+``seq`` of every table (protocol/PROTOCOL.md, section 5), with the backoff its
+section 11 asks for; the server then sends the missed events or a snapshot, so the round carries on
 where it was. A gap in ``seq`` makes the client watch the table again. Only the
 ``protocol`` package is used: this is the code a client in another language would
-write from PROTOCOL.md. The protocol's requests, one method each, are
+write from protocol/PROTOCOL.md. The protocol's requests, one method each, are
 :class:`clients.core.Client`'s.
 """
 
@@ -215,9 +215,9 @@ class Session:
     async def _money(self, build: Callable[[str], ClientMessage]) -> Result | None:
         """A money request (join, leave, rebuy, cash_out): like :meth:`request`, but if
         the connection drops before the reply, it is sent again with the same rid once
-        the session is resumed; the server applies it once at most (PROTOCOL.md,
-        section 3). When a new session had to begin instead, whether it was applied is
-        unknown, and :class:`ConnectionLost` says so."""
+        the session is resumed; the server applies it once at most
+        (protocol/PROTOCOL.md, section 3). When a new session had to begin instead,
+        whether it was applied is unknown, and :class:`ConnectionLost` says so."""
         rid = self._pending.new_rid()
         session = self.welcome.session_id if self.welcome is not None else None
         for attempt in range(MONEY_ATTEMPTS):

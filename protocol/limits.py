@@ -1,4 +1,4 @@
-"""Hard limits of the wire protocol, in one place (``PROTOCOL.md`` section "Limits").
+"""Hard limits of the wire protocol, in one place (protocol/PROTOCOL.md, section 12).
 
 Sizes of strings are in characters (Unicode code points) at the schema level; the
 msgpack-level limits below are in bytes and bound every string, whatever its field.

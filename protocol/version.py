@@ -1,4 +1,4 @@
-"""Protocol versions and their negotiation (``PROTOCOL.md`` section "Compatibility").
+"""Protocol versions and their negotiation (protocol/PROTOCOL.md, section 14).
 
 A protocol version is one integer, the *major* version: two peers speaking the same
 major version understand each other. ``PROTOCOL_MINOR`` counts additive changes

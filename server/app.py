@@ -31,8 +31,10 @@ from server.host.lease import LeaseKeeper
 from server.metrics import Metrics
 from server.seating import Seating
 from server.store.accounts import AccountStore
-from server.store.connection import blocking_pool
+from server.store.batching import Replication
+from server.store.connection import SOCKET_TIMEOUT_S, close_client, redis_client
 from server.store.embedded import EmbeddedRedis
+from server.store.supervisor import RedisSupervisor
 from server.store.tables import TableStore
 from server.table.machine import Transition
 from server.table.state import Phase
@@ -66,6 +68,7 @@ class App:
         self.settings = settings
         self.metrics = Metrics()
         self.embedded: EmbeddedRedis | None = None
+        self.supervisor: RedisSupervisor | None = None
         self.redis: redis.asyncio.Redis | None = None
         self.hosts: dict[str, TableHost] = {}
         # Who sits where: one index for the process, kept by every host, read by the gateway.
@@ -97,13 +100,22 @@ class App:
             await self.embedded.astart()
             (s.data_dir / REDIS_URL_FILE).write_text(self.embedded.url)
             url = self.embedded.url
+            # Started again from its append-only file if it dies (docs/DESIGN.md,
+            # "The embedded Redis"); the tables carry on by themselves meanwhile.
+            self.supervisor = RedisSupervisor(self.embedded, self.metrics.redis_restarts.inc)
+            self.supervisor.start()
         # A bounded pool that waits for a free connection: redis-py's default pool
         # refuses at once past 100 connections, which under load turned bets into
         # internal errors and lost table leases.
-        pool = blocking_pool(url, REDIS_POOL_SIZE, REDIS_POOL_WAIT_S)
-        self.redis = redis.asyncio.Redis(connection_pool=pool)
+        replicas = s.replicas_to_wait_for()
+        # A reply may take the WAIT's time: the socket timeout must outlast it.
+        timeout = max(SOCKET_TIMEOUT_S, s.redis_wait_ms / 1000 + 2) if replicas else None
+        self.redis = redis_client(
+            url, REDIS_POOL_SIZE, REDIS_POOL_WAIT_S, timeout or SOCKET_TIMEOUT_S
+        )
         await self.redis.ping()
-        store = TableStore(self.redis)
+        replication = Replication(replicas, s.redis_wait_ms) if replicas > 0 else None
+        store = TableStore(self.redis, replication=replication)
         accounts = AccountStore(self.redis)
         self.leases = LeaseKeeper(store, self.owner, s.lease_ms)
         self.leases.start()
@@ -179,8 +191,11 @@ class App:
             await self.leases.stop()
             self.leases = None
         if self.redis is not None:
-            await self.redis.aclose(close_connection_pool=True)
+            await close_client(self.redis)
             self.redis = None
+        if self.supervisor is not None:
+            await self.supervisor.stop()
+            self.supervisor = None
         if self.embedded is not None:
             await self.embedded.astop()
             with contextlib.suppress(OSError):

@@ -29,6 +29,7 @@ from server.auth import tokens
 from server.config import Settings, add_arguments, from_arguments
 from server.store.accounts import AccountStore
 from server.store.audit import audit
+from server.store.connection import close_client, redis_client
 from server.store.embedded import EmbeddedRedis, EmbeddedRedisError
 from server.store.parts import stored_state
 from server.store.tables import StoredTable
@@ -74,11 +75,11 @@ def _parser() -> argparse.ArgumentParser:
 async def _redis(settings: Settings) -> AsyncIterator[redis.asyncio.Redis]:
     url = settings.redis_url or data_redis_url(settings.data_dir)
     if url is not None:
-        client = redis.asyncio.Redis.from_url(url)
+        client = redis_client(url, max_connections=4, timeout=30)
         try:
             yield client
         finally:
-            await client.aclose()
+            await close_client(client)
         return
     async with EmbeddedRedis(settings.data_dir / "redis") as embedded:
         client = embedded.client()

@@ -43,8 +43,23 @@ class Settings:
     redis_url: str | None = field(
         default=None,
         metadata=about(
-            "an external Redis: redis://, rediss:// or unix:// URL",
+            "an external Redis: redis://, rediss:// or unix:// URL, or its sentinels: "
+            "redis+sentinel://host:port,host:port/service",
             shown="a redis-server started under DATA_DIR/redis",
+        ),
+    )
+    redis_replicas: int | None = field(
+        default=None,
+        metadata=about(
+            "acknowledge a change once this many replicas hold it (WAIT); 0: do not wait",
+            shown="1 through Sentinel, else 0",
+        ),
+    )
+    redis_wait_ms: int = field(
+        default=1000,
+        metadata=about(
+            "how long a change waits for its replicas before the table refuses it as "
+            "unavailable (retry)"
         ),
     )
     data_dir: Path = field(
@@ -102,6 +117,14 @@ class Settings:
     )
     server_name: str = field(default="paigow", metadata=about("name reported in server_info"))
 
+    def replicas_to_wait_for(self) -> int:
+        """``redis_replicas``, or its default: 1 through Sentinel (there are replicas to
+        fail over to), else 0."""
+        if self.redis_replicas is not None:
+            return self.redis_replicas
+        scheme = (self.redis_url or "").split(":", 1)[0].lower()
+        return 1 if scheme.endswith("+sentinel") else 0
+
     def describe(self) -> list[tuple[str, str]]:
         """(name, value) pairs for the start-up banner, with the secret masked."""
         rows = []
@@ -111,6 +134,8 @@ class Settings:
                 value = "(set)" if value else f"(kept in {self.data_dir / 'token-secret'})"
             elif f.name == "redis_url" and value is None:
                 value = f"(embedded, under {self.data_dir / 'redis'})"
+            elif f.name == "redis_replicas" and value is None:
+                value = f"{self.replicas_to_wait_for()} (the default)"
             elif f.name == "tables_file" and value is None:
                 value = "(built-in tables)"
             rows.append((f.name, str(value)))

@@ -53,6 +53,11 @@ class Metrics:
         self.tables_hosted = Gauge(
             "paigow_tables_hosted", "Tables this process hosts", registry=self.registry
         )
+        self.redis_restarts = Counter(
+            "paigow_redis_restarts",
+            "Times the embedded redis-server died and was started again",
+            registry=self.registry,
+        )
         self.loop_lag = Histogram(
             "paigow_loop_lag_seconds",
             f"How late the event loop ran a timer due every {LAG_PROBE_S:g} s",

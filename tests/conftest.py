@@ -1,9 +1,17 @@
-"""Shared fixtures: one real Redis for the whole session, a clean database per test."""
+"""Shared fixtures: one real Redis for the whole session, a clean database per test.
+
+``--redis-cluster`` (or ``PAIGOW_TEST_CLUSTER=1``) gives the tests that take
+``redis_client`` a client of a local Redis Cluster of three primaries instead
+(:class:`~server.store.topology.LocalCluster`): the store and money tests then run
+against a cluster (docs/DESIGN.md, "Redis failures").
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 import pytest_asyncio
@@ -13,6 +21,26 @@ import redis.asyncio
 from server.app import App
 from server.config import Settings
 from server.store.embedded import EmbeddedRedis
+from server.store.topology import LocalCluster
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--redis-cluster",
+        action="store_true",
+        default=os.environ.get("PAIGOW_TEST_CLUSTER") == "1",
+        help="run the tests that take redis_client against a local Redis Cluster",
+    )
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(request: pytest.FixtureRequest) -> Iterator[LocalCluster | None]:
+    """A local cluster of three primaries for the session, with ``--redis-cluster``."""
+    if not request.config.getoption("--redis-cluster"):
+        yield None
+        return
+    with LocalCluster() as cluster:
+        yield cluster
 
 
 @pytest.fixture(scope="session")
@@ -23,8 +51,19 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedR
 
 
 @pytest_asyncio.fixture
-async def redis_client(redis_server: EmbeddedRedis) -> AsyncIterator[redis.asyncio.Redis]:
-    """A bytes client on database 0, flushed before the test."""
+async def redis_client(
+    redis_server: EmbeddedRedis, redis_cluster: LocalCluster | None
+) -> AsyncIterator[redis.asyncio.Redis]:
+    """A bytes client on database 0 (of the cluster, with ``--redis-cluster``), flushed
+    before the test."""
+    if redis_cluster is not None:
+        cluster = redis.asyncio.RedisCluster(host="127.0.0.1", port=redis_cluster.nodes[0].port)
+        await cluster.flushall(target_nodes=cluster.PRIMARIES)
+        try:
+            yield cast(redis.asyncio.Redis, cluster)
+        finally:
+            await cluster.aclose()
+        return
     client = redis_server.client()
     await client.flushdb()
     try:

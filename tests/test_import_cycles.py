@@ -3,7 +3,7 @@
 ``make lint`` runs import-linter's ``acyclic_siblings`` contract (``pyproject.toml``),
 which forbids cycles between the sibling modules and packages of every package. It
 does not see a cycle between a package's ``__init__`` and one of its own modules
-(``server/x/__init__.py`` importing ``server.x.a``, which imports ``server.x``): such
+(a package ``x`` whose ``__init__`` imports ``x.a``, which imports ``x``): such
 a cycle breaks at import time just the same. This test checks every module against
 every other, on the same graph (grimp, import-linter's graph library).
 """

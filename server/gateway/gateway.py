@@ -126,7 +126,8 @@ class Gateway:
         if identity.new_guest:
             await self.accounts.ensure_guest(identity.player, self.options.guest_balance)
         if identity.resumed:
-            # protocol/PROTOCOL.md: a second connection resuming a session closes the first.
+            # A second connection resuming a session closes the first (protocol/PROTOCOL.md,
+            # section 5).
             self.presence.resumed_here(conn)
         await self.sessions.save(
             StoredSession(identity.session_id, identity.player, identity.name, identity.guest)
@@ -141,7 +142,7 @@ class Gateway:
         """Answer requests until the connection closes; the close the session decides."""
         loop = asyncio.get_running_loop()
         session = conn.session
-        # protocol/PROTOCOL.md: closed after two heartbeat intervals without a frame.
+        # Closed after two heartbeat intervals without a frame (protocol/PROTOCOL.md, section 5).
         conn.watch_silence()
         try:
             while True:

@@ -32,7 +32,8 @@ MoneyMessage = Join | Leave | Rebuy | CashOut
 
 
 async def join(ctx: Context, conn: Connection, msg: Join) -> Outcome:
-    """Seat the player; a join also watches the table (protocol/PROTOCOL.md, ``join``).
+    """Seat the player; a join also watches the table (``join`` in protocol/PROTOCOL.md,
+    section 6).
 
     The connection is attached before the commit, so that its snapshot comes before
     the ``ok`` and the ``seat`` event the join causes. A join that gets no ``ok``

@@ -3,14 +3,21 @@
 Under the host's lock, ``step`` computes the change; the store commits it (state,
 ledger entries, events, game logs) in one atomic operation checked against the lease's
 fencing token and the state's version; only then is the requester answered and are the
-events sent (docs/DESIGN.md, The commit: one Lua script). The store keeps the state in
-parts, and a commit writes only the parts that differ from the state last stored (a
+events sent (docs/DESIGN.md, "The commit: one Lua script"). The store keeps the state
+in parts, and a commit writes only the parts that differ from the state last stored (a
 bet writes one seat and the header, not the whole table).
 
 A money request (:class:`MoneyRequest`) is applied at most once: a repeat is answered
 as the first time, from the record its commit stored. A commit whose reply was lost
 may have been stored: the host reads the table back rather than answer "failed" for a
-change that happened (docs/DESIGN.md, Money and idempotency).
+change that happened (docs/DESIGN.md, "Money and idempotency").
+
+When the store waits for replicas, a change the primary stored but no replica holds is
+not acknowledged: the requester gets ``unavailable`` (retry), nothing is sent, and the
+host takes the table again, carrying on from whatever Redis then holds (the change, if
+the primary kept it: its events then reach the table's connections; the state before
+it, if a failover lost it). Retrying a money request is safe: it is applied once
+(docs/DESIGN.md, "Redis failures").
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NoReturn
 
 from redis.exceptions import RedisError
 
@@ -28,6 +36,7 @@ from server.gamelog import pack_record
 from server.host.fanout import FanOut, encode_outbound, pack_outbound
 from server.host.lease import TableLease
 from server.store.accounts import AccountStore
+from server.store.errors import Unreplicated
 from server.store.parts import stored_state as stored_state  # noqa: PLC0414 (re-exported)
 from server.store.parts import to_parts
 from server.store.tables import (
@@ -124,9 +133,9 @@ class CommitPath:
         """Apply ``event``: stored, then sent. Raises :class:`TableError` if refused.
 
         ``reply`` is called once the change is stored and before its events go out, so
-        the requester's ``ok`` precedes the events it caused (protocol/PROTOCOL.md). A
-        fault inside the state machine (a bug) voids the round in play, as
-        docs/RULES.md, Faults, asks of a malfunction, instead of leaving the table stuck.
+        the requester's ``ok`` precedes the events it caused (protocol/PROTOCOL.md,
+        section 3). A fault inside the state machine (a bug) voids the round in play, as
+        docs/RULES.md, "Faults", asks of a malfunction, instead of leaving the table stuck.
 
         ``request`` (instead of ``reply``): the money request behind ``event``. If it
         was applied already (its session and rid are recorded), nothing happens: it is
@@ -211,11 +220,15 @@ class CommitPath:
                 logs=[(player, pack_record(record)) for player, record in t.logs],
                 request=carried,
             )
+        except Unreplicated:
+            self._unreplicated()
         except (RedisError, OSError):
             # The reply was lost: was the change stored? Answering "failed" for a stored
             # change would let a retry move the chips twice. Ask Redis (if it answers).
             if not await self._stored_is(t.state):
                 raise  # not stored: nothing happened, a retry is safe
+            if self.store.replication is not None:
+                self._unreplicated()  # stored, but is it on a replica? Unknown.
             log.warning("table %s: commit stored, reply lost; carrying on", self.table_id)
             result = None
         if result is not None and not result.ok:
@@ -244,6 +257,13 @@ class CommitPath:
             for event_frames in frames:
                 self.subscribers.send(event_frames)
         return True
+
+    def _unreplicated(self) -> NoReturn:
+        """A change stored on the primary that no replica acknowledged: not answered,
+        not sent; the table is taken again from what Redis holds (module docstring)."""
+        log.warning("table %s: a change no replica holds; taking the table again", self.table_id)
+        self.lease.lose()
+        raise TableUnavailable(self.table_id)
 
     def _refused(self, result: CommitResult, request: MoneyRequest | None) -> None:
         """What a commit that stored nothing means: a repeat of ``request`` is answered;

@@ -6,7 +6,7 @@ applies events one at a time by the commit path (:mod:`~server.host.commit`): st
 before anyone hears of them, then sent to the connections at the table
 (:mod:`~server.host.fanout`). A timer feeds :class:`Tick` events when the state's
 next deadline passes; after a restart or a takeover the stored deadlines carry on, and
-one already past fires at once (docs/DESIGN.md, Time and deadlines).
+one already past fires at once (docs/DESIGN.md, "Time and deadlines").
 
 Each time the host becomes ready (it took the lease and loaded the state; a table
 last written by another holder is first told so, ``TakeOver``: a betting phase in

@@ -1,8 +1,8 @@
 """A table's lease through its life cycle, and the keeper that renews them all.
 
 A process hosts a table while it holds the table's lease, taken with a fencing token
-that only grows (docs/DESIGN.md, Leases and fencing tokens). A :class:`TableLease` goes
-round one cycle: acquired (waiting while another process holds it), renewed while
+that only grows (docs/DESIGN.md, "Leases and fencing tokens"). A :class:`TableLease`
+goes round one cycle: acquired (waiting while another process holds it), renewed while
 held, lost (another process owns the table now, or may) or released, then acquired
 again; the table host drives it, loading the table in between.
 

@@ -102,7 +102,8 @@ BONUS_CLASS_CODES: Mapping[BonusClass, str] = MappingProxyType(
         BonusClass.NOTHING: "nothing",
     }
 )
-"""Each class's stable id on the wire (PROTOCOL.md: a code of at most 32 characters)."""
+"""Each class's stable id on the wire, ``bonus_class``: at most 32 characters
+(protocol/PROTOCOL.md, section 9)."""
 
 
 # --- pay tables ------------------------------------------------------------------------

@@ -9,13 +9,13 @@ l'envers et 2 As à l'endroit" only fits if *à l'endroit* holds two cards.
 
 Each clause below quotes the phrase it implements. Where the text is silent, the
 comment starting ``Decision:`` says what this server does;
-``tests/rules/test_houseway_pair_classes.py`` holds a case for each.
+``tests/server/rules/test_houseway_pair_classes.py`` holds a case for each.
 
 Decision: the joker counts as an ace in every pair, three, four or single-card
 clause, also when it has no ace to pair with. The page says "Le joker peut uniquement
 être utilisé pour compléter une suite, une couleur ... Le joker a une valeur
 considérée équivalente à celle de l'As, s'il est utilisé avec d'autres As", but
-docs/RULES.md ("The joker") makes the joker an ace in both hands, so a lone joker is an
+docs/RULES.md, "The joker", makes the joker an ace in both hands, so a lone joker is an
 ace here too ("un As", "un Roi ou une carte plus forte").
 """
 

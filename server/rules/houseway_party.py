@@ -4,8 +4,8 @@ docs/RULES.md, "House way", describes it. The rules page says '"En avant" désig
 main de deux cartes et "en arrière" la main de cinq cartes': *en avant* is the 2-card
 low hand (front), *en arrière* the 5-card high hand (back). Each clause below quotes
 the phrase it implements. Where the text is silent or contradicts itself, the comment
-starting ``Decision:`` says what this server does; ``tests/rules/test_houseway_party.py``
-holds a case for each.
+starting ``Decision:`` says what this server does;
+``tests/server/rules/test_houseway_party.py`` holds a case for each.
 
 Ranks are 2..14; the joker counts as an ace in every pair, three, four or single-card
 clause (the PartyCasino rules: "Le joker remplace toujours un As, à moins qu'il ne soit

@@ -26,7 +26,7 @@ DEFAULT_COMMISSION_PCT = 5  # the "Le Tirage" and "donneur" pages: "une commissi
 
 @dataclass(frozen=True, slots=True)
 class RuleOptions:
-    """The rule options of one table; the defaults are docs/RULES.md's ("Table options")."""
+    """The rule options of one table, with the defaults of docs/RULES.md, "Table options"."""
 
     wheel: WheelRank = WheelRank.SECOND
     foul: FoulPolicy = FoulPolicy.REJECT

@@ -11,21 +11,51 @@ the pipelines grow instead of multiplying. Measured at 10,000 players acting at 
 human pace (``bench/server.py``), letting each loop pass send its own pipeline kept up
 to 18 of them in flight, and 5 to 9 % of commits waited over 25 ms; with one in
 flight, none did, for the same CPU.
+
+With :class:`Replication`, each pipeline that holds a durable call ends with one
+``WAIT``: its calls are acknowledged once a replica holds them (one ``WAIT`` per
+pipeline, not per commit). If none does in time while the primary has replicas, the
+durable calls fail with :class:`~server.store.errors.Unreplicated` (their replies
+attached); a primary with no replica at all has nothing to fail over to, and its
+writes are acknowledged as a lone Redis's are (docs/DESIGN.md, "Redis failures").
+A ``WAIT`` on such a primary would only wait out its timeout, so once one found the
+primary alone, the pipelines go without it, and ``INFO replication`` is asked again at
+most every :data:`ALONE_CHECK_S` whether a replica is back.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio
 from redis.commands.core import AsyncScript
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, RedisError
 
-_Call = tuple[AsyncScript, list[Any], list[Any], "asyncio.Future[Any]"]
+from server.store.errors import Unreplicated
+
+_Call = tuple[AsyncScript, list[Any], list[Any], "asyncio.Future[Any]", bool]
 
 log = logging.getLogger(__name__)
+
+ALONE_CHECK_S = 1.0
+"""How often a primary found without replicas is asked again whether it has one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Replication:
+    """Acknowledge durable writes once ``replicas`` replicas hold them, waiting at most
+    ``timeout_ms`` (``WAIT``)."""
+
+    replicas: int
+    timeout_ms: int
+
+    def __post_init__(self) -> None:
+        if self.replicas < 1 or self.timeout_ms < 1:
+            raise ValueError("wait for at least one replica, for some time")
 
 
 class ScriptBatcher:
@@ -33,28 +63,46 @@ class ScriptBatcher:
 
     A call made while that many pipelines await their replies waits for the next free
     one, with every other call made meanwhile. Each call gets its own reply or error.
+    ``replication``: see the module docstring.
     """
 
-    def __init__(self, client: redis.asyncio.Redis, in_flight: int = 1) -> None:
+    def __init__(
+        self,
+        client: redis.asyncio.Redis,
+        in_flight: int = 1,
+        replication: Replication | None = None,
+    ) -> None:
         if in_flight < 1:
             raise ValueError("at least one pipeline in flight")
         self.client = client
         self.in_flight = in_flight
+        self.replication = replication
         self._pending: list[_Call] = []
         self._scheduled = False
         self._running: set[asyncio.Task[None]] = set()
+        self._alone = False  # the primary had no replica when last asked
+        self._alone_checked = 0.0  # time.monotonic() of that answer
         self.pipelines = 0
         """Pipelines sent so far."""
+        self.waits = 0
+        """``WAIT`` commands sent so far."""
+        self.unreplicated = 0
+        """Durable calls failed with :class:`Unreplicated` so far."""
 
-    def call(self, script: AsyncScript, keys: list[Any], args: list[Any]) -> asyncio.Future[Any]:
+    def call(
+        self, script: AsyncScript, keys: list[Any], args: list[Any], durable: bool = False
+    ) -> asyncio.Future[Any]:
         """The script's reply (or error), once the pipeline holding this call is answered.
+
+        ``durable``: with :attr:`replication`, the reply comes once a replica holds the
+        write, else the call fails with :class:`Unreplicated`.
 
         Cancelling the future before its pipeline is sent drops the call; once sent,
         the script runs in Redis whatever becomes of the future.
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        self._pending.append((script, keys, args, future))
+        self._pending.append((script, keys, args, future, durable))
         if not self._scheduled and len(self._running) < self.in_flight:
             self._scheduled = True
             loop.call_soon(self._flush)
@@ -83,14 +131,25 @@ class ScriptBatcher:
             asyncio.get_running_loop().call_soon(self._flush)
 
     async def _send(self, batch: list[_Call]) -> None:
+        wait = self.replication if any(call[4] for call in batch) else None
+        if wait is not None and self._alone:
+            if time.monotonic() - self._alone_checked >= ALONE_CHECK_S:
+                await self._check_alone()
+            if self._alone:
+                wait = None  # nothing to wait for: acknowledged as a lone Redis's
         try:
             async with self.client.pipeline(transaction=False) as pipe:
-                for script, keys, args, _ in batch:
+                for script, keys, args, *_ in batch:
                     pipe.evalsha(script.sha, len(keys), *keys, *args)
+                if wait is not None:
+                    # After every call of the pipeline, on its connection: it covers them all.
+                    pipe.execute_command("WAIT", wait.replicas, wait.timeout_ms)
+                    self.waits += 1
                 results = await pipe.execute(raise_on_error=False)
+            replicated = wait is None or await self._replicated(wait, results.pop())
         except BaseException as exc:  # the connection failed: every call in it did
             failure = exc if isinstance(exc, Exception) else RuntimeError("pipeline cancelled")
-            for *_, future in batch:
+            for _, _, _, future, _ in batch:
                 if not future.done():
                     future.set_exception(failure)
             if not isinstance(exc, Exception):
@@ -105,10 +164,39 @@ class ScriptBatcher:
                 forgotten.append(call)
             elif isinstance(result, Exception):
                 future.set_exception(result)
+            elif call[4] and not replicated:
+                self.unreplicated += 1
+                future.set_exception(Unreplicated(result))
             else:
                 future.set_result(result)
         if forgotten:
             await self._load_again(forgotten)
+
+    async def _replicated(self, wait: Replication, acked: Any) -> bool:
+        """Whether the pipeline's writes count as replicated: ``acked`` (WAIT's reply)
+        replicas hold them, or the primary has no replica to fail over to."""
+        if not isinstance(acked, Exception) and int(acked) >= wait.replicas:
+            return True
+        if await self._check_alone():
+            return True
+        log.warning("no replica acknowledged a write within %d ms", wait.timeout_ms)
+        return False
+
+    async def _check_alone(self) -> bool:
+        """Ask the primary whether it has replicas; True if it has none (so
+        :attr:`_alone`). A primary that does not answer counts as having some."""
+        try:
+            info = await self.client.info("replication")
+        except (RedisError, OSError):
+            return False
+        alone = int(info.get("connected_slaves", 0)) == 0
+        if alone != self._alone:
+            if alone:
+                log.warning("the Redis primary has no replica: writes are acknowledged alone")
+            else:
+                log.warning("the Redis primary has a replica again: writes wait for it")
+        self._alone, self._alone_checked = alone, time.monotonic()
+        return alone
 
     async def _load_again(self, calls: list[_Call]) -> None:
         """A restarted Redis forgot the scripts: load each once, then send ``calls``
@@ -117,7 +205,7 @@ class ScriptBatcher:
             for source in {call[0].script for call in calls}:
                 await self.client.script_load(source)
         except Exception as exc:
-            for *_, future in calls:
+            for _, _, _, future, _ in calls:
                 if not future.done():
                     future.set_exception(exc)
             return

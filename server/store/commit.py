@@ -7,7 +7,7 @@ script's header in :mod:`server.store.scripts`) and reads its reply into a
 the current lease's and the stored version is the one the caller started from, and
 applies the change's ledger entries in the same step, so a stale owner never
 overwrites a newer state and a retried commit never moves chips twice
-(docs/DESIGN.md, The commit: one Lua script).
+(docs/DESIGN.md, "The commit: one Lua script").
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from redis.commands.core import AsyncScript
 
 from server.auth.tokens import check_player
 from server.store.batching import ScriptBatcher
-from server.store.errors import StoreError
+from server.store.errors import StoreError, Unreplicated
 from server.store.keys import (
     APPLIED_TTL_MS,
     REQUEST_TTL_MS,
@@ -147,9 +147,12 @@ class CommitCalls:
         of every account the entries touch and of the requester
         (:attr:`CommitResult.accounts`).
 
-        Raises ``ValueError`` for arguments that break this contract and
+        Raises ``ValueError`` for arguments that break this contract,
         :class:`~server.store.errors.StoreError` if the event numbers do not follow
-        the stored ones.
+        the stored ones, and :class:`~server.store.errors.Unreplicated` (its ``reply``
+        the OK or DUPLICATE result) if the store waits for replicas and none
+        acknowledged the commit in time: it is stored on the primary, not safe from a
+        failover, and must not be acknowledged.
         """
         check_arguments(expected_version, new_version, state, entries, events, logs, request)
         accounts = touched_accounts(entries, request)
@@ -171,7 +174,13 @@ class CommitCalls:
             publish_channel=publish_channel,
             commit_id=commit_id,
         )
-        reply = await self._batch.call(self._commit, keys, args)
+        try:
+            reply = await self._batch.call(self._commit, keys, args, durable=True)
+        except Unreplicated as exc:
+            result = read_reply(table_id, accounts, exc.reply)
+            if result.ok:
+                raise Unreplicated(result) from None
+            return result  # a refusal wrote nothing
         return read_reply(table_id, accounts, reply)
 
 

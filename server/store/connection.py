@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import hiredis
+import redis.asyncio
 from redis.asyncio.connection import (
     AbstractConnection,
     BlockingConnectionPool,
@@ -19,6 +20,14 @@ from redis.asyncio.connection import (
     SSLConnection,
     UnixDomainSocketConnection,
     parse_url,
+)
+from redis.asyncio.sentinel import SentinelManagedConnection, SentinelManagedSSLConnection
+
+from server.store.sentinel import (
+    SentinelBlockingPool,
+    is_sentinel_url,
+    parse_sentinel_url,
+    sentinel_pool,
 )
 
 SOCKET_TIMEOUT_S = 5.0
@@ -46,6 +55,14 @@ class HiredisSSLConnection(_HiredisPacking, SSLConnection):
 
 class HiredisUnixConnection(_HiredisPacking, UnixDomainSocketConnection):
     """A unix-socket connection packing with hiredis."""
+
+
+class HiredisSentinelConnection(_HiredisPacking, SentinelManagedConnection):
+    """A connection to the primary Sentinel names, packing with hiredis."""
+
+
+class HiredisSentinelSSLConnection(_HiredisPacking, SentinelManagedSSLConnection):
+    """A TLS connection to the primary Sentinel names, packing with hiredis."""
 
 
 def connection_class(url: str) -> type[AbstractConnection]:
@@ -78,3 +95,31 @@ def blocking_pool(
     options.setdefault("socket_timeout", socket_timeout)
     options.setdefault("socket_connect_timeout", socket_timeout)
     return BlockingConnectionPool(max_connections=max_connections, timeout=timeout, **options)
+
+
+def redis_client(
+    url: str, max_connections: int, timeout: float, socket_timeout: float = SOCKET_TIMEOUT_S
+) -> redis.asyncio.Redis:
+    """A bytes client on a pool as :func:`blocking_pool` makes, for any URL the server
+    takes: one Redis (``redis://``, ``rediss://``, ``unix://``), or the primary that
+    sentinels name (``redis+sentinel://``, see :mod:`server.store.sentinel`)."""
+    if is_sentinel_url(url):
+        tls = parse_sentinel_url(url).tls
+        pool: BlockingConnectionPool = sentinel_pool(
+            url,
+            max_connections,
+            timeout,
+            socket_timeout,
+            HiredisSentinelSSLConnection if tls else HiredisSentinelConnection,
+        )
+    else:
+        pool = blocking_pool(url, max_connections, timeout, socket_timeout)
+    return redis.asyncio.Redis(connection_pool=pool)
+
+
+async def close_client(client: redis.asyncio.Redis) -> None:
+    """Close ``client``, its pool and, for Sentinel, its connections to the sentinels."""
+    pool = client.connection_pool
+    await client.aclose(close_connection_pool=True)
+    if isinstance(pool, SentinelBlockingPool):
+        await pool.aclose_sentinels()

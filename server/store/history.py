@@ -2,7 +2,7 @@
 
 Each commit pushes its rounds' records to their players' lists, each record behind an
 8-byte ordinal that grows by one per log of the player, so that a page's cursor stays
-valid while new rounds arrive (docs/DESIGN.md, Replay, game logs, sessions).
+valid while new rounds arrive (docs/DESIGN.md, "Replay, game logs, sessions").
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ Name                                  Type       Contents
                                                  sequence number, ``tok`` fencing token of the
                                                  last writer, ``cid`` id of the last commit
                                                  (a retry's check), ``s.<name>`` each part of the
-                                                 state (the state machine's encoding, see
+                                                 state (the store's format, see
+                                                 :mod:`server.store.parts` and
                                                  :data:`TABLE_PART_PREFIX`); ``s`` the state
                                                  whole, in tables stored before parts, until
                                                  their first commit in parts deletes it
@@ -71,14 +72,14 @@ APPLIED_TTL_MS = 30 * 24 * 3600 * 1000
 
 TABLE_PART_PREFIX = "s."
 """Prefix of the table hash's fields that hold the state's parts (``s.h``, ``s.c``,
-``s.p0``...; the names after it are the state machine's): a part's field never
+``s.p0``...; the names after it are :mod:`server.store.parts`'): a part's field never
 collides with ``v``, ``seq``, ``tok``, ``cid`` or ``s``. A commit writes only the parts that
 changed, so the hash holds the state as the sum of every commit's parts."""
 
 REQUEST_TTL_MS = 24 * 3600 * 1000
 """How long a player's money request stays recorded: within this time a request with the
 same ``rid`` in the same session moves nothing and gets the first reply again
-(PROTOCOL.md, section 3)."""
+(protocol/PROTOCOL.md, section 3)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 A process owns a table while it holds the table's lease, ``<token>:<owner>`` with a
 time to live; each new owner gets a larger fencing token from the table's counter, and
-every commit is checked against it (docs/DESIGN.md, Leases and fencing tokens). The
+every commit is checked against it (docs/DESIGN.md, "Leases and fencing tokens"). The
 renewals of many tables go in one script call.
 """
 
@@ -15,8 +15,9 @@ import redis.asyncio
 from redis.commands.core import AsyncScript
 
 from server.store.batching import ScriptBatcher
+from server.store.errors import Unreplicated
 from server.store.keys import Keys
-from server.store.replies import as_str
+from server.store.replies import as_int, as_str
 
 
 class LeaseCalls:
@@ -35,12 +36,18 @@ class LeaseCalls:
         """Take the table if nobody holds it: the new fencing token, else None.
 
         Tokens of a table only grow. Holding the lease already also gives None (use
-        :meth:`renew_lease`).
+        :meth:`renew_lease`). With replication, a lease no replica acknowledged is
+        given back (None): the next owner after a failover must get a larger token,
+        and acknowledging it also acknowledges every write before it.
         """
         k = self.keys
-        token = await self._acquire(
-            keys=[k.table_lease(table_id), k.table_fence(table_id)], args=[owner, ttl_ms]
-        )
+        keys = [k.table_lease(table_id), k.table_fence(table_id)]
+        try:
+            token = await self._batch.call(self._acquire, keys, [owner, ttl_ms], durable=True)
+        except Unreplicated as exc:
+            if exc.reply is not None:
+                await self.release_lease(table_id, owner, as_int(exc.reply))
+            return None
         return None if token is None else int(token)
 
     async def renew_leases(

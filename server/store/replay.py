@@ -2,8 +2,8 @@
 
 Each commit appends its events to the table's stream (entry id ``<seq>-0``, the last
 ``events_cap`` kept) and may publish them; a connection that comes back reads the
-events it missed, or learns that it needs a snapshot (docs/DESIGN.md, Replay, game
-logs, sessions).
+events it missed, or learns that it needs a snapshot (docs/DESIGN.md, "Replay, game
+logs, sessions").
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A commit may carry the client request that caused it (:class:`ClientRequest`): the
 store records it in the same atomic step, keyed by player and request key, and refuses
 a later commit carrying it again, so a request the client sends again (it never heard
-the reply) never moves chips twice (docs/DESIGN.md, Money and idempotency).
+the reply) never moves chips twice (docs/DESIGN.md, "Money and idempotency").
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ as stored (:class:`StoredTable`).
 A table's state is stored in parts, named bytes this store does not read (the state's
 storage format, ``to_parts``): each commit gives the parts it changes, and the table
 hash holds the latest of each (see :data:`~server.store.keys.TABLE_PART_PREFIX`), so a
-bet writes one seat, not the whole table (docs/DESIGN.md, State in parts).
+bet writes one seat, not the whole table (docs/DESIGN.md, "State in parts").
 
 The client given to :class:`TableStore` must return bytes (``decode_responses`` off):
 parts and events are opaque bytes.
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import redis.asyncio
 
-from server.store.batching import ScriptBatcher
+from server.store.batching import Replication, ScriptBatcher
 from server.store.commit import MAX_AMOUNT, CommitCalls, CommitResult, CommitStatus
 from server.store.errors import StoreError, require_bytes_client
 from server.store.history import HistoryCalls, HistoryPage
@@ -102,7 +102,9 @@ class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCall
     """Table state, leases, events and game logs in one Redis.
 
     ``events_cap``: events kept per table for replay. ``log_cap``: game logs kept per
-    player. ``ledger_maxlen``: approximate bound of the ledger stream.
+    player. ``ledger_maxlen``: approximate bound of the ledger stream. ``replication``:
+    commits and lease takings are acknowledged once that many replicas hold them
+    (:mod:`~server.store.batching`); None for a Redis without replicas.
     """
 
     def __init__(
@@ -113,6 +115,7 @@ class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCall
         events_cap: int = DEFAULT_EVENTS_CAP,
         log_cap: int = DEFAULT_LOG_CAP,
         ledger_maxlen: int = DEFAULT_LEDGER_MAXLEN,
+        replication: Replication | None = None,
     ) -> None:
         require_bytes_client(client)
         if events_cap < 1 or log_cap < 1 or ledger_maxlen < 1:
@@ -128,7 +131,8 @@ class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCall
         self._commit = client.register_script(COMMIT)
         self._history = client.register_script(HISTORY)
         # Commits and renewals of many tables share round trips (see batching.py).
-        self._batch = ScriptBatcher(client)
+        self._batch = ScriptBatcher(client, replication=replication)
+        self.replication = replication
 
     async def load(self, table_id: str) -> StoredTable | None:
         """The stored table, or None if it was never committed."""

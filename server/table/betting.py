@@ -157,7 +157,7 @@ def close_betting(work: Work) -> None:
     """The deal, or with no bet at the table no round: the table waits, idle."""
     state = work.state
     if not state.in_round():
-        # docs/DESIGN.md, The round: no bet at the table, no round: the table waits.
+        # No bet at the table, no round: the table waits (docs/RULES.md, "The round").
         work.set(phase=Phase.IDLE, deadline=None)
         work.emit(views.phase_changed(work.state))
         return

@@ -134,7 +134,7 @@ class TakeOver:
 
 @dataclass(frozen=True, slots=True)
 class Void:
-    """A malfunction: the round in play cannot be completed (docs/RULES.md, Faults)."""
+    """A malfunction: the round in play cannot be completed (docs/RULES.md, "Faults")."""
 
     reason: str
 

@@ -10,8 +10,8 @@ and nothing outside them changes a phase:
   (see :data:`ROWS` for the phases each may lead to). Anything else is refused with
   ``wrong_phase`` and changes nothing.
 
-The round, as the tables say it (docs/RULES.md, The round; docs/DESIGN.md, The table
-state machine; a test checks this diagram against the tables)::
+The round, as the tables say it (docs/RULES.md, "The round"; docs/DESIGN.md, "The
+state machine"; a test checks this diagram against the tables)::
 
     idle      -> betting    SitDown, PlaceBet, Rebet
     idle      -> dealing    PlaceBet, Rebet

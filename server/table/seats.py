@@ -59,8 +59,8 @@ def stand_up(work: Work, event: StandUp) -> None:
     """Leave now, or when the round ends if the seat has a bet in it."""
     index, seat = seat_index(work, event.player)
     if work.state.phase in PHASES_WITH_CARDS and seat.has_bet:
-        # docs/RULES.md, Leaving the table: a round always completes; the player
-        # leaves when it ends.
+        # A round always completes: the player leaves when it ends (docs/RULES.md,
+        # "Bets and table money").
         work.set_seat(index, evolve(seat, leaving=True))
         work.emit(views.seat_changed(work.state, index))
         return

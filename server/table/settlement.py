@@ -119,7 +119,7 @@ def settle(work: Work) -> None:
 
 
 def void(work: Work, event: Void) -> None:
-    """A malfunction: every bet of the round back (docs/RULES.md, Faults; the PartyCasino
+    """A malfunction: every bet of the round back (docs/RULES.md, "Faults"; the PartyCasino
     rules: "Les gains sont nuls en cas de dysfonctionnement")."""
     state = work.state
     reason = event.reason[:200]

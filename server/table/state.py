@@ -84,7 +84,7 @@ class TableConfig:
         if not self.min_buy_in <= self.max_buy_in:
             raise ValueError("min_buy_in is at most max_buy_in")
         if not 1 <= self.seats <= 6:
-            raise ValueError("a table has 1 to 6 seats")  # docs/RULES.md, The table
+            raise ValueError("a table has 1 to 6 seats")  # docs/RULES.md, "Cards and deal"
         if not self.denominations or any(d <= 0 for d in self.denominations):
             raise ValueError("chip denominations are positive")
 

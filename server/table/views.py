@@ -7,7 +7,7 @@ place to check that nobody receives a card they may not see:
   with the same sequence number, so nobody sees a gap);
 - the dealer's cards and other players' cards are public only from the reveal;
 - the seed is public only once the round is settled or voided;
-- hands dealt to empty seats are never sent (docs/RULES.md, The deal).
+- hands dealt to empty seats are never sent (docs/RULES.md, "Cards and deal").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The seeded shuffle (protocol.fairness, docs/CONVENTIONS.md "The shuffle"): the rules use it."""
+"""The seeded shuffle (protocol.fairness; docs/CONVENTIONS.md, "The shuffle"): the rules use it."""
 
 from __future__ import annotations
 

@@ -90,7 +90,7 @@ class Client:
         self.failure: Exception | None = None  # why the reader stopped, if not a close
         self.welcome: Welcome | None = None
         # Rids unique across connections: the server takes a money request with a rid
-        # the player already used for a repeat of it (PROTOCOL.md, section 3).
+        # the player already used for a repeat of it (protocol/PROTOCOL.md, section 3).
         self._rid_prefix = f"{label or 'r'}{next(_CONNECTIONS)}."
         self._rids = itertools.count(1)
         self._changed = asyncio.Condition()

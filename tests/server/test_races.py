@@ -199,8 +199,8 @@ async def test_a_bet_and_a_cash_out(
 async def test_two_bets_for_the_same_chips(
     app: App, server_settings: Settings, redis_client: redis.asyncio.Redis
 ) -> None:
-    """A bet replaces the round's bet (PROTOCOL.md): of two racing bets exactly one
-    stands, the other's chips are never taken on top of it."""
+    """A bet replaces the round's bet (protocol/PROTOCOL.md, section 6): of two racing
+    bets exactly one stands, the other's chips are never taken on top of it."""
     a, b, bob = await _seated_with_company(app, server_settings, redis_client)
     try:
         async with never_negative(redis_client, "alice"):

@@ -79,7 +79,7 @@ async def test_the_page_derives_the_shuffle_of_section_13(browser: Browser, web_
     deck = await page.evaluate(
         "async (s) => (await import('/js/fair.js')).shuffledDeck(s)", example
     )
-    assert deck[:7] == [4, 51, 34, 2, 12, 18, 11]  # PROTOCOL.md, section 13: seat 0
+    assert deck[:7] == [4, 51, 34, 2, 12, 18, 11]  # protocol/PROTOCOL.md, section 13: seat 0
     assert deck == list(fairness.shuffled_deck(bytes.fromhex(example)))
 
 

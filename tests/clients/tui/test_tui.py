@@ -105,7 +105,8 @@ def _mask(text: str) -> str:
 
 @pytest.mark.asyncio
 async def test_table_screen_matches_the_golden() -> None:
-    """The worked example of PROTOCOL.md (fixed seed, cards, results) drawn at 80x24."""
+    """The worked example of protocol/PROTOCOL.md, section 13 (fixed seed, cards, results),
+    drawn at 80x24."""
     client = Client("ws://127.0.0.1:9/")
     tui = PaigowApp(client, connect=False)
     snapshot = _vector("snapshot_settling")

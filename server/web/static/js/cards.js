@@ -1,4 +1,4 @@
-// Card codes (PROTOCOL.md section 2): (rank - 2) * 4 + suit, the joker 52.
+// Card codes (protocol/PROTOCOL.md, section 2): (rank - 2) * 4 + suit, the joker 52.
 
 export const JOKER = 52;
 export const RANKS = "23456789TJQKA";

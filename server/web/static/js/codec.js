@@ -1,6 +1,6 @@
-// The wire codec of PROTOCOL.md: msgpack by the vendored @msgpack/msgpack (loaded by
-// index.html as the global `MessagePack`), then the decoding rules of sections 1, 2
-// and 12 and the message tables of schema.js. decodeServer() is what the page calls
+// The wire codec of protocol/PROTOCOL.md. msgpack by the vendored @msgpack/msgpack
+// (loaded by index.html as the global `MessagePack`), then the decoding rules of
+// sections 1, 2 and 12 and the message tables of schema.js. decodeServer() is what the page calls
 // on every frame; encode() writes a request in the document's key order.
 //
 // A failure throws ProtocolError with `code` (section 10: malformed, too_large,

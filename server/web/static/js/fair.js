@@ -1,4 +1,4 @@
-// Provable fairness, section 13 of PROTOCOL.md, in the page: the commitment is
+// Provable fairness (protocol/PROTOCOL.md, section 13), in the page: the commitment is
 // SHA-256 of the seed, and the deck is re-derived from the seed with HMAC-SHA256
 // (WebCrypto) and Fisher-Yates with rejection sampling. verifyRound() checks what a
 // round showed (commitment, the player's cards, every revealed hand) against it.

@@ -1,5 +1,5 @@
 // What the page knows of one table: the snapshot, then each event applied in order
-// (PROTOCOL.md section 9). Pure data: the views read it, nothing here touches the page.
+// (protocol/PROTOCOL.md, section 9). Pure data: the views read it, nothing here touches the page.
 
 const emptySeat = (seat) => ({ seat, status: "empty", balance: 0, bet: 0, bonus: 0, hand_set: false, player_id: null, name: null });
 

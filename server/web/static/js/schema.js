@@ -1,4 +1,4 @@
-// Every message of PROTOCOL.md (sections 6 to 9), as tables: the field names in the
+// Every message (protocol/PROTOCOL.md, sections 6 to 9), as tables: the field names in the
 // order the document lists them (the order an encoder writes them), each with its
 // type, range and default. codec.js checks each decoded frame against these tables
 // and writes outgoing messages from them. Nothing here is specific to this page.

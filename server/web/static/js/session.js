@@ -1,5 +1,5 @@
-// One player's session with the server (PROTOCOL.md sections 3, 5 and 11): the
-// WebSocket on this page's origin, hello and resume, the heartbeat, the server's
+// One player's session with the server (protocol/PROTOCOL.md, sections 3, 5 and 11):
+// the WebSocket on this page's origin, hello and resume, the heartbeat, the server's
 // clock, requests matched to their replies by rid, and each table's events in
 // `seq` order (a duplicate is dropped, a gap asks for a snapshot with `watch`).
 //

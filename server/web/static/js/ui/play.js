@@ -6,6 +6,8 @@ import { cardElement, cardName, cardText } from "../cards.js";
 import { preview } from "../handrank.js";
 import { $, act, announce, chips, fill, h, toast } from "./dom.js";
 
+const REFUSED = "Refused: that split fouls (the high hand must beat the low hand). Choose again.";
+
 export class Play {
   constructor(app) {
     this.app = app;
@@ -14,6 +16,7 @@ export class Play {
     this.stake = { amount: 0, bonus: 0 };
     this.stakeRound = null;
     this.setResult = null; // the server's `hand` result once set
+    this.refused = ""; // the low hand the table refused as a foul (its answer stays shown)
     this.wire();
   }
 
@@ -102,6 +105,7 @@ export class Play {
     $("your-low").dataset.cards = "";
     $("preview").textContent = "\u00a0";
     $("foul").hidden = true;
+    this.refused = "";
     for (const id of ["set-hand", "house-way", "suggest"]) $(id).disabled = true;
     $("set-hint").textContent = this.model.you?.bet ? "Your cards come with the deal." : "Bet to be dealt in.";
   }
@@ -220,7 +224,12 @@ export class Play {
     const p = server ? { high: server.high_name, low: server.low_name, foul: false } : preview(this.model.yourCards, low);
     $("preview").textContent = `${set ? "Set: " : ""}High: ${p.high} · Low: ${p.low}`;
     $("preview").dataset.foul = String(p.foul);
-    if (p.foul && !set) {
+    if (p.foul && !set && this.refused === low.join(",")) {
+      // Kept through later redraws (a countdown, another seat's event) until the
+      // player picks other cards: the table's answer must not flash by.
+      foulEl.textContent = REFUSED;
+      foulEl.hidden = false;
+    } else if (p.foul && !set) {
       const rule = this.app.info(this.tableId)?.foul === "lose" ? "A fouled hand loses the bet at this table." : "The table refuses a fouled hand: choose again.";
       foulEl.textContent = `Foul: the high hand (${p.high}) must beat the low hand (${p.low}). ${rule}`;
       foulEl.hidden = false;
@@ -236,7 +245,8 @@ export class Play {
         this.handSet(await this.req("set_hand", { low }));
       } catch (err) {
         if (err.code === "foul") {
-          $("foul").textContent = "Refused: that split fouls (the high hand must beat the low hand). Choose again.";
+          this.refused = low.join(",");
+          $("foul").textContent = REFUSED;
           $("foul").hidden = false;
           announce("Refused: foul");
           return;

@@ -1,0 +1,284 @@
+"""Redis topologies on one machine, from the one ``redis-server`` binary: a primary with
+a replica and three sentinels (:class:`LocalSentinel`), a cluster of three primaries
+(:class:`LocalCluster`). For the tests, the benches and an operator's failover drill;
+loopback only, each process in a folder of its own, every one stopped on exit.
+
+These are real processes, configured as ``deploy/`` configures them for production
+(append-only file, no snapshots), with short failure-detection times.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import redis
+from redis.exceptions import RedisError
+
+from server.store.child import parent_death_signal
+from server.store.embedded import find_redis_server
+
+SERVICE = "pg"
+"""The service name the sentinels monitor."""
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (and its cluster bus port, +10000, too)."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port: int = sock.getsockname()[1]
+        if port + 10000 < 65536:
+            with socket.socket() as bus:
+                try:
+                    bus.bind(("127.0.0.1", port + 10000))
+                except OSError:
+                    continue
+            return port
+
+
+def command(client: redis.Redis, *args: Any) -> Any:
+    """``client.execute_command(*args)`` (typed)."""
+    return client.execute_command(*args)  # type: ignore[no-untyped-call]
+
+
+def wait_for(check: Callable[[], bool], within: float, what: str) -> None:
+    """Poll ``check`` until true; ``TimeoutError`` naming ``what`` after ``within`` s."""
+    deadline = time.monotonic() + within
+    while True:
+        with contextlib.suppress(RedisError, OSError):
+            if check():
+                return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {within} s waiting for {what}")
+        time.sleep(0.02)
+
+
+class RedisProcess:
+    """One ``redis-server`` (or sentinel) on a loopback port, its files in ``folder``."""
+
+    def __init__(self, folder: Path, directives: dict[str, str], sentinel: bool = False):
+        self.folder = folder
+        self.port = free_port()
+        self.sentinel = sentinel
+        self.directives = {
+            "port": str(self.port),
+            "bind": "127.0.0.1",
+            "daemonize": "no",
+            "dir": f'"{folder}"',
+            "logfile": '"redis.log"',
+            **directives,
+        }
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        """Start it (again, on the same port and files) and wait until it answers."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        conf = self.folder / "redis.conf"
+        if not conf.exists() or not self.sentinel:  # a sentinel rewrites its own file
+            conf.write_text("".join(f"{k} {v}\n" for k, v in self.directives.items()))
+        args = [find_redis_server(), str(conf), *(["--sentinel"] if self.sentinel else [])]
+        self.proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=parent_death_signal(),  # noqa: PLW1509 -- from the caller's thread
+        )
+        wait_for(self.client().ping, 10, f"redis-server on port {self.port}")
+
+    def client(self) -> redis.Redis:
+        """A new client of this process (close it yourself)."""
+        return redis.Redis(port=self.port, socket_timeout=2, decode_responses=True)
+
+    def info(self, section: str) -> dict[str, object]:
+        with contextlib.closing(self.client()) as client:
+            found: dict[str, object] = client.info(section)
+            return found
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        """SIGTERM (SIGKILL after 10 s), reaped."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+
+
+class _Topology:
+    """Processes in one temporary folder, all stopped (and the folder removed) on exit."""
+
+    def __init__(self) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="pg-topo-"))
+        self.processes: list[RedisProcess] = []
+
+    def _add(self, name: str, directives: dict[str, str], sentinel: bool = False) -> RedisProcess:
+        process = RedisProcess(self.folder / name, directives, sentinel)
+        self.processes.append(process)
+        return process
+
+    def close(self) -> None:
+        """Stop every process and remove the folder."""
+        for process in self.processes:
+            with contextlib.suppress(Exception):
+                process.stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def __enter__(self) -> Self:
+        try:
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+
+PERSISTENT = {"appendonly": "yes", "appendfsync": "everysec", "save": '""'}
+
+
+class LocalSentinel(_Topology):
+    """A primary, one replica and three sentinels watching them (quorum 2), with a
+    failure detected after ``down_after_ms``."""
+
+    def __init__(self, down_after_ms: int = 1000) -> None:
+        super().__init__()
+        self.down_after_ms = down_after_ms
+        self.primary = self._add("primary", dict(PERSISTENT))
+        self.replica = self._add("replica", dict(PERSISTENT))
+        self.sentinels: list[RedisProcess] = []
+
+    def start(self) -> None:
+        self.primary.start()
+        self.replica.directives["replicaof"] = f"127.0.0.1 {self.primary.port}"
+        self.replica.start()
+        wait_for(
+            lambda: self.replica.info("replication").get("master_link_status") == "up",
+            20,
+            "the replica to sync",
+        )
+        for i in range(3):
+            sentinel = self._add(
+                f"sentinel{i}",
+                {
+                    "sentinel monitor": f"{SERVICE} 127.0.0.1 {self.primary.port} 2",
+                    "sentinel down-after-milliseconds": f"{SERVICE} {self.down_after_ms}",
+                    "sentinel failover-timeout": f"{SERVICE} 10000",
+                    "sentinel parallel-syncs": f"{SERVICE} 1",
+                },
+                sentinel=True,
+            )
+            self.sentinels.append(sentinel)
+            sentinel.start()
+        wait_for(self._watching, 30, "the sentinels to know each other and the replica")
+
+    def _watching(self) -> bool:
+        for sentinel in self.sentinels:
+            with contextlib.closing(sentinel.client()) as client:
+                state: Any = client.sentinel_master(SERVICE)
+                if int(state["num-other-sentinels"]) < 2 or int(state["num-slaves"]) < 1:
+                    return False
+        return True
+
+    @property
+    def url(self) -> str:
+        """The server's ``redis+sentinel://`` URL for this topology."""
+        hosts = ",".join(f"127.0.0.1:{s.port}" for s in self.sentinels)
+        return f"redis+sentinel://{hosts}/{SERVICE}"
+
+    def primary_port(self) -> int:
+        """The port of the primary the sentinels name now."""
+        with contextlib.closing(self.sentinels[0].client()) as client:
+            address: Any = client.sentinel_get_master_addr_by_name(SERVICE)
+            return int(address[1])
+
+    def wait_promoted(self, within: float = 30) -> None:
+        """Wait until the replica is the primary (after the primary died)."""
+        wait_for(
+            lambda: (
+                self.replica.info("replication").get("role") == "master"
+                and self.primary_port() == self.replica.port
+            ),
+            within,
+            "the replica's promotion",
+        )
+
+
+class LocalCluster(_Topology):
+    """A Redis Cluster of ``primaries`` primaries (no replicas), every slot covered."""
+
+    def __init__(self, primaries: int = 3) -> None:
+        super().__init__()
+        self.nodes = [
+            self._add(
+                f"node{i}",
+                {
+                    **PERSISTENT,
+                    "cluster-enabled": "yes",
+                    "cluster-config-file": "nodes.conf",
+                    "cluster-node-timeout": "2000",
+                },
+            )
+            for i in range(primaries)
+        ]
+
+    def start(self) -> None:
+        for node in self.nodes:
+            node.start()
+        # The slots split evenly (CLUSTER ADDSLOTS), then every node meets the first.
+        share = 16384 // len(self.nodes)
+        for i, node in enumerate(self.nodes):
+            first = i * share
+            last = 16383 if i == len(self.nodes) - 1 else first + share - 1
+            with contextlib.closing(node.client()) as client:
+                command(client, "CLUSTER", "ADDSLOTS", *range(first, last + 1))
+                if i > 0:
+                    command(client, "CLUSTER", "MEET", "127.0.0.1", self.nodes[0].port)
+        wait_for(self._ok, 30, "the cluster to agree")
+
+    def _ok(self) -> bool:
+        for node in self.nodes:
+            with contextlib.closing(node.client()) as client:
+                text = command(client, "CLUSTER", "INFO")
+                info = dict(line.split(":", 1) for line in str(text).split() if ":" in line)
+                if info["cluster_state"] != "ok" or int(info["cluster_known_nodes"]) < len(
+                    self.nodes
+                ):
+                    return False
+        return True
+
+    @property
+    def url(self) -> str:
+        """A ``redis+cluster://`` URL naming every node."""
+        hosts = ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
+        return f"redis+cluster://{hosts}"

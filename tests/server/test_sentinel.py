@@ -1,0 +1,164 @@
+"""Failover through Sentinel: the primary killed mid-round, the replica promoted, the
+round finishes, and nothing acknowledged is lost.
+
+Real processes from the one ``redis-server`` binary: a primary, a replica and three
+sentinels (:class:`~server.store.topology.LocalSentinel`). The server connects with a
+``redis+sentinel://`` URL, so it waits (``WAIT``) for the replica before it
+acknowledges a change. SIGKILL of the primary during the setting phase: once the
+replica is promoted the table carries on, every acknowledged bet and hand is in the
+round's results, and the audit on the new primary finds every chip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from protocol.messages import Bet, GetBalance, HouseWay, Join, Results, Reveal, SetHand
+from protocol.structs import Balances, HandChoice, Joined
+from server.app import App
+from server.config import Settings
+from server.store.batching import Replication
+from server.store.connection import close_client, redis_client
+from server.store.topology import LocalSentinel
+from tests.helpers import until, url
+from tests.server.helpers import Client, audit_report, close_all, quick_tables
+
+
+@pytest.fixture
+def topology() -> Iterator[LocalSentinel]:
+    with LocalSentinel() as running:
+        yield running
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_primary_killed_mid_round(topology: LocalSentinel, tmp_path: Path) -> None:
+    tables = tmp_path / "tables.toml"
+    tables.write_text(quick_tables("f", setting_ms=6000))
+    settings = Settings(
+        port=0,
+        redis_url=topology.url,
+        data_dir=tmp_path / "data",
+        tables_file=tables,
+        token_secret="sentinel-secret-0123456789",
+        lease_ms=3000,
+    )
+    assert settings.replicas_to_wait_for() == 1
+    app = App(settings)
+    await app.start()
+    players: list[Client] = []
+    try:
+        store = app.hosts["f"].store
+        assert store.replication == Replication(1, 1000)
+        players = [await Client.hello(url(app), label=f"p{i}") for i in range(3)]
+        seats = {}
+        for p in players:
+            joined = await p.ok(Join, table_id="f", buy_in=1000)
+            assert isinstance(joined, Joined)
+            seats[p.label] = joined.seat
+        await asyncio.gather(
+            *(p.ok(Bet, table_id="f", amount=100 + 10 * i) for i, p in enumerate(players))
+        )
+        await players[0].phase("f", "setting")
+        # p0 sets a hand of its own, p1 the house way: both acknowledged, so both held
+        # by the replica. p2 sets nothing: the deadline does it after the failover.
+        choice = await players[0].ok(HouseWay, table_id="f", mode="suggest")
+        assert isinstance(choice, HandChoice)
+        await players[0].ok(SetHand, table_id="f", low=choice.low)
+        await players[1].ok(HouseWay, table_id="f", mode="set")
+        seq_before = players[2].last_seq("f")
+        with contextlib.closing(topology.primary.client()) as primary:
+            assert int(primary.info("commandstats")["cmdstat_wait"]["calls"]) > 0
+
+        killed = time.monotonic()
+        topology.primary.kill()
+        await asyncio.to_thread(topology.wait_promoted)
+        reveal = await players[2].event("f", Reveal, within=40)
+        results = await players[2].event("f", Results, within=20)
+        print(f"failover: the table went on {time.monotonic() - killed:.1f} s after the kill")
+
+        assert reveal.seq > seq_before
+        hands = {h.hand: h for h in reveal.hands}
+        assert hands[seats["p0"]].low == choice.low
+        assert not hands[seats["p0"]].house_way
+        assert hands[seats["p1"]].house_way
+        bets = {r.seat: r.bet for r in results.results}
+        assert bets == {seats[p.label]: 100 + 10 * i for i, p in enumerate(players)}
+        for p in players:
+            balances = await p.ok(GetBalance)
+            assert isinstance(balances, Balances)
+            mine = next(r for r in results.results if r.seat == seats[p.label])
+            assert [(b.table_id, b.balance) for b in balances.tables] == [("f", mine.balance)]
+            assert balances.account == 10_000 - 1000
+        client = redis_client(topology.url, 2, 10)
+        try:
+            report = await audit_report(client)
+        finally:
+            await close_client(client)
+        assert report.ok, report.explain()
+        assert report.ledger_complete
+        assert report.credited == 3 * 10_000
+    finally:
+        await close_all(players)
+        with contextlib.suppress(Exception):
+            await app.stop()
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_no_replica_acknowledges(topology: LocalSentinel, tmp_path: Path) -> None:
+    """A replica that holds its link but answers nothing (SIGSTOP): a change is not
+    acknowledged (``unavailable``, retry), and the table carries on once it answers,
+    from what the primary holds."""
+    tables = tmp_path / "tables.toml"
+    tables.write_text(quick_tables("w", betting_ms=60_000))
+    app = App(
+        Settings(
+            port=0,
+            redis_url=topology.url,
+            data_dir=tmp_path / "data",
+            tables_file=tables,
+            token_secret="sentinel-secret-0123456789",
+            lease_ms=3000,
+            redis_wait_ms=300,
+        )
+    )
+    await app.start()
+    player: Client | None = None
+    replica = topology.replica.proc
+    assert replica is not None
+    frozen = False
+    try:
+        player = await Client.hello(url(app))
+        await player.ok(Join, table_id="w", buy_in=1000)
+        os.kill(replica.pid, signal.SIGSTOP)
+        frozen = True
+        await player.error(Bet, "unavailable", table_id="w", amount=100)
+        os.kill(replica.pid, signal.SIGCONT)
+        frozen = False
+
+        async def bet_on_the_table() -> bool:
+            assert player is not None
+            reply = await player.call(GetBalance)
+            balances = getattr(reply, "result", None)
+            return isinstance(balances, Balances) and balances.tables[0].balance == 900
+
+        # The primary kept the bet: once the table is taken again, it is there.
+        await until(bet_on_the_table, 30, "the table back, with the bet", every=0.2)
+        assert app.redis is not None
+        report = await audit_report(app.redis)
+        assert report.ok, report.explain()
+    finally:
+        if frozen:
+            os.kill(replica.pid, signal.SIGCONT)
+        if player is not None:
+            await player.close()
+        await app.stop()
