@@ -196,9 +196,9 @@ class Presence:
         connection here whose seat says away, and ``Disconnect`` for each one without
         one whose seat says connected: the stored state cannot know that their
         connections died with the previous owner, and nobody else will tell it. The
-        grace time then runs from that ``Disconnect`` (a round dealt before it, the
-        player counted as connected, is not held against them: docs/RULES.md,
-        Disconnection). An event the table refuses (the seat is gone meanwhile) or a
+        grace time then runs from that ``Disconnect``, and a round dealt before it, the
+        player counted as connected, is not held against them (docs/RULES.md,
+        "Disconnection"). An event the table refuses (the seat is gone meanwhile) or a
         store error is logged and skipped; when the table is lost again the rest waits
         for the next call.
         """

@@ -192,7 +192,7 @@ class TableHost(CommitPath):
         any request, its timer or its on-ready hook. A betting phase in progress starts
         again: a deadline passed while nobody could bet (the players' connections and
         bets on their way went with the previous holder) must not deal a round they
-        could not bet in (docs/RULES.md, Disconnection). A table this process wrote
+        could not bet in (docs/RULES.md, "Disconnection"). A table this process wrote
         last (its lease lost and taken again, its connections still here) is not told.
         """
         assert self.state is not None

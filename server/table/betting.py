@@ -37,7 +37,7 @@ def open_betting(work: Work, seed: bytes) -> None:
 def taken_over(work: Work, event: TakeOver) -> None:
     """A process took the table over: a betting phase in progress starts again with its
     full length, so that players whose connections went with the previous holder (and
-    bets on their way then) can come back and bet (docs/RULES.md, Disconnection)."""
+    bets on their way then) can come back and bet (docs/RULES.md, "Disconnection")."""
     if work.state.phase is Phase.BETTING:
         work.set(deadline=work.now + work.state.config.betting_ms)
         work.emit(views.phase_changed(work.state))
@@ -164,7 +164,7 @@ def close_betting(work: Work) -> None:
     assert state.seed is not None
     # Who neither bet nor sat out has missed the round and stands up when it ends;
     # who sat out counts it, and stands up after too many in a row; who is away has
-    # the grace time to come back (docs/RULES.md, Sitting out; Disconnection).
+    # the grace time to come back (docs/RULES.md, "Sitting out" and "Disconnection").
     for index, seat in state.occupied():
         if not seat.has_bet:
             if seat.sitting_out:

@@ -128,7 +128,7 @@ class TakeOver:
     """A process has just taken the table (it started, restarted, or took it over
     from one that stopped): the players' connections went with the previous holder,
     and a betting phase in progress starts again with its full length so that they
-    can come back and bet (docs/RULES.md, Disconnection). Its host applies it before
+    can come back and bet (docs/RULES.md, "Disconnection"). Its host applies it before
     anything else; who is away is said by :class:`Disconnect` afterwards."""
 
 

@@ -150,7 +150,7 @@ def disconnect(work: Work, event: Disconnect) -> None:
     """The player is away: the grace time runs from now. A round they missed is not
     held against them: their absence may have begun before the deal, the table told
     only now (a dropped connection noticed late, a server that crashed), and the grace
-    time decides (docs/RULES.md, Disconnection)."""
+    time decides (docs/RULES.md, "Disconnection")."""
     index, seat = seat_index(work, event.player)
     if seat.connected:
         work.set_seat(index, evolve(seat, connected=False, disconnected_at=work.now, missed=False))

@@ -81,7 +81,7 @@ def settle(work: Work) -> None:
             bet=seat.bet,
             bonus=seat.bonus,
             # A line of the pay table, or nil: a bonus that pays nothing names no class
-            # (protocol/PROTOCOL.md, SeatResult).
+            # (protocol/PROTOCOL.md, section 9).
             bonus_class=(
                 bonus_rules.BONUS_CLASS_CODES[bonus_class]
                 if bonus_class is not None and bonus_back

@@ -446,7 +446,7 @@ async def test_a_player_cut_off_by_a_kill_during_betting_keeps_the_seat(
 ) -> None:
     """p1 has not bet yet when the server is killed in the betting phase, and is not
     back when the restarted server deals the round p0 bet in: away, p1 has not
-    "missed" it, and keeps the seat for the grace time (docs/RULES.md, Disconnection),
+    "missed" it, and keeps the seat for the grace time (docs/RULES.md, "Disconnection"),
     to find it again on coming back after the round."""
 
     def launch() -> ServerProcess:

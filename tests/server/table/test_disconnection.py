@@ -1,5 +1,5 @@
 """Seats of players who are away: the grace time decides, whatever the order in which
-the table learns of the absence (docs/RULES.md, Disconnection).
+the table learns of the absence (docs/RULES.md, "Disconnection").
 
 A player away keeps the seat for ``grace_ms`` from the moment the table knows; a round
 dealt while they are away, or one they drop out of before it ends, is not held against
