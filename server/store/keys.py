@@ -48,6 +48,7 @@ Name                                  Type       Contents
                                                  capped; each an 8-byte big-endian ordinal
                                                  followed by the record
 ``pg:session:{id}``                   hash       a resumable session: player, name, guest (TTL)
+``pg:names``                          hash       player -> the display name of their last hello
 ====================================  =========  ==============================================
 
 ``{t}`` is a table id, ``{p}`` a player name (validated by
@@ -162,6 +163,10 @@ class Keys:
     def session(self, session_id: str) -> str:
         """Hash: a resumable session (player, name, guest), with a TTL."""
         return f"{self.prefix}session:{session_id}"
+
+    def names(self) -> str:
+        """Hash: player -> the display name of their last hello (for the operator)."""
+        return f"{self.prefix}names"
 
 
 DEFAULT_KEYS = Keys()

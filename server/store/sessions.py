@@ -39,7 +39,8 @@ class SessionStore:
         self.ttl_s = ttl_s
 
     async def save(self, session: Session) -> None:
-        """Store (or renew) ``session`` for ``ttl_s`` seconds."""
+        """Store (or renew) ``session`` for ``ttl_s`` seconds, and keep the player's
+        display name (no TTL: ``paigow-server account list`` shows it)."""
         key = self.keys.session(session.session_id)
         mapping: dict[bytes | bytearray | memoryview[int] | str | int | float, str | int] = {
             "player": session.player,
@@ -49,6 +50,7 @@ class SessionStore:
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.hset(key, mapping=mapping)
             pipe.expire(key, self.ttl_s)
+            pipe.hset(self.keys.names(), session.player, session.name)
             await pipe.execute()
 
     async def load(self, session_id: str) -> Session | None:
