@@ -231,6 +231,10 @@ async def _loop(
             note("error", {"code": exc.code, "message": str(exc)})
             if betting and exc.code in FINAL_BET_REFUSALS:
                 raise
+            if betting and exc.retryable and exc.code != "wrong_phase":
+                # Not taken, but it may be now (the table was not hosted yet, say): try
+                # again on the next event (a phase moved on needs no retry).
+                acted_bet, bet_in = None, False
         except ConnectionLost:
             # The core reconnects and resumes; the loop picks up from the model. A bet
             # lost on the way is tried again then (placing the same bet twice is

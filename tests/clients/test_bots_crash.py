@@ -114,8 +114,14 @@ async def test_bots_play_on_after_a_kill_as_betting_opens(
 ) -> None:
     tables = tmp_path / "tables.toml"
     tables.write_text(TABLES)
+    # The watchers send nothing while they wait: a long heartbeat keeps them connected.
     args = server_args(
-        redis_server.url, tables, tmp_path / "data", secret="s" * 32, port=free_port()
+        redis_server.url,
+        tables,
+        tmp_path / "data",
+        secret="s" * 32,
+        port=free_port(),
+        extra=("--heartbeat-ms", "60000"),
     )
     first = ServerProcess(args, tmp_path / "server-0.log")
     children.append(first)
