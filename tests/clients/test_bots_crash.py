@@ -124,6 +124,8 @@ async def test_bots_play_on_after_a_kill_as_betting_opens(
         tmp_path / "data",
         secret="s" * 32,
         port=free_port(),
+        # Stopped for a moment while the bets arrive, the server keeps its lease.
+        lease_ms=3000,
         extra=("--heartbeat-ms", "60000"),
     )
     first = ServerProcess(args, tmp_path / "server-0.log")
@@ -145,7 +147,7 @@ async def test_bots_play_on_after_a_kill_as_betting_opens(
         opened = await watcher.phase("q", "betting", after=seen, within=30)
         first.proc.send_signal(signal.SIGSTOP)
         try:
-            await until(lambda: unread_requests(port) >= BOTS, 3, "the bets to arrive")
+            await until(lambda: unread_requests(port) >= BOTS, 1, "the bets to arrive")
             break
         except AssertionError:
             first.proc.send_signal(signal.SIGCONT)
