@@ -15,17 +15,14 @@ from typing import Any
 
 import msgpack
 
-from protocol import limits as L
 from protocol.codec import encode
-from protocol.errors import ErrorCode
 from protocol.messages import CashOut, Join, Leave, OkReply, Rebuy
 from protocol.structs import Balances, Joined, Result, TableBalance
 from server.gateway.connection import Connection
 from server.gateway.context import REPLIED, Context, Outcome, Replied
-from server.gateway.presence import Presence, check_table_limit
+from server.gateway.presence import check_table_limit
 from server.host import MoneyRequest
 from server.table import events as ev
-from server.table.errors import TableError
 from server.table.machine import Transition
 
 MoneyMessage = Join | Leave | Rebuy | CashOut
@@ -46,13 +43,6 @@ async def join(ctx: Context, conn: Connection, msg: Join) -> Outcome:
     table_id = msg.table_id
     watching = table_id in conn.tables
     check_table_limit(conn, table_id)
-    seated_at = presence.seated_hosts(player)
-    if len(seated_at) >= L.MAX_TABLES_PER_SESSION and host not in seated_at:
-        # A balance reply lists every table where the player sits: at most this many.
-        raise TableError(
-            ErrorCode.TOO_LARGE,
-            f"a player sits at {L.MAX_TABLES_PER_SESSION} tables at most: leave one first",
-        )
     wanted = conn.wanted.get(table_id)
     if not watching:
         await presence.attach(conn, host, None)
@@ -100,18 +90,6 @@ async def cash_out(ctx: Context, conn: Connection, msg: CashOut) -> Outcome:
     return await _balance_reply(ctx, conn, msg, ev.CashOut(conn.player, msg.amount))
 
 
-def table_balances(presence: Presence, player: str, but: str | None = None) -> list[TableBalance]:
-    """``player``'s balance at each table where they are seated (except ``but``)."""
-    tables = []
-    for host in presence.seated_hosts(player):
-        assert host.state is not None
-        index = host.state.seat_of(player)
-        seat = host.state.seats[index] if index is not None else None
-        if seat is not None and host.table_id != but:
-            tables.append(TableBalance(table_id=host.table_id, balance=seat.balance))
-    return tables
-
-
 async def _balance_reply(
     ctx: Context, conn: Connection, msg: MoneyMessage, event: ev.Event
 ) -> Replied:
@@ -119,9 +97,10 @@ async def _balance_reply(
     it, this table's balance after the change, the others' as they are."""
     player = conn.player
     table_id = msg.table_id
+    # The other tables' balances as they are now (some may be held by other nodes).
+    others = await ctx.presence.table_balances(player, table_id)
 
     def memo(t: Transition) -> bytes:
-        others = table_balances(ctx.presence, player, table_id)
         tables = [(b.table_id, b.balance) for b in others]
         index = t.state.seat_of(player)
         seat = t.state.seats[index] if index is not None else None

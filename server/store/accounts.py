@@ -1,9 +1,11 @@
 """Player accounts: balances in Redis, money coming in from outside.
 
 Chips enter the product only here: a guest's starting balance and operator credits,
-each a ledger entry of kind ``credit`` from the ``outside`` pot, counted in the
-``in`` total that the audit balances against everything held. Moves between an
-account and a table are table commits (:mod:`server.store.tables`).
+each a ledger entry of kind ``credit`` from the ``outside`` pot in the account's own
+ledger, counted in the account's ``in`` total that the audit balances against
+everything held. Every key of an account is in the player's slot. Moves between an
+account and a table are transfers (:mod:`server.store.transfers`), made by the
+table's commits (:mod:`server.store.commit`).
 
 The client must return bytes (``decode_responses`` off).
 """
@@ -16,9 +18,9 @@ from dataclasses import dataclass
 import redis.asyncio
 
 from server.auth.tokens import check_player
+from server.store.account_scripts import CREDIT
 from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.replies import as_int, as_str
-from server.store.scripts import CREDIT
 from server.store.tables import DEFAULT_LEDGER_MAXLEN, MAX_AMOUNT, require_bytes_client
 
 OUTSIDE = "outside"
@@ -62,8 +64,15 @@ class AccountStore:
         if amount > MAX_AMOUNT:
             raise ValueError(f"amount above {MAX_AMOUNT}: {amount}")
         k = self.keys
+        if mode == "credit" and await self.redis.hexists(k.legacy_credits(), key):
+            # Applied under the first key layout, to an account the migration could
+            # not name (docs/DESIGN.md, "Keys ready for Redis Cluster").
+            return CreditResult(applied=False, balance=await self.balance(player) or 0)
+        # Listed before any chip can reach it (a single-key command: the set has a slot
+        # of its own, apart from the account's).
+        await self.redis.sadd(k.accounts(), player)
         applied, balance = await self._credit(
-            keys=[k.account(player), k.accounts(), k.credits(), k.ledger_stream(), k.money()],
+            keys=[k.account(player), k.credits(player), k.account_ledger(player)],
             args=[player, amount, key, self.ledger_maxlen, mode],
         )
         return CreditResult(applied=bool(applied), balance=int(balance))
@@ -80,7 +89,7 @@ class AccountStore:
 
     async def credit(self, player: str, amount: int, key: str) -> CreditResult:
         """Add ``amount`` (> 0) chips from outside to ``player``'s account (created if
-        needed), at most once per ``key``: a repeated key changes nothing.
+        needed), at most once per ``key`` and account: a repeated key changes nothing.
         """
         if amount <= 0:
             raise ValueError("a credit is a positive amount")

@@ -8,6 +8,7 @@ session that has expired cannot be resumed (``welcome.resumed`` is false).
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 import redis.asyncio
@@ -47,11 +48,14 @@ class SessionStore:
             "name": session.name,
             "guest": int(session.guest),
         }
+        # The session in a transaction of its own (one key: one slot of a Redis
+        # Cluster), the name beside it: the names hash has a slot of its own.
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.hset(key, mapping=mapping)
             pipe.expire(key, self.ttl_s)
-            pipe.hset(self.keys.names(), session.player, session.name)
-            await pipe.execute()
+            await asyncio.gather(
+                pipe.execute(), self.redis.hset(self.keys.names(), session.player, session.name)
+            )
 
     async def load(self, session_id: str) -> Session | None:
         """The live session ``session_id``, or None when it is unknown or expired."""

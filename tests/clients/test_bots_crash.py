@@ -20,7 +20,6 @@ import pytest
 import redis.asyncio
 
 from protocol.messages import Results, SeatChange, Snapshot, Watch
-from server.store.embedded import EmbeddedRedis
 from tests.helpers import until
 from tests.server.helpers import ROOT, Client, ServerProcess, free_port, server_args
 
@@ -110,7 +109,7 @@ def seated(watcher: Client) -> set[str]:
 @pytest.mark.asyncio
 @pytest.mark.timeout(180)
 async def test_bots_play_on_after_a_kill_as_betting_opens(
-    redis_server: EmbeddedRedis,
+    redis_url: str,
     redis_client: redis.asyncio.Redis,
     tmp_path: Path,
     children: list[subprocess.Popen[bytes] | ServerProcess],
@@ -119,7 +118,7 @@ async def test_bots_play_on_after_a_kill_as_betting_opens(
     tables.write_text(TABLES)
     # The watchers send nothing while they wait: a long heartbeat keeps them connected.
     args = server_args(
-        redis_server.url,
+        redis_url,
         tables,
         tmp_path / "data",
         secret="s" * 32,
