@@ -23,14 +23,16 @@ from pathlib import Path
 _LINE = re.compile(r":\d+\)$")
 
 STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    # Innermost first: a sample in a commit's pipeline counts there, not in the request.
+    # The first stage any frame of a sample is in counts it, so the inner ones come
+    # first: a sample in a commit's pipeline counts there, not in the request.
     ("redis client: pack, send, read replies", ("redis/", "hiredis")),
+    # The storage format before the rest of the store: its path is inside the store's.
+    ("storage format: to_parts", ("server/store/parts.py",)),
     ("store: commit's arguments and reply", ("server/store/",)),
     ("state machine: step", ("server/table/",)),
-    ("storage format: to_parts", ("server/store/parts.py",)),
     ("cluster: publish, relay", ("server/cluster/",)),
-    ("fan-out: encode events, send frames", ("server/host/fanout.py", "protocol/codec.py")),
     ("websockets: frames out", ("send_data", "send_binary", "write_frame", "send (websockets")),
+    ("fan-out: encode events, send frames", ("server/host/fanout.py", "protocol/codec.py")),
     ("host: commit path, lease, timer", ("server/host/",)),
     ("gateway: decode, session, handlers", ("server/gateway/",)),
     ("metrics", ("prometheus_client/",)),
