@@ -52,6 +52,7 @@ class Connection:
         # they were a fifth of a connection's memory (4.4 of 22 KiB).
         self._queue: asyncio.Queue[bytes] | None = None
         self._writer: asyncio.Task[None] | None = None
+        self._stopped = False  # no writer is made any more: the connection is gone
         self.backlog = 0  # frames queued and not yet handed to the socket
         self.dropping: asyncio.Task[None] | None = None  # a close from outside the handler
         self._silence: asyncio.TimerHandle | None = None
@@ -70,10 +71,13 @@ class Connection:
         return self._queue.qsize() if self._queue is not None else 0
 
     def _queued(self) -> asyncio.Queue[bytes]:
-        """The queue, and its writer task, made on first use."""
+        """The queue, and its writer task, made on first use (after :meth:`stop`, a
+        queue that nobody sends, as the frames of a stopped connection were before)."""
         if self._queue is None:
             self._queue = asyncio.Queue(self.queue_size)
-            self._writer = asyncio.get_running_loop().create_task(self._write_queued(self._queue))
+            if not self._stopped:
+                loop = asyncio.get_running_loop()
+                self._writer = loop.create_task(self._write_queued(self._queue))
         return self._queue
 
     async def close(self, close: Close) -> None:
@@ -105,6 +109,7 @@ class Connection:
 
     async def stop(self) -> None:
         """Stop the writer and the silence timer and wait for a close in progress."""
+        self._stopped = True
         self.unwatch_silence()
         if self._writer is not None:
             self._writer.cancel()
