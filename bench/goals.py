@@ -46,7 +46,8 @@ GOALS: tuple[Goal, ...] = (
     Goal("p99 action-to-ack, 10,000 players at human pace", "p99_large", "<=", 25.0, False, "ms", ".1f"),  # noqa: E501
     Goal("server RSS per connected player, 10,000 idle", "kib", "<=", 1.15, True, "KiB", ".1f"),
     Goal("Redis commands per 6-player round (executed)", "rounds.commands", "<=", 120.0, False, "", ".1f"),  # noqa: E501
-    Goal("bytes appended to the AOF per 6-player round", "rounds.aof_bytes", "<=", None),
+    # Halved: 34 KB a round were appended before issue 16 (the rounds step measures it).
+    Goal("bytes appended to the AOF per 6-player round", "rounds.aof_bytes", "<=", 17_000.0),
 )  # fmt: skip
 
 
@@ -77,7 +78,9 @@ def kib_per_player(run: dict[str, Any]) -> float:
     """Server RSS per connected player at the largest count: the growth from the
     server's start, over the players."""
     mem = run["mem_large"]
-    return float(mem["rss_kib"] - run["rss_start_kib"]) / max(1, mem["players"])
+    grown: float = mem["rss_kib"] - run["rss_start_kib"]
+    players: int = mem["players"]
+    return grown / max(1, players)
 
 
 def _median(values: Sequence[float]) -> float:
