@@ -339,7 +339,7 @@ def _driver(args: list[str]) -> dict[str, Any]:
     ) as proc:
         _pin(proc.pid, CPUS[1] if CPUS else None)
         try:
-            out, _ = proc.communicate(timeout=400)
+            out, _ = proc.communicate(timeout=900)  # a loaded machine connects slowly
         except subprocess.TimeoutExpired:
             proc.kill()
             raise
