@@ -11,17 +11,22 @@ The store keeps a state in parts, so that a commit writes only what changed: a b
 changes one seat of six, and the whole state is about four times that. The parts:
 
 - ``c``: the config (changes only with the tables file), a map keyed by field name;
-- ``h``: the header, every field but the config and the seats (a seat count in its
-  place), ``[format, fields]``: it holds the version, so every commit writes it;
+- ``h``: the header, every field but the config, the seats (a seat count in their
+  place) and the round's deal, ``[format, fields]``: it holds the version, so every
+  commit writes it;
+- ``d`` (format 3): the round's deal and results, the seed, commitment, hands, the
+  dealer's low hand and the seats' results, which change a few times a round (format 2
+  kept them in the header);
 - ``p0`` .. ``pN-1``: one per seat, ``nil`` for an empty one;
 - ``n``: the config pending until the round in play ends, ``nil`` for none; written
   only once there was one, so a table without (every table stored before it) has
   none, and the other parts' bytes are those of a state without the field.
 
-Format 3, written here, keeps the header's fields, each seat's and each result's as
-arrays in the order of :data:`HEADER_FIELDS`, :data:`SEAT_FIELDS` and
-:data:`RESULT_FIELDS` (a seat in 40-odd bytes, where a map keyed by name took 167: the
-header and a seat are in every commit, the results in every commit of a round's end).
+Format 3, written here, keeps the fields of the header, the deal, each seat and each
+result as arrays in the order of :data:`HEADER_FIELDS`, :data:`DEAL_FIELDS`,
+:data:`SEAT_FIELDS` and :data:`RESULT_FIELDS`: a seat in 40-odd bytes, where a map keyed
+by name took 167, and a header of 20-odd bytes, where the header of format 2, with the
+deal, took 200 to 400 (the header is in every commit, the deal in a few a round).
 A field added to a record goes at the end of its list, with a default: an array one
 field short (written before it) reads with the default. Format 2 kept the same
 records as maps keyed by field name; the configs are maps in both.
@@ -90,26 +95,17 @@ RESULT_FIELDS = (
 )
 """The fields of a seat's result's array, in order (format 3)."""
 
-HEADER_FIELDS = (
-    "version",
-    "seq",
-    "phase",
-    "deadline",
-    "round_no",
-    "seed",
-    "commitment",
-    "hands",
-    "dealer_low",
-    "seats",
-    "results",
-    "voided",
-    "house",
-)
-"""The fields of the header's array, in order (format 3): the state's but the configs,
-with the seat count in place of the seats."""
+HEADER_FIELDS = ("version", "seq", "phase", "deadline", "round_no", "seats", "voided", "house")
+"""The fields of the header's array, in order (format 3): the seat count in place of the
+seats."""
+
+DEAL_FIELDS = ("seed", "commitment", "hands", "dealer_low", "results")
+"""The fields of the deal's array, in order (format 3). The header's and these are the
+state's fields but the configs."""
 
 CONFIG_PART = "c"
 HEADER_PART = "h"
+DEAL_PART = "d"
 PENDING_CONFIG_PART = "n"
 
 
@@ -192,22 +188,39 @@ def _result_fields(r: SeatResult) -> list[Any]:
 
 def _header_fields(t: TableState) -> list[Any]:
     """The header's array (:data:`HEADER_FIELDS`)."""
-    hands, dealer_low = t.hands, t.dealer_low
     return [
         t.version,
         t.seq,
         t.phase.value,
         t.deadline,
         t.round_no,
+        len(t.seats),
+        t.voided,
+        t.house,
+    ]
+
+
+def _deal_fields(t: TableState) -> list[Any]:
+    """The deal's array (:data:`DEAL_FIELDS`)."""
+    hands, dealer_low = t.hands, t.dealer_low
+    return [
         t.seed,
         t.commitment,
         None if hands is None else [list(h) for h in hands],
         None if dealer_low is None else list(dealer_low),
-        len(t.seats),
         [_result_fields(r) for r in t.results],
-        t.voided,
-        t.house,
     ]
+
+
+def _same_deal(a: TableState, b: TableState) -> bool:
+    """Whether ``a`` holds the very records of ``b``'s deal (see :func:`to_parts`)."""
+    return (
+        a.seed is b.seed
+        and a.commitment is b.commitment
+        and a.hands is b.hands
+        and a.dealer_low is b.dealer_low
+        and a.results is b.results
+    )
 
 
 def to_parts(state: TableState, before: TableState | None) -> dict[str, bytes]:
@@ -223,6 +236,8 @@ def to_parts(state: TableState, before: TableState | None) -> dict[str, bytes]:
     """
     pack = msgpack.packb
     parts = {HEADER_PART: pack([_PARTS_FORMAT, _header_fields(state)])}
+    if before is None or not _same_deal(state, before):
+        parts[DEAL_PART] = pack(_deal_fields(state))
     if before is None or state.config is not before.config:
         parts[CONFIG_PART] = pack(_plain_config(state.config))
     pending = state.pending_config
@@ -300,7 +315,7 @@ def from_parts(parts: Mapping[str, bytes]) -> TableState:
     try:
         fmt, data = _unpack_part(parts, HEADER_PART)
         if fmt == _PARTS_FORMAT:
-            data = _named(HEADER_FIELDS, data)
+            data = _named(HEADER_FIELDS, data) | _named(DEAL_FIELDS, _unpack_part(parts, DEAL_PART))
             data["results"] = [_named(RESULT_FIELDS, r) for r in data.get("results", ())]
         elif fmt == _MAP_PARTS_FORMAT:
             data = dict(data)

@@ -12,7 +12,14 @@ from protocol.messages import Bet, BetPlaced, Join, Rebuy, SeatChange
 from server.app import App
 from server.host import encode_outbound, now_ms, pack_outbound
 from server.store.accounts import AccountStore
-from server.store.parts import CONFIG_PART, HEADER_PART, seat_part, stored_state, to_parts
+from server.store.parts import (
+    CONFIG_PART,
+    DEAL_PART,
+    HEADER_PART,
+    seat_part,
+    stored_state,
+    to_parts,
+)
 from server.store.tables import CommitStatus, TableStore
 from server.table import events as ev
 from server.table.machine import step
@@ -22,7 +29,7 @@ from tests.server.conftest import StartApp
 from tests.server.helpers import Client, LostReplies, RecordedParts, assert_gapless, audit_report
 from tests.server.table.helpers import legacy_blob, legacy_parts
 
-EVERY_PART = {HEADER_PART, CONFIG_PART, *(seat_part(i) for i in range(6))}
+EVERY_PART = {HEADER_PART, DEAL_PART, CONFIG_PART, *(seat_part(i) for i in range(6))}
 
 
 @pytest.mark.asyncio
@@ -238,6 +245,7 @@ async def test_a_table_stored_in_format_2_parts_is_taken_over_and_stored_anew(
     state = stored_state(stored)
     key = tables.keys.table_state("slow")
     old = legacy_parts(state)
+    await redis_client.hdel(key, *[f for f in await table_fields(redis_client) if b"." in f])
     await redis_client.hset(key, mapping={f"s.{name}": part for name, part in old.items()})
     stored = await tables.load("slow")
     assert stored is not None

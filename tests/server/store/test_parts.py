@@ -19,6 +19,7 @@ from server.rules.values import WheelRank
 from server.store import parts as pt
 from server.store.parts import (
     CONFIG_PART,
+    DEAL_PART,
     HEADER_PART,
     from_bytes,
     from_parts,
@@ -64,15 +65,15 @@ def test_a_bet_writes_the_header_and_its_seat_only() -> None:
     h.apply(PlaceBet("p3", 50, 5))
     written = to_parts(h.state, before)
     assert set(written) == {HEADER_PART, seat_part(3)}
-    # A tenth of what storing the whole state wrote (156 bytes of 1,552; 388 in the
+    # A thirtieth of what storing the whole state wrote (53 bytes of 1,552; 388 in the
     # parts of format 2).
-    assert 8 * sum(map(len, written.values())) < len(legacy_blob(h.state))
+    assert 25 * sum(map(len, written.values())) < len(legacy_blob(h.state))
 
 
 def test_every_part_when_nothing_is_stored() -> None:
     state = six_seated().state
     parts = to_parts(state, None)
-    assert set(parts) == {HEADER_PART, CONFIG_PART, *(seat_part(i) for i in range(6))}
+    assert set(parts) == {HEADER_PART, DEAL_PART, CONFIG_PART, *(seat_part(i) for i in range(6))}
     assert from_parts(parts) == state
     empty = new_table(CONFIG)
     assert msgpack.unpackb(to_parts(empty, None)[seat_part(5)]) is None  # a part too
@@ -102,7 +103,7 @@ def test_a_round_in_play_reads_back_equal() -> None:
 def test_parts_missing_garbled_or_of_another_format_are_refused() -> None:
     state = six_seated().state
     parts = to_parts(state, None)
-    for name in (HEADER_PART, CONFIG_PART, seat_part(5)):
+    for name in (HEADER_PART, DEAL_PART, CONFIG_PART, seat_part(5)):
         with pytest.raises(ValueError, match=f"part '{name}' is missing"):
             from_parts({k: v for k, v in parts.items() if k != name})
     for name in (HEADER_PART, CONFIG_PART, seat_part(2)):
@@ -121,7 +122,7 @@ def test_parts_missing_garbled_or_of_another_format_are_refused() -> None:
         from_parts({**parts, HEADER_PART: msgpack.packb([2, {**old_header, "seats": -1}])})
     # A record of format 3 has at most its fields; a record of format 2 (a map) is
     # not one of format 3.
-    with pytest.raises(ValueError, match="not a record of 13 fields"):
+    with pytest.raises(ValueError, match="not a record of 8 fields"):
         from_parts({**parts, HEADER_PART: msgpack.packb([3, [*header, 0]])})
     with pytest.raises(ValueError, match="not a record of 16 fields"):
         from_parts({**parts, seat_part(0): legacy_parts(state)[seat_part(0)]})
@@ -156,7 +157,10 @@ def test_a_seat_takes_a_quarter_of_the_bytes_of_format_2() -> None:
     new, old = to_parts(h.state, None), legacy_parts(h.state)
     assert len(new[seat_part(3)]) <= 45
     assert len(old[seat_part(3)]) >= 160
-    assert 3 * len(new[HEADER_PART]) < len(old[HEADER_PART]) + 200
+    # The header (every commit) is a tenth of what it was; the deal (a few commits a
+    # round) no larger than the header was.
+    assert 10 * len(new[HEADER_PART]) < len(old[HEADER_PART])
+    assert len(new[DEAL_PART]) < len(old[HEADER_PART])
 
 
 def test_a_table_stored_whole_reads_back() -> None:
@@ -172,9 +176,13 @@ def test_the_state_writers_name_every_slot_in_order() -> None:
     table = TableState(config=TableConfig(table_id="t", name="T"), seats=(seat,))
     assert Seat.__slots__ == pt.SEAT_FIELDS
     assert SeatResult.__slots__ == pt.RESULT_FIELDS
-    # The header: every field but the configs, the seats (their count) in their place.
+    # The header and the deal: every field but the configs, in slot order, the seats
+    # (their count) in their place.
     configs = ("config", "pending_config")
-    assert tuple(n for n in TableState.__slots__ if n not in configs) == pt.HEADER_FIELDS
+    deal = set(pt.DEAL_FIELDS)
+    assert tuple(n for n in TableState.__slots__ if n in deal) == pt.DEAL_FIELDS
+    header = tuple(n for n in TableState.__slots__ if n not in configs and n not in deal)
+    assert header == pt.HEADER_FIELDS
     # The hand-written writers give one value per field, as the walk of the slots does.
     table = evolve(table, results=(result,))
     assert to_parts(table, None) == plain_parts(table)

@@ -12,6 +12,7 @@ from protocol.messages import Cards, Hidden, OkReply, Reveal, SeedReveal, Snapsh
 from protocol.structs import HistoryPage, RoundRecord
 from server.store.parts import (
     CONFIG_PART,
+    DEAL_PART,
     HEADER_PART,
     PENDING_CONFIG_PART,
     _plain,
@@ -86,19 +87,22 @@ def _fields(record: object) -> list[object]:
 
 def plain_parts(state: TableState) -> dict[str, bytes]:
     """Every part of ``state`` from the generic walk of the slots (what the
-    hand-written writers must give): format 3, each record an array of its slots."""
+    hand-written writers must give): format 3, each record an array of its slots, the
+    round's deal and results apart from the header."""
+
+    def walk(name: str) -> object:
+        if name == "seats":
+            return len(state.seats)
+        if name == "results":
+            return [_fields(r) for r in state.results]
+        return _plain(getattr(state, name))
+
+    deal = ("seed", "commitment", "hands", "dealer_low", "results")
     configs = ("config", "pending_config")
-    header = [
-        len(state.seats)
-        if name == "seats"
-        else [_fields(r) for r in state.results]
-        if name == "results"
-        else _plain(getattr(state, name))
-        for name in TableState.__slots__
-        if name not in configs
-    ]
+    header = [walk(n) for n in TableState.__slots__ if n not in deal and n not in configs]
     parts = {
         HEADER_PART: msgpack.packb([3, header]),
+        DEAL_PART: msgpack.packb([walk(n) for n in TableState.__slots__ if n in deal]),
         CONFIG_PART: msgpack.packb(_plain(state.config)),
     }
     if state.pending_config is not None:
@@ -189,6 +193,9 @@ class Harness:
             del stored[PENDING_CONFIG_PART]
         assert stored == plain_parts(after)
         changed = {HEADER_PART}
+        deal = ("seed", "commitment", "hands", "dealer_low", "results")
+        if any(getattr(after, n) is not getattr(before, n) for n in deal):
+            changed.add(DEAL_PART)
         if after.config is not before.config:
             changed.add(CONFIG_PART)
         if after.pending_config is not before.pending_config:
