@@ -218,7 +218,7 @@ def script_args(
     publish_channel: str | None,
     commit_id: str,
 ) -> list[Arg]:
-    """The ``COMMIT`` script's arguments: 18 numbers and texts (the commit's own, the
+    """The ``COMMIT`` script's arguments: 19 numbers and texts (the commit's own, the
     store's caps and time limits, how many of each item follow), then 8 per entry, 2
     per event, 2 per game log and 2 per part of the state."""
     args: list[Arg] = [
@@ -240,6 +240,7 @@ def script_args(
         "" if account is None else account,
         plan.payout,
         commit_id,
+        "1" if applied_bucket(new_version) != applied_bucket(expected_version) else "",
     ]
     for entry, (xid, packed) in zip(entries, plan.per_entry, strict=True):
         args += [

@@ -8,7 +8,7 @@ import redis.asyncio
 from server.store.errors import StoreError
 from server.store.replay import decode_published
 from server.store.tables import TableStore
-from tests.server.store.helpers import T, lease, next_commit
+from tests.server.store.helpers import T, bet, lease, next_commit
 
 
 @pytest.mark.asyncio
@@ -40,6 +40,22 @@ async def test_events_must_follow_on(store: TableStore) -> None:
     assert await store.load(T) is None
     with pytest.raises(ValueError, match="follow"):
         await next_commit(store, token, events=[(1, b"x"), (3, b"y")])
+
+
+@pytest.mark.asyncio
+async def test_events_below_the_stream_s_top_are_refused_with_nothing_written(
+    store: TableStore, redis_client: redis.asyncio.Redis
+) -> None:
+    """The table's last seq says 0 but its stream holds event 1 (written behind the
+    store's back): the commit's first event cannot be appended, and the commit writes
+    nothing at all, though its ledger entry comes before in the arguments."""
+    token = await lease(store)
+    await redis_client.xadd(store.keys.table_events(T), {"e": b"stray"}, id="1-0")
+    with pytest.raises(StoreError, match="after seq 0"):
+        await next_commit(store, token, events=[(1, b"x")], entries=[bet("k", "ann", 5)])
+    assert await store.load(T) is None
+    assert await redis_client.xlen(store.keys.table_ledger(T)) == 0
+    assert await redis_client.xlen(store.keys.table_events(T)) == 1
 
 
 @pytest.mark.asyncio
