@@ -4,7 +4,7 @@
 last rewrite, which tells a rewrite that happened in between) and the size of the file
 being appended to; :func:`breakdown` reads the commands appended between two readings
 and adds up their bytes by command and key shape (a table's or a player's name in
-braces becomes ``{}``, numbers ``#``), so that a figure per round says where it goes.
+braces becomes ``{}``, random ids and numbers ``#``), so that a figure per round says where it goes.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 _DIGITS = re.compile(rb"\d+")
+_HEX = re.compile(rb"[0-9a-f]{8,}")  # random ids (transfers, commits, nodes)
 _TAG = re.compile(rb"\{[^}]*\}")
 
 
@@ -90,8 +91,8 @@ def commands(data: bytes) -> list[tuple[list[bytes], int]]:
 
 
 def shape(name: bytes) -> str:
-    """A key or field name with its owner (in braces) and numbers left out."""
-    return _DIGITS.sub(b"#", _TAG.sub(b"{}", name)).decode(errors="replace")
+    """A key or field name with its owner (in braces), random ids and numbers left out."""
+    return _DIGITS.sub(b"#", _HEX.sub(b"#", _TAG.sub(b"{}", name))).decode(errors="replace")
 
 
 def breakdown(data: bytes) -> dict[str, tuple[int, int]]:

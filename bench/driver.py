@@ -544,7 +544,7 @@ async def run_rounds(args: argparse.Namespace) -> dict[str, Any]:
     info = redis.asyncio.Redis.from_url(args.redis_url)
     await info.ping()
     rewrite = "auto-aof-rewrite-percentage"
-    was = (await info.config_get(rewrite))[rewrite]
+    was = (await info.config_get(rewrite))[rewrite] or "100"
     await info.config_set(rewrite, 0)
     appended = await aof.appended_file(info)
     seen: list[tuple[float, bool, str]] = []  # (Redis time, from a script, command)
