@@ -58,14 +58,15 @@ COMMIT = """
 --       11 the request's record (when there is a request).
 -- ARGV: 1 token, 2 expected version, 3 new version, 4 #parts, 5 table id,
 --       6 events cap, 7 ledger maxlen, 8 channel ('' = none), 9 applied ttl ms,
---       10 #entries, 11 #events, 12 #logs, 13 request fingerprint ('' = no request),
+--       10 #entries, 11 #events, 12 #log entries, 13 request fingerprint ('' = none),
 --       14 request memo, 15 request ttl ms, 16 the requester's account balance after
 --       the request ('' = not known here), 17 the transfer that pays the requester out
 --       ('' = none), 18 commit id (names this commit: a retry of it carries the same),
 --       19 '1' if the new version opens a new applied window (KEYS[6] is deleted then),
 --       then 8 per entry (key kind player amount source dest transfer-id transfer),
---       then 2 per event (seq payload), then 2 per log (transfer-id record), then 2
---       per part of the state (field of the table hash, value): at least one part.
+--       then 2 per event (seq payload), then 2 per entry of the logs hash (name, the
+--       commit's game logs), then 2 per part of the state (field of the table hash,
+--       value): at least one part.
 -- An entry from an account names the transfer the account reserved for it: its
 -- record in KEYS[8] must be open, for that player and amount, and becomes
 -- 'received'. An entry to an account starts a transfer: KEYS[9][id] = transfer.

@@ -22,7 +22,7 @@ from server.store.errors import StoreError
 from server.store.keys import APPLIED_TTL_MS, APPLIED_WINDOW, REQUEST_TTL_MS, Keys
 from server.store.requests import ClientRequest
 from server.store.tables import TableStore
-from server.store.transfers import LOG, Delivery, Incoming
+from server.store.transfers import LOG, Delivery, Incoming, pack_logs, read_logs
 from tests.helpers import until
 from tests.server.store.helpers import (
     T,
@@ -380,7 +380,8 @@ def test_the_steps_lay_out_what_the_script_reads() -> None:
     """The commit's keys and arguments in the order of the ``COMMIT`` script's header
     (server/store/scripts.py): every key in the table's slot, 8 arguments per entry
     with its transfer (an id for chips from or to an account, the packed delivery for
-    chips to one), 2 per log; and its reply read back."""
+    chips to one), 2 for the game logs (one entry, named by the first one's transfer);
+    and its reply read back."""
     request = ClientRequest("bob", "s:1", b"fp", b"memo")
     entries = [buy_in("k1", "ann", 5), bet("k2", "ann", 3), cash_out("k3", "bob", 2)]
     logs = [("ann", b"log")]
@@ -431,9 +432,11 @@ def test_the_steps_lay_out_what_the_script_reads() -> None:
         *("k2", "bet", "ann", 3, "table", "held", "", b""),
         *("k3", "cash_out", "bob", 2, "table", "account", ids[1], paid.pack()),
         *(9, b"e"),
-        *(ids[2], plan.logs[0].pack()),
+        *(ids[2], pack_logs(plan.logs)),
         *("s.h", b"H"),
     ]
+    assert read_logs(ids[2], pack_logs(plan.logs)) == plan.logs
+    assert read_logs(ids[2], plan.logs[0].pack()) == plan.logs  # as kept before
     ok = read_reply("t", [b"OK", 3, 0, ids[0].encode()])
     assert ok == CommitResult(CommitStatus.OK, applied=3, taken=(ids[0],))
     with pytest.raises(StoreError, match="after seq 4"):
