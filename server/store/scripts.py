@@ -161,29 +161,31 @@ if n_ent > 0 then
   end
 end
 
--- 2. Writes. The events first: an XADD refused (the stream's top is not below its
--- id) is then refused before anything was written.
-for i = 0, n_evt - 1 do
-  local seq = ARGV[evt_base + 2 * i + 1]
-  local payload = ARGV[evt_base + 2 * i + 2]
-  if i == 0 then
-    local added = redis.pcall('XADD', KEYS[3], 'MAXLEN', ARGV[6], seq .. '-0', 'e', payload)
-    if type(added) == 'table' and added.err then
-      -- Nothing written yet: not below the top ('equal or smaller than the target
-      -- stream top item'), or any other error (out of memory), given back as it is.
-      if string.find(added.err, 'smaller', 1, true) then
-        return {'BAD_SEQ', last_seq}
-      end
-      return added
+-- 2. Writes. The events first, one stream entry for all of them (id the first one's
+-- seq; fields e, e1, e2...: each the event of the seq that many after it): refused
+-- (the stream's top is not below its id), the commit has written nothing.
+if n_evt > 0 then
+  local first = ARGV[evt_base + 1]
+  local fields = {'e', ARGV[evt_base + 2]}
+  for i = 1, n_evt - 1 do
+    fields[2 * i + 1] = 'e' .. i
+    fields[2 * i + 2] = ARGV[evt_base + 2 * i + 2]
+  end
+  local added = redis.pcall('XADD', KEYS[3], 'MAXLEN', ARGV[6], first .. '-0', unpack(fields))
+  if type(added) == 'table' and added.err then
+    -- Not above the top ('equal or smaller than the target stream top item'), or any
+    -- other error (out of memory), given back as it is.
+    if string.find(added.err, 'smaller', 1, true) then
+      return {'BAD_SEQ', last_seq}
     end
-  else  -- above the first, so above the stream's top
-    redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[6], seq .. '-0', 'e', payload)
+    return added
   end
   if ARGV[8] ~= '' then
-    redis.call('PUBLISH', ARGV[8], struct.pack('>I8', tonumber(seq)) .. payload)
+    for i = 0, n_evt - 1 do
+      local seq = tonumber(ARGV[evt_base + 2 * i + 1])
+      redis.call('PUBLISH', ARGV[8], struct.pack('>I8', seq) .. ARGV[evt_base + 2 * i + 2])
+    end
   end
-end
-if n_evt > 0 then
   last_seq = tonumber(ARGV[evt_base + 2 * (n_evt - 1) + 1])
 end
 
@@ -483,20 +485,32 @@ local out = {last, oldest}
 if after >= last or oldest == 0 or oldest > after + 1 then
   return out
 end
-local from = string.format('%d', after + 1) .. '-0'
-for _, entry in ipairs(redis.call('XRANGE', KEYS[2], from, '+')) do
+-- A commit's events are one entry (id its first seq; fields e, e1, e2...: the events
+-- of the seqs that many after it): the entry holding after + 1, then the later ones.
+local entries = redis.call('XREVRANGE', KEYS[2], string.format('%d', after + 1) .. '-0', '-',
+  'COUNT', 1)
+for _, entry in ipairs(redis.call('XRANGE', KEYS[2], string.format('%d', after + 2) .. '-0',
+    '+')) do
+  entries[#entries + 1] = entry
+end
+for _, entry in ipairs(entries) do
+  local start = tonumber(string.match(entry[1], '^(%d+)'))
   local fields = entry[2]
-  local blob = ''
   for j = 1, #fields, 2 do
+    local k = nil
     if fields[j] == 'e' then
-      blob = fields[j + 1]
+      k = 0
+    else
+      k = tonumber(string.match(fields[j], '^e(%d+)$'))
     end
-  end
-  local public, private = frames(blob)
-  out[#out + 1] = tonumber(string.match(entry[1], '^(%d+)'))
-  out[#out + 1] = public
-  for p = 2, #ARGV do
-    out[#out + 1] = private[ARGV[p]] or ''
+    if k and start + k > after then
+      local public, private = frames(fields[j + 1])
+      out[#out + 1] = start + k
+      out[#out + 1] = public
+      for p = 2, #ARGV do
+        out[#out + 1] = private[ARGV[p]] or ''
+      end
+    end
   end
 end
 return out
