@@ -592,7 +592,7 @@ def report_rounds(rounds: dict[str, Any], detail: bool = False) -> None:
 
     def top(calls: dict[str, int]) -> str:
         ordered = sorted(calls.items(), key=lambda kv: -kv[1])
-        return ", ".join(f"{k} {v / n:.1f}" for k, v in ordered[:10])
+        return ", ".join(f"{k} {v / n:.1f}" for k, v in ordered[: None if detail else 10])
 
     print(
         f"Redis per round (6 players at 1 table, {n} rounds in {rounds['seconds']:.1f} s, "

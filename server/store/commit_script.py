@@ -100,6 +100,7 @@ class Plan:
 
     @property
     def log_entry(self) -> str:
+        """See the class docstring."""
         return self.logs[0].transfer_id if self.logs else ""
 
 

@@ -51,8 +51,10 @@ Name                                  Type       Contents
 ``pg:table:{t}:out``                  hash       transfer id -> the transfer (msgpack): chips
                                                  the table sent to an account, until the
                                                  account has them
-``pg:table:{t}:logs``                 hash       transfer id -> a game log (msgpack) on its way
-                                                 to its player's list
+``pg:table:{t}:logs``                 hash       the game logs of a commit on their way to
+                                                 their players' lists, one entry (its first
+                                                 log's transfer id -> the logs, compressed:
+                                                 :func:`~server.store.transfers.pack_logs`)
 ``pg:table:{t}:request:<p>:<h>``      hash       player ``p``'s money request applied at this
                                                  table, ``h`` = SHA-256 of ``<session>:<rid>``:
                                                  ``f`` what was asked, ``m`` what its
