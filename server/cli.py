@@ -2,8 +2,12 @@
 
 - ``paigow-server [serve]``: run (embedded Redis unless ``--redis-url``);
 - ``paigow-server token --player NAME --ttl 12h``: a signed login token;
-- ``paigow-server account list | show NAME | credit NAME AMOUNT``;
-- ``paigow-server audit``: check that every chip is accounted for (exit 1 if not).
+- ``paigow-server account list [--guests] | show NAME | credit NAME AMOUNT``;
+- ``paigow-server audit``: check that every chip is accounted for, across Redis and
+  the archive (exit 1 if not);
+- ``paigow-server archive``: move what is older than the retention window to the
+  archive now (one pass, as the server's archiver does every ``--archive-every-ms``);
+- ``paigow-server session revoke NAME``: end a player's sessions at once.
 
 The operator's commands reach the same Redis as the server: ``--redis-url``, else the
 embedded Redis of a server running on ``--data-dir``, else they start it themselves.
@@ -15,6 +19,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import re
 import secrets
 import sys
@@ -24,15 +29,18 @@ from collections.abc import AsyncIterator, Sequence
 import redis.asyncio
 from redis.exceptions import RedisError
 
-from server.app import data_redis_url, run, token_secret
+from server.app import data_redis_url, run, table_money, token_secret
+from server.archive import DATABASE_ERRORS, Archive
+from server.archive.mover import Archiver
+from server.archive.service import ArchiverLease, lease_ms
 from server.auth import tokens
 from server.config import Settings, add_arguments, from_arguments
 from server.store.accounts import AccountStore
 from server.store.audit import audit
 from server.store.connection import close_client, redis_client
 from server.store.embedded import EmbeddedRedis, EmbeddedRedisError
-from server.store.parts import stored_state
-from server.store.tables import StoredTable
+from server.store.guests import GuestStore
+from server.store.sessions import SessionStore
 
 _TTL = re.compile(r"^(\d+)([smhd]?)$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -60,7 +68,10 @@ def _parser() -> argparse.ArgumentParser:
     tok.add_argument("--ttl", type=_ttl, default=_ttl("12h"), help="e.g. 30m, 12h, 7d")
     acc = sub.add_parser("account", help="see and credit accounts")
     acc_sub = acc.add_subparsers(dest="action", required=True)
-    acc_sub.add_parser("list")
+    listing = acc_sub.add_parser("list")
+    listing.add_argument(
+        "--guests", action="store_true", help="only guests, with their last activity"
+    )
     show = acc_sub.add_parser("show")
     show.add_argument("player")
     credit = acc_sub.add_parser("credit")
@@ -68,6 +79,11 @@ def _parser() -> argparse.ArgumentParser:
     credit.add_argument("amount", type=int)
     credit.add_argument("--key", help="idempotency key (default: a new one)")
     sub.add_parser("audit", help="check that accounts, tables and the house add up")
+    sub.add_parser("archive", help="move what is older than the retention window, now")
+    ses = sub.add_parser("session", help="end a player's sessions")
+    ses_sub = ses.add_subparsers(dest="action", required=True)
+    revoke = ses_sub.add_parser("revoke", help="close their connections, refuse their resumes")
+    revoke.add_argument("player")
     return parser
 
 
@@ -89,13 +105,31 @@ async def _redis(settings: Settings) -> AsyncIterator[redis.asyncio.Redis]:
             await client.aclose()
 
 
-def _table_money(stored: StoredTable) -> tuple[int, int, int]:
-    return stored_state(stored).money()
+@contextlib.asynccontextmanager
+async def _archive(settings: Settings, *, create: bool) -> AsyncIterator[Archive | None]:
+    """The archive (None: off; nor, unless ``create``, a SQLite file never written)."""
+    target = settings.archive_target()
+    archive = Archive(target) if target is not None else None
+    if archive is not None and not create and not archive.exists():
+        archive = None
+    try:
+        yield archive
+    finally:
+        if archive is not None:
+            await archive.close()
 
 
 async def _account(settings: Settings, args: argparse.Namespace) -> int:
     async with _redis(settings) as client:
         accounts = AccountStore(client)
+        if args.action == "list" and args.guests:
+            guests = await GuestStore(client).listed()
+            balances = dict(await accounts.list_accounts())
+            for player, seen_ms in guests:
+                seen = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seen_ms / 1000))
+                print(f"{player}\t{balances.get(player, 0)}\t{seen}")
+            print(f"{len(guests)} guests", file=sys.stderr)
+            return 0
         if args.action == "list":
             for player, balance in await accounts.list_accounts():
                 print(f"{player}\t{balance}")
@@ -118,10 +152,58 @@ async def _account(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _audit(settings: Settings) -> int:
-    async with _redis(settings) as client:
-        report = await audit(client, _table_money)
+    async with _redis(settings) as client, _archive(settings, create=False) as archive:
+        report = await audit(client, table_money, archive=archive)
         print(report.explain())
         return 0 if report.ok else 1
+
+
+async def _archive_now(settings: Settings) -> int:
+    async with _redis(settings) as client, _archive(settings, create=True) as archive:
+        if archive is None:
+            print("paigow-server: the archive is off (--archive-url off)", file=sys.stderr)
+            return 2
+        owner = f"cli:{os.getpid()}:{secrets.token_hex(4)}"
+        lease = ArchiverLease(client, owner, lease_ms(settings.archive_every_ms))
+        if not await lease.wait(lease.ttl_ms / 1000 + 1):
+            print(f"paigow-server: {await lease.holder()} is archiving", file=sys.stderr)
+            return 1
+        try:
+            archiver = Archiver(
+                client,
+                archive,
+                table_money,
+                after_ms=settings.archive_after_ms,
+                guest_idle_ms=settings.guest_idle_ms or None,
+            )
+            report = await archiver.run_once()
+        finally:
+            await lease.release()
+        stats = await archive.stats()
+        print(report.summary())
+        print(
+            f"the archive ({archive.dialect}) holds {stats.ledger} ledger entries and "
+            f"{stats.game_logs} game logs"
+        )
+        return 0
+
+
+async def _session(settings: Settings, args: argparse.Namespace) -> int:
+    async with _redis(settings) as client:
+        heard = await SessionStore(client).revoke(args.player, int(time.time() * 1000))
+        print(f"{args.player}: sessions ended ({heard} server processes told)")
+        return 0
+
+
+_FAILURES: tuple[type[Exception], ...] = (
+    tokens.TokenError,
+    ValueError,
+    OSError,
+    RedisError,
+    EmbeddedRedisError,
+    *DATABASE_ERRORS,
+)
+"""What makes a command fail with exit 2 (it could not run)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -140,11 +222,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_account(settings, args))
         if args.command == "audit":
             return asyncio.run(_audit(settings))
+        if args.command == "archive":
+            return asyncio.run(_archive_now(settings))
+        if args.command == "session":
+            return asyncio.run(_session(settings, args))
         for name, value in settings.describe():
             print(f"  {name:16} {value}")
         _run(settings)
         return 0
-    except (tokens.TokenError, ValueError, OSError, RedisError, EmbeddedRedisError) as exc:
+    except _FAILURES as exc:
         # 2, not 1: an audit that could not run is not an audit that failed.
         print(f"paigow-server: {exc}", file=sys.stderr)
         return 2

@@ -34,9 +34,13 @@ Name                                  Type       Contents
 ``pg:credits``                        hash       operator credit key -> ledger stream id
                                                  (idempotency of credits)
 ``pg:money``                          hash       ``in`` chips ever credited from outside,
-                                                 ``entries`` ledger entries ever appended
+                                                 ``out`` chips ever taken back out (a guest
+                                                 account closed), ``entries`` ledger entries
+                                                 ever appended
 ``pg:ledger``                         stream     every chip movement: ``key kind player amount
-                                                 source dest table``; MAXLEN ~ a large bound
+                                                 source dest table``; MAXLEN ~ a large bound;
+                                                 entries older than the retention window move
+                                                 to the archive (:func:`Keys.ledger_streams`)
 ``pg:request:{p}:{h}``                hash       a money request of player ``p`` already
                                                  applied, ``h`` = SHA-256 of its key
                                                  (``<session>:<rid>``, hex): ``f`` what
@@ -47,16 +51,31 @@ Name                                  Type       Contents
 ``pg:log:{p}``                        list       game logs of player ``p``, newest first,
                                                  capped; each an 8-byte big-endian ordinal
                                                  followed by the record
-``pg:session:{id}``                   hash       a resumable session: player, name, guest (TTL)
+``pg:session:{id}``                   hash       a resumable session: ``player``, ``name``,
+                                                 ``guest``, ``exp`` when its credential expires
+                                                 and ``at`` when it was opened (epoch ms); TTL
+``pg:revoked:{p}``                    string     when an operator last ended ``p``'s sessions
+                                                 (epoch ms): sessions opened before are refused
+``pg:sessions:revoked``               pub/sub    a player whose sessions were ended: every node
+                                                 closes their connections
+``pg:guests``                         sorted set guest players, scored by their last activity
+                                                 (epoch ms); idle ones are closed
+``pg:guests:new:{m}``                 string     guests created in minute ``m`` (epoch minute);
+                                                 expires after two minutes
+``pg:guests:new:{m}:{a}``             string     the same, from client address ``a``
+``pg:archiver``                       string     the archiver's lease: ``<owner>`` with a TTL
+                                                 (one process archives at a time)
 ====================================  =========  ==============================================
 
 ``{t}`` is a table id, ``{p}`` a player name (validated by
-:func:`server.auth.tokens.check_player`, so neither contains ``:`` or braces).
+:func:`server.auth.tokens.check_player`, so neither contains ``:`` or braces), ``{a}`` a
+client address (hashed: see :meth:`Keys.guests_created`).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 DEFAULT_PREFIX = "pg:"
@@ -144,6 +163,17 @@ class Keys:
         """Stream: every chip movement of the product."""
         return f"{self.prefix}ledger"
 
+    def ledger_streams(self, tables: Iterable[str] = (), players: Iterable[str] = ()) -> list[str]:
+        """Every ledger stream to archive and audit, given the table ids and players
+        that exist (today one stream for the whole product, whatever they are).
+
+        The archiver and the audit find the ledger only through this function, and read
+        each stream in its own id order: ledger streams per table or per account (with
+        transfer records between them) change this function alone.
+        """
+        del tables, players  # one global stream today
+        return [self.ledger_stream()]
+
     def request(self, player: str, rid: str) -> str:
         """Hash: ``player``'s money request ``rid``, once applied (with a TTL).
 
@@ -160,8 +190,38 @@ class Keys:
         return f"{self.prefix}log:{player}"
 
     def session(self, session_id: str) -> str:
-        """Hash: a resumable session (player, name, guest), with a TTL."""
+        """Hash: a resumable session (player, name, guest, exp, at), with a TTL."""
         return f"{self.prefix}session:{session_id}"
+
+    def revoked(self, player: str) -> str:
+        """String: when an operator last ended the player's sessions (epoch ms)."""
+        return f"{self.prefix}revoked:{player}"
+
+    def revocations(self) -> str:
+        """Pub/sub channel: players whose sessions were ended (every node closes them)."""
+        return f"{self.prefix}sessions:revoked"
+
+    # --- guests -----------------------------------------------------------------
+
+    def guests(self) -> str:
+        """Sorted set: guest players by their last activity (epoch ms)."""
+        return f"{self.prefix}guests"
+
+    def guests_created(self, minute: int, address: str | None = None) -> str:
+        """String counter: guests created in epoch minute ``minute`` (from ``address``).
+
+        The address is hashed: IPv6 addresses hold ``:``, which key names avoid.
+        """
+        if address is None:
+            return f"{self.prefix}guests:new:{minute}"
+        digest = hashlib.sha256(address.encode()).hexdigest()[:16]
+        return f"{self.prefix}guests:new:{minute}:{digest}"
+
+    # --- the archive ------------------------------------------------------------
+
+    def archiver_lease(self) -> str:
+        """String ``<owner>`` with a TTL: the process archiving now."""
+        return f"{self.prefix}archiver"
 
 
 DEFAULT_KEYS = Keys()

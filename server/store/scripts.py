@@ -290,3 +290,82 @@ if tonumber(ARGV[2]) > 0 then
 end
 return {1, balance}
 """
+
+TRIM_LOG = """
+-- KEYS[1] a game-log list (newest first, each record behind its 8-byte ordinal);
+-- ARGV[1] an ordinal. Removes from the tail (the oldest end) every record numbered up
+-- to it, never the newest: the next record's ordinal follows the newest one's. Run
+-- after the archive stored those records; running it again removes nothing more.
+-- Returns how many records it removed.
+local through = tonumber(ARGV[1])
+local removed = 0
+while redis.call('LLEN', KEYS[1]) > 1 do
+  local tail = redis.call('LINDEX', KEYS[1], -1)
+  if struct.unpack('>I8', tail) > through then
+    break
+  end
+  redis.call('RPOP', KEYS[1])
+  removed = removed + 1
+end
+return removed
+"""
+
+GUEST_ADMIT = """
+-- A new guest, if the limits allow one more this minute.
+-- KEYS: 1 guests created this minute, 2 the same from the client's address, 3 guests set.
+-- ARGV: 1 limit in total (0: none), 2 limit per address (0: none), 3 the counters'
+--       ttl ms, 4 player, 5 now ms.
+-- Returns 'ok' (counted, and the guest listed with its activity), or which limit
+-- refused it: 'total' or 'address' (nothing written).
+local total = tonumber(redis.call('GET', KEYS[1]) or '0')
+local mine = tonumber(redis.call('GET', KEYS[2]) or '0')
+if ARGV[1] ~= '0' and total >= tonumber(ARGV[1]) then
+  return 'total'
+end
+if ARGV[2] ~= '0' and mine >= tonumber(ARGV[2]) then
+  return 'address'
+end
+redis.call('INCR', KEYS[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('INCR', KEYS[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+redis.call('ZADD', KEYS[3], ARGV[5], ARGV[4])
+return 'ok'
+"""
+
+CLOSE_GUEST = """
+-- Close an idle guest's account: its chips go back outside the product by a ledger
+-- entry, and the account, its game log and its place in the guests set go.
+-- KEYS: 1 guests set, 2 account hash, 3 accounts set, 4 game log, 5 ledger stream,
+--       6 money hash.
+-- ARGV: 1 player, 2 idle before (ms: only a guest whose last activity is older),
+--       3 ordinal of the newest game log the archive holds (0: none), 4 ledger
+--       maxlen, 5 the entry's ledger key.
+-- Nothing is done (reply {0, 0}) when the guest is gone already, was active since,
+-- or has a game log the archive does not hold yet. Else {1, chips taken out}.
+local seen = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not seen or tonumber(seen) >= tonumber(ARGV[2]) then
+  return {0, 0}
+end
+local head = redis.call('LINDEX', KEYS[4], 0)
+local newest = 0
+if head then
+  newest = struct.unpack('>I8', head)
+end
+if newest ~= tonumber(ARGV[3]) then
+  return {0, 0}
+end
+local balance = tonumber(redis.call('HGET', KEYS[2], 'balance') or '0')
+if balance > 0 then
+  redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[4], '*',
+    'key', ARGV[5], 'kind', 'close', 'player', ARGV[1],
+    'amount', string.format('%d', balance), 'source', 'account', 'dest', 'outside',
+    'table', '')
+  redis.call('HINCRBY', KEYS[6], 'out', balance)
+  redis.call('HINCRBY', KEYS[6], 'entries', 1)
+end
+redis.call('DEL', KEYS[2], KEYS[4])
+redis.call('SREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[1], ARGV[1])
+return {1, balance}
+"""

@@ -1,0 +1,413 @@
+"""The archive in a SQL database: SQLite (a file in the data folder) or PostgreSQL.
+
+One small interface, :class:`Archive`, over both: the same SQL (SQLite 3.24 and later
+and PostgreSQL share ``ON CONFLICT`` and row values), through each one's DB-API driver
+(the standard library's ``sqlite3``; ``psycopg`` 3), each call one transaction run in
+a worker thread so that the event loop never waits on the disk. Every write is
+idempotent by its primary key, so a record copied twice is stored once; the
+checkpoint's row is locked by each writing transaction (SQLite: ``BEGIN IMMEDIATE``;
+PostgreSQL: ``SELECT ... FOR UPDATE``), so two archivers never sum an entry twice.
+Reads for the audit see one snapshot (a read transaction in SQLite's WAL mode;
+``REPEATABLE READ`` in PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from server.archive.dialects import (
+    DATABASE_ERRORS,
+    ArchiveError,
+    Dialect,
+    Postgres,
+    connect_postgres,
+    connect_sqlite,
+)
+from server.archive.schema import SCHEMA_VERSION, statements
+from server.config import describe_url as describe
+from server.store.records import AuditView, Checkpoint, LedgerRow, LogRow, StreamId
+
+T = TypeVar("T")
+
+_CHUNK = 500  # values in one IN (...) list
+
+_LEDGER_COLUMNS = "stream, ms, seq, entry_key, kind, player, amount, source, dest, table_id, extra"
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveStats:
+    """How much the archive holds."""
+
+    ledger: int
+    game_logs: int
+    log_players: int
+    checkpoint: Checkpoint | None
+
+
+class Archive:
+    """The archive behind ``url``: ``postgresql://...`` (or ``postgres://``), or
+    ``sqlite:PATH`` / ``sqlite:///ABSOLUTE/PATH`` (see the module docstring).
+
+    Every method is a coroutine running one transaction in a worker thread, one at a
+    time; a failed call rolls back, and a broken connection is opened again at the
+    next call. :meth:`close` when done.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._dialect: Dialect
+        self._path: Path | None = None
+        if url.startswith(("postgresql://", "postgres://")):
+            self._dialect = Postgres()
+            self._connect = connect_postgres(url)
+        elif url.startswith("sqlite:"):
+            path = url.removeprefix("sqlite:")
+            if path.startswith("//"):
+                path = path[2:]  # sqlite:///abs/path -> /abs/path
+            if not path:
+                raise ArchiveError(f"no file in the archive URL {url!r}")
+            self._dialect = Dialect()
+            self._path = Path(path)
+            self._connect = connect_sqlite(self._path)
+        else:
+            raise ArchiveError(
+                f"the archive URL {describe(url)!r} is neither postgresql:// nor sqlite:"
+            )
+        self._conn: Any = None
+        self._ready = False
+        self._lock = threading.Lock()
+
+    def exists(self) -> bool:
+        """Whether there is a database to read (a SQLite file is made at first use)."""
+        return self._path is None or self._path.exists()
+
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self._dialect.name
+
+    # --- plumbing -------------------------------------------------------------------
+
+    def _run(self, work: Callable[[Any], T], *, write: bool) -> T:
+        with self._lock:
+            if self._conn is None:
+                try:
+                    self._conn = self._connect()
+                except DATABASE_ERRORS as exc:
+                    raise ArchiveError(
+                        f"cannot open the archive {describe(self.url)}: {exc}"
+                    ) from exc
+            conn, d = self._conn, self._dialect
+            try:
+                if not self._ready:
+                    self._create(conn)
+                (d.begin_write if write else d.begin_read)(conn)
+                result = work(conn)
+                d.commit(conn)
+                return result
+            except BaseException:
+                try:
+                    d.rollback(conn)
+                except Exception:  # the connection is broken: open another next time
+                    self._drop()
+                raise
+
+    async def _call(self, work: Callable[[Any], T], *, write: bool = False) -> T:
+        return await asyncio.to_thread(self._run, work, write=write)
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):  # a broken connection may fail to close
+                conn.close()
+
+    def _create(self, conn: Any) -> None:
+        d = self._dialect
+        d.begin_write(conn)
+        for statement in statements(d.blob):
+            conn.execute(statement)
+        conn.execute(
+            d.sql("INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING"),
+            ("schema", str(SCHEMA_VERSION)),
+        )
+        d.commit(conn)
+        self._ready = True
+
+    def _q(self, conn: Any, text: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return list(conn.execute(self._dialect.sql(text), tuple(args)).fetchall())
+
+    def _x(self, conn: Any, text: str, args: Sequence[Any] = ()) -> None:
+        conn.execute(self._dialect.sql(text), tuple(args))
+
+    def _many(self, conn: Any, text: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            cur = conn.cursor()
+            cur.executemany(self._dialect.sql(text), [tuple(r) for r in rows])
+            cur.close()
+
+    async def close(self) -> None:
+        """Close the connection (a later call opens another)."""
+
+        def close() -> None:
+            with self._lock:
+                self._drop()
+
+        await asyncio.to_thread(close)
+
+    # --- the checkpoint -------------------------------------------------------------
+
+    def _header(self, conn: Any, lock: bool) -> Checkpoint | None:
+        suffix = self._dialect.lock if lock else ""
+        found = self._q(conn, "SELECT header FROM checkpoint WHERE id = 1" + suffix)
+        return Checkpoint.from_header(found[0][0], {}) if found else None
+
+    def _checkpoint(self, conn: Any) -> Checkpoint | None:
+        cp = self._header(conn, lock=False)
+        if cp is not None:
+            cp.balances = Counter(
+                {p: int(b) for p, b in self._q(conn, "SELECT player, balance FROM balances")}
+            )
+        return cp
+
+    async def checkpoint(self) -> Checkpoint | None:
+        """The checkpoint, balances included (None before the first)."""
+        return await self._call(self._checkpoint)
+
+    async def start_checkpoint(self, first: Checkpoint) -> bool:
+        """Store ``first`` as the checkpoint unless there is one already (whether it was
+        stored)."""
+
+        def start(conn: Any) -> bool:
+            if self._header(conn, lock=True) is not None:
+                return False
+            self._x(
+                conn,
+                "INSERT INTO checkpoint (id, header, made_ms) VALUES (1, ?, ?)",
+                (first.header(), int(time.time() * 1000)),
+            )
+            self._many(
+                conn,
+                "INSERT INTO balances (player, balance) VALUES (?, ?)",
+                [(p, b) for p, b in first.balances.items() if b],
+            )
+            return True
+
+        return await self._call(start, write=True)
+
+    # --- writes ---------------------------------------------------------------------
+
+    async def put_ledger(self, rows: Sequence[LedgerRow]) -> int:
+        """Store ``rows`` (one stream's, in id order), those stored already aside, and
+        add those after the checkpoint to it, in one transaction; how many were added.
+        Their players are noted for :meth:`log_players`. A checkpoint must exist."""
+
+        def put(conn: Any) -> int:
+            cp = self._header(conn, lock=True)
+            if cp is None:
+                raise ArchiveError("the archive has no checkpoint yet")
+            self._many(
+                conn,
+                f"INSERT INTO ledger ({_LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (stream, ms, seq) DO NOTHING",
+                [_ledger_values(r) for r in rows],
+            )
+            added = cp.fold(rows)  # cp.balances starts empty: it sums the changes
+            self._many(
+                conn,
+                "INSERT INTO balances (player, balance) VALUES (?, ?) ON CONFLICT (player)"
+                " DO UPDATE SET balance = balances.balance + excluded.balance",
+                [(p, d) for p, d in cp.balances.items() if d],
+            )
+            self._note_duplicates(conn, added)
+            self._many(
+                conn,
+                "INSERT INTO log_players (player) VALUES (?) ON CONFLICT (player) DO NOTHING",
+                [(p,) for p in sorted({r.player for r in added if r.player})],
+            )
+            self._x(
+                conn,
+                "UPDATE checkpoint SET header = ?, made_ms = ? WHERE id = 1",
+                (cp.header(), int(time.time() * 1000)),
+            )
+            return len(added)
+
+        return await self._call(put, write=True)
+
+    def _note_duplicates(self, conn: Any, added: Sequence[LedgerRow]) -> None:
+        """Record every archived row whose key another row has, among the keys of
+        ``added`` (each copy: the audit names them all)."""
+        places: defaultdict[str, set[tuple[str, StreamId]]] = defaultdict(set)
+        for key, stream, entry_id in self._same_keys(conn, {r.key for r in added}):
+            places[key].add((stream, entry_id))
+        self._many(
+            conn,
+            "INSERT INTO duplicates (stream, ms, seq, entry_key) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (stream, ms, seq) DO NOTHING",
+            [
+                (stream, *entry_id, key)
+                for key, found in places.items()
+                if len(found) > 1
+                for stream, entry_id in sorted(found)
+            ],
+        )
+
+    def _same_keys(self, conn: Any, keys: Iterable[str]) -> list[tuple[str, str, StreamId]]:
+        wanted = sorted(keys)
+        out = []
+        for i in range(0, len(wanted), _CHUNK):
+            chunk = wanted[i : i + _CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            for key, stream, ms, seq in self._q(
+                conn,
+                f"SELECT entry_key, stream, ms, seq FROM ledger WHERE entry_key IN ({marks})",
+                chunk,
+            ):
+                out.append((key, stream, (int(ms), int(seq))))
+        return out
+
+    async def put_logs(self, rows: Sequence[LogRow]) -> None:
+        """Store game logs, those stored already aside."""
+
+        def put(conn: Any) -> None:
+            self._many(
+                conn,
+                "INSERT INTO game_logs (player, ordinal, table_id, ended_ms, record)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (player, ordinal) DO NOTHING",
+                [(r.player, r.ordinal, r.table_id, r.ended_ms, r.record) for r in rows],
+            )
+
+        await self._call(put, write=True)
+
+    async def forget_log_players(self, players: Iterable[str]) -> None:
+        """``players``' game logs in Redis have nothing more to archive (until their next
+        ledger entries note them again)."""
+        names = sorted(set(players))
+
+        def forget(conn: Any) -> None:
+            self._many(conn, "DELETE FROM log_players WHERE player = ?", [(p,) for p in names])
+
+        if names:
+            await self._call(forget, write=True)
+
+    # --- reads ----------------------------------------------------------------------
+
+    async def log_players(self, after: str, limit: int) -> list[str]:
+        """Up to ``limit`` players named after ``after``, in order, whose game logs in
+        Redis may have records to archive."""
+
+        def read(conn: Any) -> list[str]:
+            found = self._q(
+                conn,
+                "SELECT player FROM log_players WHERE player > ? ORDER BY player LIMIT ?",
+                (after, limit),
+            )
+            return [p for (p,) in found]
+
+        return await self._call(read)
+
+    async def history(
+        self, player: str, below: int | None, limit: int, table_id: str | None = None
+    ) -> list[tuple[int, bytes]]:
+        """Up to ``limit`` of ``player``'s archived game logs numbered below ``below``
+        (None: from the newest), newest first, at ``table_id`` only if given."""
+
+        def read(conn: Any) -> list[tuple[int, bytes]]:
+            text = "SELECT ordinal, record FROM game_logs WHERE player = ?"
+            args: list[Any] = [player]
+            if below is not None:
+                text += " AND ordinal < ?"
+                args.append(below)
+            if table_id is not None:
+                text += " AND table_id = ?"
+                args.append(table_id)
+            text += " ORDER BY ordinal DESC LIMIT ?"
+            args.append(limit)
+            return [(int(o), bytes(r)) for o, r in self._q(conn, text, args)]
+
+        return await self._call(read)
+
+    async def audit_view(
+        self,
+        after: Mapping[str, StreamId],
+        through: Mapping[str, StreamId],
+        keys: Iterable[str],
+    ) -> AuditView:
+        """The rows of each stream in ``through`` after its id in ``after`` (default:
+        from its start) up to its id in ``through``; every row whose key is in
+        ``keys`` or among those rows; the duplicates found while archiving."""
+        asked = set(keys)
+
+        def read(conn: Any) -> AuditView:
+            rows: list[LedgerRow] = []
+            for stream, last in sorted(through.items()):
+                first = after.get(stream, (0, 0))
+                found = self._q(
+                    conn,
+                    f"SELECT {_LEDGER_COLUMNS} FROM ledger WHERE stream = ?"
+                    " AND (ms, seq) > (?, ?) AND (ms, seq) <= (?, ?) ORDER BY ms, seq",
+                    (stream, *first, *last),
+                )
+                rows += [_row(r) for r in found]
+            same = self._same_keys(conn, asked | {r.key for r in rows})
+            dups = [
+                (key, stream, (int(ms), int(seq)))
+                for stream, ms, seq, key in self._q(
+                    conn, "SELECT stream, ms, seq, entry_key FROM duplicates"
+                )
+            ]
+            return AuditView(rows, same, dups)
+
+        return await self._call(read)
+
+    async def stats(self) -> ArchiveStats:
+        """How many ledger entries and game logs are archived, and the checkpoint."""
+
+        def read(conn: Any) -> ArchiveStats:
+            (ledger,) = self._q(conn, "SELECT count(*) FROM ledger")[0]
+            (logs,) = self._q(conn, "SELECT count(*) FROM game_logs")[0]
+            (players,) = self._q(conn, "SELECT count(*) FROM log_players")[0]
+            return ArchiveStats(int(ledger), int(logs), int(players), self._checkpoint(conn))
+
+        return await self._call(read)
+
+
+def _row(r: Sequence[Any]) -> LedgerRow:
+    stream, ms, seq, key, kind, player, amount, source, dest, table_id, extra = r
+    return LedgerRow(
+        stream=stream,
+        entry_id=(int(ms), int(seq)),
+        key=key,
+        kind=kind,
+        player=player,
+        amount=int(amount),
+        source=source,
+        dest=dest,
+        table_id=table_id,
+        extra=extra,
+    )
+
+
+def _ledger_values(r: LedgerRow) -> tuple[Any, ...]:
+    """A row's values in the order of the ledger's columns."""
+    ms, seq = r.entry_id
+    return (
+        r.stream,
+        ms,
+        seq,
+        r.key,
+        r.kind,
+        r.player,
+        r.amount,
+        r.source,
+        r.dest,
+        r.table_id,
+        r.extra,
+    )
