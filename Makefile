@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run play demo test lint typecheck pytest bench clean browser vendor vendor-check
+.PHONY: run play demo test lint typecheck pytest bench clean browser postgres vendor vendor-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,12 +35,16 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP) browser
+pytest: $(STAMP) browser postgres
 	$(BIN)/pytest
 
 ## browser: Debian's Chromium (and a font with the card suits) for tests/web, if missing
 browser:
 	@tests/web/install_browser.sh
+
+## postgres: Debian's PostgreSQL server for tests/server/archive, if missing
+postgres:
+	@tests/server/archive/install_postgres.sh
 
 ## vendor: fetch the web client's pinned msgpack library (server/web/vendor.sh; needs npm)
 vendor:

@@ -131,7 +131,7 @@ class Archive:
 
     def _create(self, conn: Any) -> None:
         d = self._dialect
-        d.begin_write(conn)
+        d.begin_create(conn)
         for statement in statements(d.blob):
             conn.execute(statement)
         conn.execute(
@@ -207,7 +207,7 @@ class Archive:
     async def put_ledger(self, rows: Sequence[LedgerRow]) -> int:
         """Store ``rows`` (one stream's, in id order), those stored already aside, and
         add those after the checkpoint to it, in one transaction; how many were added.
-        Their players are noted for :meth:`log_players`. A checkpoint must exist."""
+        A checkpoint must exist."""
 
         def put(conn: Any) -> int:
             cp = self._header(conn, lock=True)
@@ -227,11 +227,6 @@ class Archive:
                 [(p, d) for p, d in cp.balances.items() if d],
             )
             self._note_duplicates(conn, added)
-            self._many(
-                conn,
-                "INSERT INTO log_players (player) VALUES (?) ON CONFLICT (player) DO NOTHING",
-                [(p,) for p in sorted({r.player for r in added if r.player})],
-            )
             self._x(
                 conn,
                 "UPDATE checkpoint SET header = ?, made_ms = ? WHERE id = 1",
@@ -285,6 +280,37 @@ class Archive:
             )
 
         await self._call(put, write=True)
+
+    async def log_cursor(self, stream: str) -> StreamId | None:
+        """The last entry of ``stream`` whose player was noted (None: none yet)."""
+
+        def read(conn: Any) -> StreamId | None:
+            found = self._q(conn, "SELECT ms, seq FROM log_cursor WHERE stream = ?", (stream,))
+            return (int(found[0][0]), int(found[0][1])) if found else None
+
+        return await self._call(read)
+
+    async def note_log_players(
+        self, stream: str, players: Iterable[str], through: StreamId
+    ) -> None:
+        """Note ``players`` (their game logs may have records to archive) and that the
+        entries of ``stream`` up to ``through`` were looked at, in one transaction."""
+        names = sorted(set(players) - {""})
+
+        def note(conn: Any) -> None:
+            self._many(
+                conn,
+                "INSERT INTO log_players (player) VALUES (?) ON CONFLICT (player) DO NOTHING",
+                [(p,) for p in names],
+            )
+            self._x(
+                conn,
+                "INSERT INTO log_cursor (stream, ms, seq) VALUES (?, ?, ?) ON CONFLICT (stream)"
+                " DO UPDATE SET ms = excluded.ms, seq = excluded.seq",
+                (stream, *through),
+            )
+
+        await self._call(note, write=True)
 
     async def forget_log_players(self, players: Iterable[str]) -> None:
         """``players``' game logs in Redis have nothing more to archive (until their next

@@ -41,6 +41,10 @@ class Dialect:
     def begin_read(self, conn: Any) -> None:
         conn.execute("BEGIN")
 
+    def begin_create(self, conn: Any) -> None:
+        """Begin the transaction that creates the tables, one process at a time."""
+        self.begin_write(conn)
+
     def commit(self, conn: Any) -> None:
         conn.execute("COMMIT")
 
@@ -62,6 +66,10 @@ class Postgres(Dialect):
 
     def begin_read(self, conn: Any) -> None:
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+
+    def begin_create(self, conn: Any) -> None:
+        # CREATE TABLE IF NOT EXISTS races with itself in another session.
+        conn.execute("SELECT pg_advisory_xact_lock(7231017)")
 
     def commit(self, conn: Any) -> None:
         conn.commit()

@@ -6,13 +6,16 @@ A pass, in order (docs/DESIGN.md, "The archive"):
    hold every entry ever appended; else Redis's own totals and balances as of one
    snapshot (the ledger before it had been trimmed by its length bound).
 2. Each ledger stream (:meth:`~server.store.keys.Keys.ledger_streams`), in its own id
-   order, in batches: the entries appended before the window are stored in the
-   archive, and added to the checkpoint, in one transaction; once it is committed,
-   Redis drops them (``XTRIM MINID``, exactly).
-3. The game logs of the players those entries named: the records older than the
-   window (and any beyond half the list's cap), from the oldest, but never the newest
-   one (the next record's number follows it), are stored, then dropped from Redis.
-4. Idle guests: their game logs are stored, then their account is closed in one
+   order: the players named by the entries appended since the last pass are noted
+   (their game logs have new records), with how far the stream was read.
+3. Each ledger stream again, in batches: the entries appended before the window are
+   stored in the archive, and added to the checkpoint, in one transaction; once it is
+   committed, Redis drops them (``XTRIM MINID``, exactly).
+4. The game logs of the players noted: the records older than the window (and any
+   beyond half the list's cap), from the oldest, but never the newest one (the next
+   record's number follows it), are stored, then dropped from Redis; a player whose
+   list holds nothing more to move is no longer noted.
+5. Idle guests: their game logs are stored, then their account is closed in one
    script (its chips go back outside by a ledger entry, which a later pass archives).
 
 Every step is repeatable: a crash (or a failure) between storing and dropping leaves
@@ -135,7 +138,10 @@ class Archiver:
         cutoff = now - self.after_ms
         report = PassReport()
         await self._start()
-        for stream in await self._streams():
+        streams = await self._streams()
+        for stream in streams:
+            await self._note_players(stream)
+        for stream in streams:
             await self._move_ledger(stream, cutoff, report)
         await self._move_logs(cutoff, report)
         if self.guest_idle_ms is not None:
@@ -187,7 +193,20 @@ class Archiver:
         players = [as_str(p) for p in await self.redis.smembers(self.keys.accounts())]
         return self.keys.ledger_streams(sorted(tables), sorted(players))
 
-    # --- 2. the ledger --------------------------------------------------------------
+    # --- 2. who has new game logs ---------------------------------------------------
+
+    async def _note_players(self, stream: str) -> None:
+        after = await self.archive.log_cursor(stream) or (0, 0)
+        while True:
+            rows = await self.calls.entries_after(stream, after, "+", count=self.batch, pages=1)
+            if not rows:
+                return
+            after = rows[-1].entry_id
+            await self.archive.note_log_players(stream, {r.player for r in rows}, after)
+            if len(rows) < self.batch:
+                return
+
+    # --- 3. the ledger --------------------------------------------------------------
 
     async def _move_ledger(self, stream: str, cutoff: int, report: PassReport) -> None:
         while True:
@@ -201,7 +220,7 @@ class Archiver:
             if len(rows) < self.batch:
                 return
 
-    # --- 3. game logs ---------------------------------------------------------------
+    # --- 4. game logs ---------------------------------------------------------------
 
     async def _move_logs(self, cutoff: int, report: PassReport) -> None:
         after = ""
@@ -222,7 +241,7 @@ class Archiver:
         # tail, so that dropping "up to the last ordinal moved" drops only these.
         for ordinal, record in reversed(older):
             ended = record_ended_ms(record)
-            if ended >= cutoff and len(older) - len(rows) <= self.log_keep:
+            if ended >= cutoff and len(items) - len(rows) <= self.log_keep:
                 break
             rows.append(LogRow(player, ordinal, record_table(record) or "", ended, record))
         if rows:
@@ -232,7 +251,7 @@ class Archiver:
             self.crash("logs-trimmed")
         return len(rows) == len(older)
 
-    # --- 4. idle guests -------------------------------------------------------------
+    # --- 5. idle guests -------------------------------------------------------------
 
     async def _close_guests(self, before: int, now: int, report: PassReport) -> None:
         while True:

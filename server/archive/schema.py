@@ -13,6 +13,7 @@ table                   holds
 ``duplicates``          ledger entries whose key an earlier entry had (found while
                         archiving): the audit reports them
 ``log_players``         players whose game logs in Redis may have records to archive
+``log_cursor``          per ledger stream, the last entry whose player was noted there
 ``meta``                ``schema``: the version of these tables
 ======================  ======================================================================
 """
@@ -68,6 +69,11 @@ CREATE TABLE IF NOT EXISTS duplicates (
 );
 CREATE TABLE IF NOT EXISTS log_players (
     player TEXT PRIMARY KEY
+);
+CREATE TABLE IF NOT EXISTS log_cursor (
+    stream TEXT PRIMARY KEY,
+    ms BIGINT NOT NULL,
+    seq BIGINT NOT NULL
 );
 """
 

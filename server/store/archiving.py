@@ -35,10 +35,15 @@ class ArchivingCalls:
         return [LedgerRow.from_fields(stream, i, f) for i, f in stream_entries(reply)]
 
     async def entries_after(
-        self, stream: str, after: StreamId, through: str | None, count: int = 5000
+        self,
+        stream: str,
+        after: StreamId,
+        through: str | None,
+        count: int = 5000,
+        pages: int | None = None,
     ) -> list[LedgerRow]:
-        """Every entry of ``stream`` after id ``after`` up to id ``through`` (None: none),
-        read in pages of ``count``."""
+        """Every entry of ``stream`` after id ``after`` up to id ``through`` (``+``: the
+        last; None: none), read in pages of ``count`` (at most ``pages`` of them)."""
         rows: list[LedgerRow] = []
         if through is None:
             return rows
@@ -47,14 +52,17 @@ class ArchivingCalls:
             reply = await self.redis.xrange(stream, min=start, max=through, count=count)
             page = [LedgerRow.from_fields(stream, i, f) for i, f in stream_entries(reply)]
             rows += page
-            if len(page) < count:
+            if pages is not None:
+                pages -= 1
+            if len(page) < count or pages == 0:
                 return rows
             start = "(" + format_id(page[-1].entry_id)
 
     async def trim_stream(self, stream: str, through: StreamId) -> int:
         """Remove every entry of ``stream`` up to id ``through`` (exactly, not ``~``);
         how many were removed."""
-        return int(await self.redis.xtrim(stream, minid=format_id(next_id(through))))
+        minid = format_id(next_id(through))
+        return int(await self.redis.xtrim(stream, minid=minid, approximate=False))
 
     async def game_log(self, player: str) -> list[tuple[int, bytes]]:
         """``player``'s game logs in Redis, ``(ordinal, record)``, newest first."""

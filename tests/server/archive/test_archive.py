@@ -1,0 +1,254 @@
+"""The archive, against SQLite and a real PostgreSQL: what moves, what stays, and the
+audit and the history across Redis and the archive."""
+
+from __future__ import annotations
+
+import pytest
+import redis.asyncio
+
+from server.archive import Archive
+from server.archive.history import history_page
+from server.store.accounts import OUTSIDE
+from server.store.records import LogRow
+from server.store.replies import stream_entries
+from tests.helpers import until
+from tests.server.archive.helpers import HOUR_MS, Casino, round_of, wall_ms
+
+
+@pytest.mark.asyncio
+async def test_old_ledger_entries_move_once_and_the_audit_replays_the_checkpoint(
+    redis_client: redis.asyncio.Redis, archive: Archive
+) -> None:
+    casino = Casino(redis_client)
+    await casino.open()
+    await casino.play(5)
+    appended = await casino.entries()
+    before = await casino.audit(None)
+    assert before.ok, before.explain()
+    assert before.ledger_complete
+
+    report = await casino.archiver(archive).run_once()
+    assert (report.ledger, report.trimmed) == (appended, appended)
+    assert await casino.ledger_len() == 0
+    stats = await archive.stats()
+    assert stats.ledger == appended
+    assert stats.checkpoint is not None
+    assert stats.checkpoint.entries == appended
+    assert stats.checkpoint.balances == {"ann": 500, "bob": 500}
+
+    # Once more: nothing left to move, nothing counted twice.
+    again = await casino.archiver(archive).run_once()
+    assert (again.ledger, again.trimmed) == (0, 0)
+
+    await casino.play(2)  # entries after the checkpoint, in Redis only
+    report_after = await casino.audit(archive)
+    assert report_after.ok, report_after.explain()
+    assert report_after.ledger_complete
+    assert report_after.checkpoint_entries == appended
+    assert report_after.ledger_scanned == await casino.ledger_len() == 12
+    # Without the archive, Redis alone cannot replay: a note, as for a trimmed stream.
+    alone = await casino.audit(None)
+    assert alone.ok
+    assert not alone.ledger_complete
+
+
+@pytest.mark.asyncio
+async def test_entries_within_the_window_stay_in_redis(
+    redis_client: redis.asyncio.Redis, archive: Archive
+) -> None:
+    casino = Casino(redis_client)
+    await casino.open()
+    await casino.play(2)
+    old = await casino.ledger_len()
+    # Entry ids are Redis's clock: the window ends once it has passed every entry so far.
+    boundary = int((await redis_client.time())[0]) * 1000 + 1000
+
+    async def passed() -> bool:
+        return int((await redis_client.time())[0]) * 1000 >= boundary
+
+    await until(passed, what="Redis's clock to pass a second")
+    await casino.play(1)
+    recent = await casino.ledger_len() - old
+    # The window ends where the first two rounds end: the third stays.
+    mover = casino.archiver(archive)
+    mover.clock = lambda: boundary + HOUR_MS
+    report = await mover.run_once()
+    assert report.trimmed == old
+    assert await casino.ledger_len() == recent
+    assert (await casino.audit(archive)).ok
+
+
+@pytest.mark.asyncio
+async def test_old_game_logs_move_but_the_newest_stays_and_history_reads_both(
+    redis_client: redis.asyncio.Redis, archive: Archive
+) -> None:
+    casino = Casino(redis_client)
+    await casino.open()
+    await casino.play(6)
+    await casino.archiver(archive).run_once()
+    # Every round is old: all but the newest moved (its number is where the next follows).
+    assert await casino.log_ordinals("ann") == [6]
+    assert (await archive.stats()).game_logs == 10
+    await casino.play(3)  # rounds 7-9, in Redis beside round 6
+    assert await casino.log_ordinals("ann") == [9, 8, 7, 6]
+
+    # Pages of 4, newest first, across Redis and the archive, each round once.
+    seen: list[int] = []
+    cursor: int | None = None
+    while True:
+        blobs, cursor = await history_page(casino.tables, archive, "ann", cursor, 4)
+        seen += [round_of(b) for b in blobs]
+        if cursor is None:
+            break
+    assert seen == list(range(9, 0, -1))
+    only_t2, _ = await history_page(casino.tables, archive, "ann", None, 4, table_id="t2")
+    assert only_t2 == []
+    # Without the archive, only what Redis holds.
+    blobs, cursor = await history_page(casino.tables, None, "ann", None, 20)
+    assert [round_of(b) for b in blobs] == [9, 8, 7, 6]
+    assert cursor is None
+
+
+@pytest.mark.asyncio
+async def test_a_record_copied_before_the_trim_is_read_once(
+    redis_client: redis.asyncio.Redis, archive: Archive
+) -> None:
+    """Between the archive's commit and Redis's trim, records are in both places."""
+    casino = Casino(redis_client)
+    await casino.open()
+    await casino.play(4)
+    items = await casino.archiver(archive).calls.game_log("ann")
+    await archive.put_logs([LogRow("ann", o, "t1", 0, r) for o, r in items])  # copied only
+    blobs, cursor = await history_page(casino.tables, archive, "ann", None, 10)
+    assert [round_of(b) for b in blobs] == [4, 3, 2, 1]
+    assert cursor is None
+
+
+@pytest.mark.asyncio
+async def test_a_lost_entry_and_a_wrong_balance_are_found_across_redis_and_the_archive(
+    redis_client: redis.asyncio.Redis, archive: Archive
+) -> None:
+    casino = Casino(redis_client)
+    await casino.open()
+    await casino.play(3)
+    await casino.archiver(archive).run_once()
+    await casino.play(2)
+    [(entry_id, fields)] = stream_entries(
+        await redis_client.xrevrange(casino.keys.ledger_stream(), count=1)
+    )
+    await redis_client.xdel(casino.keys.ledger_stream(), entry_id)
+    report = await casino.audit(archive)
+    assert not report.ok
+    assert "entries lost" in report.explain()
+
+    await redis_client.xadd(  # put it back (another id), then tamper with a balance
+        casino.keys.ledger_stream(),
+        dict(fields.items()),
+    )
+    assert (await casino.audit(archive)).ok
+    await redis_client.hincrby(casino.keys.account("ann"), "balance", 7)
+    await redis_client.hincrby(casino.keys.money(), "in", 7)  # the sum still adds up
+    wrong = (await casino.audit(archive)).explain()
+    assert "ann: balance 507, ledger says 500" in wrong
+    assert "the ledger's credits sum to 2000, the credited total is 2007" in wrong
+
+
+@pytest.mark.asyncio
+async def test_a_key_applied_twice_across_the_archive_is_found(
+    redis_client: redis.asyncio.Redis, archive: Archive
+) -> None:
+    casino = Casino(redis_client)
+    await casino.open()
+    await casino.play(1)
+    await casino.archiver(archive).run_once()
+    # The same settlement appended again, around the store's idempotency.
+    fields = {
+        "key": "t1:r1:ann:win",
+        "kind": "win",
+        "player": "ann",
+        "amount": 50,
+        "source": "house",
+        "dest": "table",
+        "table": "t1",
+    }
+    await redis_client.xadd(casino.keys.ledger_stream(), fields)  # type: ignore[arg-type]
+    await redis_client.hincrby(casino.keys.money(), "entries", 1)
+    report = await casino.audit(archive)
+    assert list(report.duplicates) == ["t1:r1:ann:win"]
+    # Archived too, the duplicate is remembered past the checkpoint.
+    await casino.archiver(archive).run_once()
+    assert list((await casino.audit(archive)).duplicates) == ["t1:r1:ann:win"]
+
+
+@pytest.mark.asyncio
+async def test_a_ledger_trimmed_before_the_archive_starts_from_redis_s_totals(
+    redis_client: redis.asyncio.Redis, archive: Archive
+) -> None:
+    casino = Casino(redis_client)
+    await casino.open()
+    await casino.play(3)
+    await redis_client.xtrim(casino.keys.ledger_stream(), maxlen=4, approximate=False)
+    await casino.play(1)
+    mover = casino.archiver(archive)
+    first = await mover.first_checkpoint()
+    assert first.baseline_ms is not None
+    await mover.run_once()
+    await casino.play(2)
+    report = await casino.audit(archive)
+    assert report.ok, report.explain()
+    assert report.ledger_complete
+    assert "checkpoint of Redis's own totals" in report.explain()
+
+
+@pytest.mark.asyncio
+async def test_an_idle_guest_is_closed_and_leaves_only_its_archived_history(
+    redis_client: redis.asyncio.Redis, archive: Archive
+) -> None:
+    casino = Casino(redis_client)
+    await casino.open(players=("ann",))
+    await casino.guest("g-1")
+    await casino.guest("g-2")
+    await casino.play(2, players=("ann",))
+    # g-1 played a round (its game log; its chips are back on its account).
+    await redis_client.lpush(casino.keys.game_log("g-1"), (1).to_bytes(8, "big") + b"\x80")
+    active = wall_ms() + 2 * HOUR_MS
+    await casino.guests.touch("g-2", active)  # g-2 was active since
+    mover = casino.archiver(archive, guest_idle_ms=HOUR_MS)
+    report = await mover.run_once()
+    assert (report.guests_closed, report.chips_out, report.guests) == (1, 300, 1)
+    assert not await redis_client.exists(casino.keys.account("g-1"), casino.keys.game_log("g-1"))
+    assert await casino.accounts.balance("g-2") == 300
+    assert await archive.history("g-1", None, 10) == [(1, b"\x80")]
+    # The chips went outside by a ledger entry: the audit still adds up, then archived.
+    assert (await casino.audit(archive)).ok
+    await casino.archiver(archive, guest_idle_ms=HOUR_MS).run_once()
+    final = await casino.audit(archive)
+    assert final.ok, final.explain()
+    assert final.ledger_complete
+    closing = await archive.audit_view({}, {casino.keys.ledger_stream(): (2**62, 0)}, ())
+    [closed] = [r for r in closing.rows if r.kind == "close"]
+    assert (closed.player, closed.amount, closed.dest) == ("g-1", 300, OUTSIDE)
+
+
+@pytest.mark.asyncio
+async def test_records_beyond_half_the_cap_move_whatever_their_age(
+    redis_client: redis.asyncio.Redis, archive: Archive
+) -> None:
+    casino = Casino(redis_client)
+    await casino.open(players=("ann",))
+    await casino.play(7, players=("ann",))
+    # Nothing is old (the clock is not ahead), but with a cap of 8 at most 4 stay, so
+    # that the cap never drops a record the archive does not hold.
+    report = await casino.archiver(archive, ahead_ms=0, log_cap=8).run_once()
+    assert (report.trimmed, report.logs) == (0, 3)
+    assert await casino.log_ordinals("ann") == [7, 6, 5, 4]
+    assert [o for o, _ in await archive.history("ann", None, 10)] == [3, 2, 1]
+    assert [round_of(r) for _, r in await archive.history("ann", None, 10)] == [3, 2, 1]
+
+
+@pytest.mark.asyncio
+async def test_a_bad_archive_url_is_refused() -> None:
+    from server.archive import ArchiveError
+
+    with pytest.raises(ArchiveError):
+        Archive("mysql://somewhere/db")
