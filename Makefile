@@ -8,7 +8,8 @@ STAMP  := $(VENV)/.installed
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+	# setuptools as the build backend asks (77+: the SPDX license form), for tests/test_packaging.py
+	$(BIN)/pip install --quiet --upgrade pip 'setuptools>=77'
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 

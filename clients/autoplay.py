@@ -17,13 +17,28 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from clients import handrank
-from clients.core import Client, ClientError, ClientEvent, ConnectionLost, ServerError, Verified
+from clients.core import (
+    Client,
+    ClientError,
+    ClientEvent,
+    ConnectionLost,
+    Disconnected,
+    ServerError,
+    SessionEnded,
+    Verified,
+)
 from clients.model import TableModel, Verification
 from protocol.messages import Results, RoundVoid
 from protocol.structs import HandChoice, SeatResult
 
 Strategy = Literal["house-way", "random"]
 STRATEGIES: tuple[Strategy, ...] = ("house-way", "random")
+
+FINAL_BET_REFUSALS = frozenset({"bet_limits", "insufficient_balance", "no_bet", "not_seated"})
+"""Refusals of a bet that the next betting phase would repeat word for word: the bet
+itself is wrong for the table (limits, chip unit), or there are no chips left to bet
+after a rebuy was tried. Play ends on one rather than waiting for rounds that cannot
+come."""
 
 
 @dataclass
@@ -72,8 +87,12 @@ async def play_rounds(
 
     ``on_note(kind, data)`` is told of what the player did (``bet``, ``hand``,
     ``round``, ``error``), for logs. Server errors are kept in the stats and the play
-    goes on (a missed betting phase just waits for the next one); a stuck table
-    raises ``TimeoutError`` after ``round_timeout_s`` without progress.
+    goes on (a missed betting phase just waits for the next one), except a bet refused
+    for good (:data:`FINAL_BET_REFUSALS`: below the minimum, above the maximum, not a
+    multiple of the table's unit, no chips left), which is raised as the
+    :class:`ServerError` it is; a connection ended for good (another client took the
+    session over, say) raises :class:`SessionEnded`; a stuck table raises
+    ``TimeoutError`` after ``round_timeout_s`` without progress.
     """
     rng = rng or random.Random()
     stats = PlayStats()
@@ -106,7 +125,11 @@ def _count(
     stats: PlayStats,
     note: Callable[[str, dict[str, object]], None],
 ) -> None:
-    """Count a settled or voided round of our seat, and a fairness check."""
+    """Count a settled or voided round of our seat, and a fairness check; a connection
+    ended for good (taken over by another client, say) ends the play."""
+    if isinstance(event, Disconnected) and not event.retrying:
+        code = f" ({event.code})" if event.code is not None else ""
+        raise SessionEnded(f"disconnected{code}: {event.reason}")
     seat = model.your_seat
     if isinstance(event, Results) and event.table_id == model.table_id:
         for result in event.results:
@@ -159,10 +182,14 @@ async def _loop(
         seat = model.my_seat
         if model.phase not in ("idle", "betting"):
             bet_in = False
+        betting = False  # a bet request is in flight (its refusal may end the play)
         try:
             if (
                 stats.rounds < rounds
                 and seat is not None
+                # The ok to a join comes before its seat event: until that event the
+                # seat reads empty, without the chips brought (no rebuy for them).
+                and seat.status != "empty"
                 and model.phase in ("idle", "betting")
                 and seat.bet == 0
                 and acted_bet != key
@@ -176,7 +203,9 @@ async def _loop(
                 if seat.balance < bet + bonus:
                     with contextlib.suppress(ServerError):
                         await client.rebuy(table_id, max(bet * 10, bet + bonus))
+                betting = True
                 await client.bet(table_id, bet, bonus)
+                betting = False
                 note("bet", {"round": model.round, "amount": bet, "bonus": bonus})
                 continue
             if (
@@ -194,6 +223,8 @@ async def _loop(
         except ServerError as exc:
             stats.errors.append(str(exc))
             note("error", {"code": exc.code, "message": str(exc)})
+            if betting and exc.code in FINAL_BET_REFUSALS:
+                raise
         except ConnectionLost:
             pass  # the core reconnects and resumes; the loop picks up from the model
         except ClientError as exc:

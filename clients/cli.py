@@ -12,7 +12,9 @@
 
 A guest's identity lives in its session: every command saves the resume token in a
 session file (``--session``, default under ``$XDG_STATE_HOME``) and the next command
-resumes it, so ``history`` and ``verify`` see the rounds ``play`` played. Exit
+resumes it, so ``history`` and ``verify`` see the rounds ``play`` played. Each running
+client is its own player: a second one started while the first runs gets a session file
+of its own (see :mod:`clients.session_file`); ``--session NAME`` picks a player. Exit
 codes: 0 success, 1 a failed check or a server refusal (a ``ServerError``, or a
 ``SessionEnded``), 2 bad usage or no server (a ``ConnectionLost``).
 """
@@ -31,10 +33,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from clients.autoplay import STRATEGIES, play_rounds
-from clients.core import DEFAULT_URL, Client, ClientError, ConnectionLost
+from clients.core import DEFAULT_URL, Client, ClientError, ClientEvent, ConnectionLost
 from clients.model import Verification, check_deal, verify_record
-from clients.session_file import default_session_path, make_client, save_session
-from clients.text import describe, record_line, to_json
+from clients.session_file import (
+    claim_session,
+    default_session_path,
+    make_client,
+    save_session,
+    session_dir,
+)
+from clients.text import describe, note_line, record_line, to_json
 from protocol import limits as L
 from protocol.codec import as_map
 from protocol.messages import OkReply
@@ -55,42 +63,51 @@ def _emit(out: TextIO, as_json: bool, data: dict[str, Any], line: str | None) ->
 
 
 async def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
-    """Play ``--rounds`` rounds headless; every event is written as it comes."""
+    """Play ``--rounds`` rounds headless; every event is written as it comes.
+
+    A bet the table refuses for good (limits, chip unit, no chips left) ends the play:
+    the seat is left (unless ``--stay``) and the refusal raised, which ``main`` turns
+    into exit code 1 with the server's words.
+    """
     client = make_client(args)
     queue = client.listen()
     await client.connect()
     save_session(args.session, client)
 
+    def write(event: ClientEvent) -> None:
+        _emit(out, args.json, to_json(event), describe(event))
+
     async def printer() -> None:
         while True:
-            event = await queue.get()
-            _emit(out, args.json, to_json(event), describe(event))
+            write(await queue.get())
 
     def note(kind: str, data: dict[str, object]) -> None:
-        line = f"you: {kind} " + " ".join(f"{k}={v}" for k, v in data.items())
+        while not queue.empty():  # the events received before it come first
+            write(queue.get_nowait())
+        line = note_line(kind, data)
         _emit(out, args.json, {"type": f"client.{kind}", "table_id": args.table, **data}, line)
 
     printing = asyncio.create_task(printer())
-    code = 0
     try:
-        stats = await play_rounds(
-            client,
-            args.table,
-            bet=args.bet,
-            bonus=args.bonus,
-            rounds=args.rounds,
-            buy_in=args.buy_in,
-            strategy=args.strategy,
-            rng=random.Random(args.seed),
-            on_note=note,
-        )
-        if not args.stay:
-            with contextlib.suppress(ClientError):
-                await client.leave(args.table)
-        await asyncio.sleep(0)  # let the printer write what is queued
-        while not queue.empty():
-            event = queue.get_nowait()
-            _emit(out, args.json, to_json(event), describe(event))
+        try:
+            stats = await play_rounds(
+                client,
+                args.table,
+                bet=args.bet,
+                bonus=args.bonus,
+                rounds=args.rounds,
+                buy_in=args.buy_in,
+                strategy=args.strategy,
+                rng=random.Random(args.seed),
+                on_note=note,
+            )
+        finally:
+            if not args.stay and client.connected:
+                with contextlib.suppress(ClientError, TimeoutError):
+                    await client.leave(args.table)
+            await asyncio.sleep(0)  # let the printer write what is queued
+            while not queue.empty():
+                write(queue.get_nowait())
         summary = {
             "type": "client.summary",
             "table_id": args.table,
@@ -107,14 +124,13 @@ async def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
             f"{stats.verified} verified, {len(stats.unverified)} not verified"
         )
         _emit(out, args.json, summary, line)
-        code = 1 if stats.unverified else 0
+        return 1 if stats.unverified else 0
     finally:
         printing.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await printing
         save_session(args.session, client)
         await client.close()
-    return code
 
 
 async def _records(
@@ -143,18 +159,23 @@ async def _records(
 
 async def _find_round(
     client: Client, table: str | None, round_no: int, page_size: int = L.MAX_HISTORY_PAGE
-) -> RoundRecord | None:
-    """The newest record of round ``round_no`` (at ``table``, if given), or None when the
-    history has none: pages are read from the newest until it is found or they end."""
+) -> list[RoundRecord]:
+    """Every table's newest record of round ``round_no`` (only ``table``'s, if given),
+    newest first; [] when the history has none.
+
+    Round numbers are per table, so without ``table`` the whole history is read: two
+    tables can each have a round 1, and neither is picked silently over the other.
+    """
+    found: dict[str, RoundRecord] = {}
     cursor: str | None = None
     while True:
         page = await client.history(cursor=cursor, limit=page_size, table_id=table)
         for record in page.rounds:
             if record.round == round_no:
-                return record
+                found.setdefault(record.table_id, record)
         cursor = page.next_cursor
-        if cursor is None:
-            return None
+        if cursor is None or (table is not None and found):
+            return list(found.values())
 
 
 async def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
@@ -227,8 +248,13 @@ async def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
             if args.round is None:
                 records, _ = await _records(client, args.table, args.limit)
             else:  # however old it is, not only among the newest --limit
-                found = await _find_round(client, args.table, args.round)
-                records = [found] if found is not None else []
+                records = await _find_round(client, args.table, args.round)
+                if len(records) > 1 and not args.json:
+                    tables = ", ".join(r.table_id for r in records)
+                    out.write(
+                        f"round {args.round} was played at {len(records)} tables ({tables}): "
+                        "each is checked (--table TABLE checks one)\n"
+                    )
         results = [verify_record(r) for r in records]
     if args.round is not None:
         results = [v for v in results if v.round == args.round]
@@ -262,14 +288,26 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token", default=os.environ.get("PAIGOW_TOKEN"), help="account token")
     parser.add_argument(
         "--session",
-        type=Path,
-        default=default_session_path(),
-        help="file keeping the resume token between runs (default: %(default)s)",
+        metavar="NAME|PATH",
+        help="the player to be: a session kept as NAME (under "
+        f"{session_dir()}) or in the file PATH, resumed by the next run that names it, "
+        "even while another client uses it (then this one takes that player over); "
+        f"default: {default_session_path().name}, or while another paigow-cli uses it "
+        "the next free session-N.json (a new player)",
     )
     parser.add_argument(
-        "--no-session", dest="session", action="store_const", const=None, help="keep none"
+        "--no-session",
+        dest="keep_session",
+        action="store_false",
+        help="keep none: a new guest every run",
     )
-    parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per line: the protocol's own maps, so seats are numbered "
+        "0-5 and cards are card codes, as on the wire (the screen and the text lines "
+        "number seats 1-6 and show cards with their suits)",
+    )
 
 
 def _count_or_all(text: str) -> int | None:
@@ -336,9 +374,13 @@ def build_parser() -> argparse.ArgumentParser:
     verify = sub.add_parser("verify", help="re-derive rounds from their seeds")
     _common(verify)
     verify.add_argument(
-        "round", type=int, nargs="?", help="the round (default: the newest --limit)"
+        "round",
+        type=int,
+        nargs="?",
+        help="the round (default: the newest --limit); round numbers are per table, so "
+        "without --table every table's round of that number is checked",
     )
-    verify.add_argument("--table")
+    verify.add_argument("--table", help="only this table's rounds")
     verify.add_argument(
         "--limit",
         type=_count_or_all,
@@ -367,12 +409,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args_list or args_list[0] not in (*COMMANDS, "-h", "--help"):
         args_list = ["table", *args_list]
     args = build_parser().parse_args(args_list)
-    if args.command == "table":
-        from clients.tui import run_tui
+    if args.command == "bots":
+        return _run(args)
+    # The claim (its lock) is held while the command runs: each client its own player.
+    args.claim = claim_session(args.session, keep=args.keep_session)
+    args.session = args.claim.path
+    try:
+        if args.claim.note:
+            print(f"paigow-cli: {args.claim.note}", file=sys.stderr)
+        if args.command == "table":
+            from clients.tui import run_tui
 
-        if args.url_arg:
-            args.url = args.url_arg
-        return run_tui(args)
+            if args.url_arg:
+                args.url = args.url_arg
+            return run_tui(args)
+        return _run(args)
+    finally:
+        args.claim.release()
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run a scripted command; its errors become exit codes (see the module docstring)."""
     runners = {"play": cmd_play, "history": cmd_history, "verify": cmd_verify, "bots": cmd_bots}
     try:
         return asyncio.run(runners[args.command](args, sys.stdout))
@@ -381,6 +438,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except ClientError as exc:  # a refusal: ServerError, or SessionEnded by the server
         print(f"paigow-cli: {exc}", file=sys.stderr)
+        return 1
+    except TimeoutError:  # a request unanswered, or a table that stopped moving
+        print("paigow-cli: the server did not answer in time", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from protocol.errors import CLOSES, CloseCode, Reconnect
 from protocol.messages import ErrorReply
 
 _PLAIN: Final = {
@@ -58,3 +59,16 @@ def plain_error(reply: ErrorReply) -> str:
     if not message or message.lower() in hint.lower():
         return hint
     return f"{hint} ({message})"
+
+
+def close_policy(code: int | None, reason: str | None) -> tuple[str, Reconnect]:
+    """Why a connection closed with ``code`` and the server's ``reason``, in words, and
+    whether to reconnect (protocol/PROTOCOL.md, section 11). No close frame (a network
+    fault) or a code not in the table: retried with backoff."""
+    if code is None:
+        return "connection lost", Reconnect.BACKOFF
+    try:
+        info = CLOSES[CloseCode(code)]
+    except ValueError:
+        return reason or f"closed with code {code}", Reconnect.BACKOFF
+    return reason or info.meaning, info.reconnect

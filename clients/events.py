@@ -31,6 +31,12 @@ class Disconnected:
     delay_s: float = 0.0
 
 
+def ended_reason(event: Disconnected) -> str:
+    """Why a connection ended for good, in a few words (``disconnected (4005): ...``)."""
+    code = f" ({event.code})" if event.code is not None else ""
+    return f"disconnected{code}: {event.reason}"
+
+
 @dataclass(frozen=True, slots=True)
 class Verified:
     """A round's seed was revealed and checked against its commitment and deal."""

@@ -217,6 +217,13 @@ class TableModel:
         self.void = None
         self.verification = None
         self.seats = [replace(s, bet=0, bonus=0, hand_set=False) for s in self.seats]
+        for index in range(len(self.seats)):  # sitting out lasts until the next betting phase
+            self._back_in(index)
+
+    def _back_in(self, index: int) -> None:
+        """A seat sitting out plays again (its status comes with no event of its own)."""
+        if 0 <= index < len(self.seats) and self.seats[index].status == "sitting_out":
+            self._set_seat(index, status="playing")
 
     def _set_seat(self, index: int, **changes: object) -> None:
         if 0 <= index < len(self.seats):
@@ -236,6 +243,10 @@ class TableModel:
             self._seat(e.seat)
         elif isinstance(e, BetPlaced):
             self._set_seat(e.seat, bet=e.amount, bonus=e.bonus, balance=e.balance)
+            if e.amount:
+                # Betting again cancels sitting out (protocol/PROTOCOL.md, section 6): no seat
+                # event says so, the bet does.
+                self._back_in(e.seat)
         elif isinstance(e, Cards):
             self.your_seat = e.seat if self.your_seat is None else self.your_seat
             self.your_cards = e.cards

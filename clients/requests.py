@@ -11,8 +11,17 @@ import asyncio
 import itertools
 import secrets
 import time
+from collections.abc import Sequence
+from typing import Any
 
-from protocol.messages import ErrorReply, OkReply, Pong
+import msgpack
+
+from clients.model import TableModel
+from protocol import limits as L
+from protocol.codec import UNPACK_OPTIONS
+from protocol.messages import ErrorReply, Hello, OkReply, Pong
+from protocol.structs import TableSeq
+from protocol.version import PROTOCOL_VERSION
 
 Reply = OkReply | ErrorReply | Pong
 """A message that answers a request, matched to it by ``rid``."""
@@ -85,3 +94,37 @@ class Pacer:
                 self.tokens -= 1
                 return
             await asyncio.sleep((1 - self.tokens) / self.rate)
+
+
+def hello_message(
+    client: str,
+    token: str | None,
+    name: str | None,
+    resume_token: str | None,
+    synced: Sequence[TableModel],
+) -> Hello:
+    """The ``hello`` of a connection: an account's ``token`` or a guest's ``name``, and
+    with a ``resume_token`` the last ``seq`` of each table in ``synced`` (to replay what
+    was missed, protocol/PROTOCOL.md, section 5)."""
+    last_seq = tuple(TableSeq(table_id=m.table_id, seq=m.seq) for m in synced)
+    return Hello(
+        rid="hello",
+        min_version=PROTOCOL_VERSION,
+        max_version=PROTOCOL_VERSION,
+        client=client,
+        token=token,
+        guest=token is None,
+        name=name,
+        resume_token=resume_token,
+        last_seq=last_seq[: L.MAX_TABLES_PER_SESSION] if resume_token is not None else (),
+    )
+
+
+def raw_map(frame: bytes) -> dict[str, Any] | None:
+    """The raw map of a frame (same msgpack limits as the decoder), or None: what a reply
+    that does not decode, or an event of an unknown type, still tells (its rid, its seq)."""
+    try:
+        data = msgpack.unpackb(frame, **UNPACK_OPTIONS)
+    except Exception:
+        return None
+    return data if isinstance(data, dict) else None

@@ -6,13 +6,12 @@ per watched table, and hands every event to its listeners (:meth:`Session.listen
 server's table events, already applied to the model, and the client's own events
 (:mod:`clients.events`).
 
-A dropped connection is reopened with the session's resume token and the last
-``seq`` of every table (protocol/PROTOCOL.md, section 5), with the backoff its
-section 11 asks for; the server then sends the missed events or a snapshot, so the round carries on
-where it was. A gap in ``seq`` makes the client watch the table again. Only the
-``protocol`` package is used: this is the code a client in another language would
-write from protocol/PROTOCOL.md. The protocol's requests, one method each, are
-:class:`clients.core.Client`'s.
+A dropped connection is reopened with the session's resume token and the last ``seq``
+of every table (protocol/PROTOCOL.md, section 5), with the backoff of its section 11;
+the server sends the missed events or a snapshot, so the round carries on. A gap in
+``seq`` makes the client watch the table again. Only ``protocol`` is used: this is the
+code a client in another language would write from the specification. The requests,
+one method each, are :class:`clients.core.Client`'s.
 """
 
 from __future__ import annotations
@@ -20,27 +19,32 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any, Final, Self
 
-import msgpack
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from clients.errors import ClientError, ConnectionLost, ServerError, SessionEnded, plain_error
-from clients.events import ClientEvent, Connected, Disconnected, Notice, Verified
+from clients.backoff import Backoff
+from clients.errors import (
+    ClientError,
+    ConnectionLost,
+    ServerError,
+    SessionEnded,
+    close_policy,
+    plain_error,
+)
+from clients.events import ClientEvent, Connected, Disconnected, Notice, Verified, ended_reason
 from clients.model import Applied, TableModel
-from clients.requests import Pacer, Pending, Reply
+from clients.requests import Pacer, Pending, Reply, hello_message, raw_map
 from clients.version import client_name
 from protocol import limits as L
-from protocol.codec import UNPACK_OPTIONS, decode_server, encode
-from protocol.errors import CLOSES, CloseCode, ProtocolError, Reconnect, UnknownMessageType
+from protocol.codec import decode_server, encode
+from protocol.errors import ProtocolError, Reconnect, UnknownMessageType
 from protocol.messages import (
     ClientMessage,
     ErrorReply,
-    Hello,
     OkReply,
     Ping,
     Pong,
@@ -49,8 +53,7 @@ from protocol.messages import (
     Unwatch,
     Watch,
 )
-from protocol.structs import Result, TableSeq, Welcome
-from protocol.version import PROTOCOL_VERSION
+from protocol.structs import Result, Welcome
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +62,6 @@ DEFAULT_URL: Final = "ws://127.0.0.1:8765/"
 MONEY_ATTEMPTS: Final = 3
 """How many times a money request is sent (the same rid each time) across dropped
 connections before its caller hears of the loss."""
-CLOSE_CODES: Final = frozenset(c.value for c in CloseCode)
 
 
 class Session:
@@ -70,7 +72,8 @@ class Session:
     run) resumes that session's player. With ``reconnect`` (the default) a dropped
     connection is retried with backoff from ``backoff_s`` doubling to ``backoff_max_s``.
     Requests raise :class:`ServerError` for an ``error`` reply, :class:`ConnectionLost`
-    when the connection drops first, and ``TimeoutError`` after ``request_timeout_s``.
+    when the connection drops first, :class:`SessionEnded` once it ended for good
+    (:attr:`ended` says why), and ``TimeoutError`` after ``request_timeout_s``.
     """
 
     def __init__(
@@ -99,6 +102,7 @@ class Session:
         self.tables: dict[str, TableModel] = {}
         self.connected = False
         self.closed = False
+        self.ended: Disconnected | None = None  # the connection ended for good: why
         self.reconnects = 0
         self._ws: ClientConnection | None = None
         self._pending = Pending()
@@ -111,6 +115,7 @@ class Session:
         self._pacer = Pacer(L.RATE_PER_SECOND * 0.9, L.RATE_BURST * 0.75)
         self._clock_offset_ms = 0.0
         self._last_sent = time.monotonic()
+        self._backoff: Backoff | None = None  # while reconnecting
 
     # --- life ------------------------------------------------------------------------
 
@@ -127,12 +132,33 @@ class Session:
         return self.welcome.player_id if self.welcome is not None else None
 
     async def connect(self) -> Welcome:
-        """Open the connection and say hello; raises on refusal (no retry here)."""
+        """Open the connection and say hello; raises on refusal (no retry here).
+
+        Also after the connection ended for good (say, replaced by another client:
+        4005): the session is resumed with its token, as far as the server still
+        has it. Connected already: the current ``welcome``.
+        """
+        if self.connected and self.welcome is not None:
+            return self.welcome
         self.closed = False
+        self.ended = None
         welcome = await self._open()
+        for task in (self._supervisor, self._heartbeat):
+            if task is not None and not task.done():
+                task.cancel()
         self._supervisor = asyncio.create_task(self._supervise())
         self._heartbeat = asyncio.create_task(self._beat())
         return welcome
+
+    @property
+    def reconnecting(self) -> bool:
+        """Whether the connection is down and being retried by itself (see :meth:`retry_now`)."""
+        return self._backoff is not None
+
+    def retry_now(self) -> None:
+        """While :attr:`reconnecting`, try again now rather than after the backoff."""
+        if self._backoff is not None:
+            self._backoff.retry_now()
 
     async def close(self) -> None:
         """End the session (close 1000) and stop every task; pending requests fail."""
@@ -166,15 +192,6 @@ class Session:
         """Stop feeding a queue from :meth:`listen`."""
         with contextlib.suppress(ValueError):
             self._listeners.remove(queue)
-
-    async def events(self) -> AsyncIterator[ClientEvent]:
-        """Every event from now on, as an async iterator."""
-        queue = self.listen()
-        try:
-            while True:
-                yield await queue.get()
-        finally:
-            self.unlisten(queue)
 
     async def wait_until(self, predicate: Callable[[], bool], within: float | None = 30) -> None:
         """Wait until ``predicate()`` holds, re-tested after every event; TimeoutError after
@@ -226,7 +243,12 @@ class Session:
             except ConnectionLost:
                 if not self.reconnect or self.closed or attempt == MONEY_ATTEMPTS - 1:
                     raise
-                await self.wait_until(lambda: self.connected or self.closed, self.request_timeout_s)
+                await self.wait_until(
+                    lambda: self.connected or self.closed or self.ended is not None,
+                    self.request_timeout_s,
+                )
+                if self.ended is not None:
+                    raise SessionEnded(ended_reason(self.ended)) from None
                 if self.welcome is None or self.welcome.session_id != session:
                     raise ConnectionLost(
                         "the connection dropped and a new session began: whether the "
@@ -242,6 +264,8 @@ class Session:
         self, build: Callable[[str], ClientMessage], rid: str | None = None
     ) -> Reply:
         ws = self._ws
+        if self.ended is not None:
+            raise SessionEnded(ended_reason(self.ended))
         if ws is None or not self.connected:
             raise ConnectionLost("not connected (reconnecting)")
         rid = rid or self._pending.new_rid()
@@ -286,23 +310,6 @@ class Session:
 
     # --- connection ------------------------------------------------------------------
 
-    def _hello(self, rid: str) -> Hello:
-        resume = self.resume_token
-        last_seq = tuple(
-            TableSeq(table_id=m.table_id, seq=m.seq) for m in self.tables.values() if m.synced
-        )[: L.MAX_TABLES_PER_SESSION]
-        return Hello(
-            rid=rid,
-            min_version=PROTOCOL_VERSION,
-            max_version=PROTOCOL_VERSION,
-            client=self.client_name,
-            token=self.token,
-            guest=self.token is None,
-            name=self.name,
-            resume_token=resume,
-            last_seq=last_seq if resume is not None else (),
-        )
-
     async def _open(self) -> Welcome:
         """Open a WebSocket, send hello and read the welcome (raises SessionEnded if refused)."""
         try:
@@ -312,7 +319,10 @@ class Session:
         except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as exc:
             raise ConnectionLost(f"cannot connect to {self.url}: {exc}") from exc
         try:
-            hello = self._hello("hello")
+            synced = [m for m in self.tables.values() if m.synced]
+            hello = hello_message(
+                self.client_name, self.token, self.name, self.resume_token, synced
+            )
             await ws.send(encode(hello))
             async with asyncio.timeout(10):
                 reply = decode_server(await ws.recv(decode=False))
@@ -357,40 +367,46 @@ class Session:
             except ConnectionClosed:
                 pass
             self.connected = False
-            self._pending.fail_all(ConnectionLost("the connection dropped"))
             if self.closed:
+                self._pending.fail_all(ConnectionLost("the connection dropped"))
                 return
             close = ws.protocol.close_rcvd
             code = close.code if close is not None else None
-            reason = close.reason if close is not None else "connection lost"
-            policy = Reconnect.BACKOFF  # also for a connection lost without a close frame
-            if code is not None and code in CLOSE_CODES:
-                policy = CLOSES[CloseCode(code)].reconnect
-                reason = reason or CLOSES[CloseCode(code)].meaning
+            reason, policy = close_policy(code, close.reason if close is not None else None)
             if not self.reconnect or policy in (Reconnect.NEVER, Reconnect.NEW_CREDENTIALS):
-                self._emit(Disconnected(code, reason, retrying=False))
+                self._end(Disconnected(code, reason, retrying=False))
                 return
+            self._pending.fail_all(ConnectionLost("the connection dropped"))
             if not await self._reconnect(code, reason, now=policy is Reconnect.NOW):
                 return
 
+    def _end(self, event: Disconnected) -> None:
+        """The connection ended for good: requests waiting, or made from now on, fail
+        with :class:`SessionEnded` saying why (no reconnection is coming)."""
+        self.ended = event
+        self._pending.fail_all(SessionEnded(ended_reason(event)))
+        self._emit(event)
+
     async def _reconnect(self, code: int | None, reason: str, *, now: bool) -> bool:
-        delay = 0.0 if now else self.backoff_s
-        while not self.closed:
-            jittered = delay * random.uniform(0.5, 1.5)
-            self._emit(Disconnected(code, reason, retrying=True, delay_s=jittered))
-            await asyncio.sleep(jittered)
-            try:
-                await self._open()
-            except SessionEnded as exc:
-                self._emit(Disconnected(code, str(exc), retrying=False))
-                return False
-            except ConnectionLost as exc:
-                reason = str(exc)
-                delay = min(self.backoff_max_s, max(delay * 2, self.backoff_s))
-                continue
-            self.reconnects += 1
-            return True
-        return False
+        backoff = self._backoff = Backoff(self.backoff_s, self.backoff_max_s, now=now)
+        try:
+            while not self.closed:
+                delay = backoff.next()
+                self._emit(Disconnected(code, reason, retrying=True, delay_s=delay))
+                await backoff.wait(delay)
+                try:
+                    await self._open()
+                except SessionEnded as exc:
+                    self._end(Disconnected(code, str(exc), retrying=False))
+                    return False
+                except ConnectionLost as exc:
+                    reason = str(exc)
+                    continue
+                self.reconnects += 1
+                return True
+            return False
+        finally:
+            self._backoff = None
 
     async def _beat(self) -> None:
         """Ping when nothing was sent for half the heartbeat (the server closes at 2x).
@@ -460,13 +476,13 @@ class Session:
 
     def _fail_request(self, frame: bytes, exc: ProtocolError) -> None:
         """An undecodable reply fails its request at once rather than by a timeout."""
-        data = _unpack(frame)
+        data = raw_map(frame)
         rid = data.get("rid") if data is not None else None
         self._pending.fail(rid, ClientError(f"the server's reply could not be read: {exc}"))
 
     def _unknown_event(self, frame: bytes) -> None:
         """A message type this client does not know: if it is a table event, count its seq."""
-        data = _unpack(frame)
+        data = raw_map(frame)
         if data is None:
             return
         table_id, seq = data.get("table_id"), data.get("seq")
@@ -474,12 +490,3 @@ class Session:
             model = self.tables[table_id]
             if model.count_unknown(seq) is Applied.GAP:
                 self._resync_once(model)
-
-
-def _unpack(frame: bytes) -> dict[str, Any] | None:
-    """The raw map of a frame (same msgpack limits as the decoder), or None."""
-    try:
-        data = msgpack.unpackb(frame, **UNPACK_OPTIONS)
-    except Exception:
-        return None
-    return data if isinstance(data, dict) else None

@@ -69,9 +69,11 @@ def hand_line(h: HandView) -> str:
     )
 
 
-def result_line(r: SeatResult) -> str:
-    """A seat's settlement: outcome, both comparisons, payout, commission, bonus, balance."""
-    return f"{who(r.seat)}: {r.outcome.upper()} (high {r.high}, low {r.low}) " + money_line(r)
+def result_line(r: SeatResult, foul: bool = False) -> str:
+    """A seat's settlement: outcome (``foul``: a fouled split's), both comparisons, payout,
+    commission, bonus, balance."""
+    why = "a foul" if foul else f"high {r.high}, low {r.low}"
+    return f"{who(r.seat)}: {r.outcome.upper()} ({why}) " + money_line(r)
 
 
 def money_line(r: SeatResult) -> str:
@@ -141,7 +143,7 @@ def describe(event: ClientEvent) -> str | None:
     if isinstance(event, Cards):
         return f"your cards: {cards_label(event.cards)}"
     if isinstance(event, Commitment):
-        return f"round {event.round}: commitment {event.commitment[:16]}…"
+        return f"round {event.round}: the shuffle is committed (SHA-256 {event.commitment[:12]}…)"
     if isinstance(event, HandSet):
         how = " by the house way" if event.house_way else ""
         return f"{who(event.seat)} has set{how}"
@@ -150,12 +152,35 @@ def describe(event: ClientEvent) -> str | None:
     if isinstance(event, Results):
         return "results: " + "; ".join(result_line(r) for r in event.results)
     if isinstance(event, SeedReveal):
-        return f"round {event.round}: seed {event.seed[:16]}…"
+        return f"round {event.round}: the shuffle's seed is revealed ({event.seed[:12]}…)"
     if isinstance(event, RoundVoid):
         return f"round {event.round} void ({event.reason}): {event.message}; bets returned"
     if isinstance(event, Hidden):
         return None
     return None
+
+
+def note_line(kind: str, data: dict[str, Any]) -> str:
+    """One line for a person about what scripted play did (``paigow-cli play``'s notes:
+    ``bet``, ``hand``, ``round``, ``error``); cards with their suits, as on the screen."""
+    round_no = data.get("round")
+    if kind == "bet":
+        bonus = f" and {data['bonus']} on the bonus" if data.get("bonus") else ""
+        return f"round {round_no}: you bet {data['amount']}{bonus}"
+    if kind == "hand":
+        low = cards_label(data.get("low", ()))
+        return (
+            f"round {round_no}: you set high {data['high_name']} / low {data['low_name']}"
+            f" (low hand {low})"
+        )
+    if kind == "round":
+        outcome = str(data.get("outcome", ""))
+        if outcome == "void":
+            return f"round {round_no}: void, your bets returned"
+        return f"round {round_no}: you {outcome}"
+    if kind == "error":
+        return f"refused: {data.get('message') or data.get('code')}"
+    return f"{kind}: " + ", ".join(f"{k} {v}" for k, v in data.items())
 
 
 def to_json(event: ClientEvent) -> dict[str, Any]:

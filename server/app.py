@@ -51,6 +51,8 @@ SECRET_FILE = "token-secret"
 REDIS_POOL_SIZE = 64
 REDIS_POOL_WAIT_S = 30.0
 REDIS_URL_FILE = "redis.url"
+EMBEDDED_DIR = "redis"
+"""The embedded Redis's folder (its append-only file) in the data folder."""
 
 
 def token_secret(settings: Settings) -> bytes:
@@ -104,7 +106,7 @@ class App:
         self._lag_probe = asyncio.create_task(self.metrics.probe_loop_lag(), name="loop-lag")
         url = s.redis_url
         if url is None:
-            self.embedded = EmbeddedRedis(s.data_dir / "redis")
+            self.embedded = EmbeddedRedis(s.data_dir / EMBEDDED_DIR)
             await self.embedded.astart()
             (s.data_dir / REDIS_URL_FILE).write_text(self.embedded.url)
             url = self.embedded.url
@@ -260,7 +262,11 @@ async def run(settings: Settings, ready: asyncio.Event | None = None) -> None:
         gc.collect()
         gc.freeze()
         gc.set_threshold(50_000, 20, 100)
-        print(f"paigow-server listening on ws://{settings.host}:{app.port}/", flush=True)
+        listening = f"paigow-server listening on ws://{settings.host}:{app.port}/"
+        if settings.log_format == "json":  # every line of the output is then JSON
+            log.info(listening)
+        else:
+            print(listening, flush=True)
         if ready is not None:
             ready.set()
         await stop.wait()

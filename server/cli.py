@@ -9,8 +9,13 @@
   archive now (one pass, as the server's archiver does every ``--archive-every-ms``);
 - ``paigow-server session revoke NAME``: end a player's sessions at once.
 
-The operator's commands reach the same Redis as the server: ``--redis-url``, else the
-embedded Redis of a server running on ``--data-dir``, else they start it themselves.
+The operator's commands reach the same Redis as the server, and say which on standard
+error: ``--redis-url``; else the embedded Redis of the server running on ``--data-dir``
+(the URL it keeps in ``DATA_DIR/redis.url``); else, no server running there, the
+embedded Redis's data in ``DATA_DIR/redis``, started for the command. A folder holding
+none of these is not a server's: the command stops (exit 2) rather than start an empty
+Redis there. ``token`` likewise signs only with ``--token-secret`` or the secret the
+server keeps in ``DATA_DIR/token-secret``, never with one made up on the spot.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import re
@@ -29,18 +35,29 @@ from collections.abc import AsyncIterator, Sequence
 import redis.asyncio
 from redis.exceptions import RedisError
 
-from server.app import data_redis_url, run, table_money, token_secret
+from server.app import (
+    EMBEDDED_DIR,
+    REDIS_URL_FILE,
+    SECRET_FILE,
+    data_redis_url,
+    run,
+    table_money,
+    token_secret,
+)
 from server.archive import DATABASE_ERRORS, Archive
 from server.archive.mover import Archiver
 from server.archive.service import ArchiverLease, lease_ms
 from server.auth import tokens
-from server.config import Settings, add_arguments, from_arguments
+from server.config import Settings, add_arguments, from_arguments, redacted_url
+from server.logs import setup_logging
 from server.store.accounts import AccountStore
 from server.store.audit import audit
 from server.store.connection import close_client, redis_client
 from server.store.embedded import EmbeddedRedis, EmbeddedRedisError
 from server.store.guests import GuestStore
 from server.store.sessions import SessionStore
+
+log = logging.getLogger(__name__)
 
 _TTL = re.compile(r"^(\d+)([smhd]?)$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -68,13 +85,17 @@ def _parser() -> argparse.ArgumentParser:
     tok.add_argument("--ttl", type=_ttl, default=_ttl("12h"), help="e.g. 30m, 12h, 7d")
     acc = sub.add_parser("account", help="see and credit accounts")
     acc_sub = acc.add_subparsers(dest="action", required=True)
-    listing = acc_sub.add_parser("list")
+    as_json = argparse.ArgumentParser(add_help=False)
+    as_json.add_argument("--json", action="store_true", help="answer in JSON")
+    listing = acc_sub.add_parser(
+        "list", parents=[as_json], help="every account: player, display name, balance"
+    )
     listing.add_argument(
         "--guests", action="store_true", help="only guests, with their last activity"
     )
-    show = acc_sub.add_parser("show")
+    show = acc_sub.add_parser("show", parents=[as_json], help="one account")
     show.add_argument("player")
-    credit = acc_sub.add_parser("credit")
+    credit = acc_sub.add_parser("credit", parents=[as_json], help="add chips to an account")
     credit.add_argument("player")
     credit.add_argument("amount", type=int)
     credit.add_argument("--key", help="idempotency key (default: a new one)")
@@ -87,17 +108,59 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class NotTheServers(Exception):
+    """What an operator's command was pointed at is not a server's: nothing to act on."""
+
+
+def _say(text: str) -> None:
+    """A line for the operator about what the command acts on (standard error, so that
+    standard output stays the command's answer)."""
+    print(f"paigow-server: {text}", file=sys.stderr, flush=True)
+
+
+async def _answers(url: str) -> redis.asyncio.Redis | None:
+    """A client of the Redis at ``url`` if it answers now, else None."""
+    client = redis_client(url, max_connections=4, timeout=30)
+    try:
+        await client.ping()
+    except (RedisError, OSError):
+        await close_client(client)
+        return None
+    return client
+
+
 @contextlib.asynccontextmanager
 async def _redis(settings: Settings) -> AsyncIterator[redis.asyncio.Redis]:
-    url = settings.redis_url or data_redis_url(settings.data_dir)
-    if url is not None:
-        client = redis_client(url, max_connections=4, timeout=30)
+    """The server's Redis, found as the module docstring says, and said which."""
+    if settings.redis_url:
+        client = redis_client(settings.redis_url, max_connections=4, timeout=30)
+        _say(f"using the Redis at {redacted_url(settings.redis_url)} (--redis-url)")
         try:
             yield client
         finally:
             await close_client(client)
         return
-    async with EmbeddedRedis(settings.data_dir / "redis") as embedded:
+    data_dir = settings.data_dir.resolve()
+    running = data_redis_url(data_dir)
+    if running is not None:
+        found = await _answers(running)
+        if found is not None:
+            _say(f"using the Redis of the server running on {data_dir} ({running})")
+            try:
+                yield found
+            finally:
+                await close_client(found)
+            return
+    stored = data_dir / EMBEDDED_DIR
+    if not stored.is_dir():
+        raise NotTheServers(
+            f"{data_dir} holds no server's data (no {REDIS_URL_FILE} of a running server, "
+            f"no {EMBEDDED_DIR}/ of a stopped one): give the server's data folder "
+            "(--data-dir or PAIGOW_DATA_DIR; `make run` keeps it in data/ of the "
+            "repository) or its Redis (--redis-url)"
+        )
+    _say(f"no server is running on {data_dir}: using its Redis data in {stored}")
+    async with EmbeddedRedis(stored) as embedded:
         client = embedded.client()
         try:
             yield client
@@ -119,6 +182,36 @@ async def _archive(settings: Settings, *, create: bool) -> AsyncIterator[Archive
             await archive.close()
 
 
+def _secret(settings: Settings) -> bytes:
+    """The server's token secret: ``--token-secret``, else the one it keeps in its data
+    folder (never a new one: tokens signed with it would be refused by the server)."""
+    if not settings.token_secret:
+        path = (settings.data_dir / SECRET_FILE).resolve()
+        if not path.exists():
+            raise NotTheServers(
+                f"no token secret in {path.parent}: give the server's secret "
+                "(--token-secret or PAIGOW_TOKEN_SECRET) or its data folder (--data-dir or "
+                "PAIGOW_DATA_DIR), or the token would be refused"
+            )
+        _say(f"signing with the secret kept in {path}")
+    return token_secret(settings)
+
+
+def _table_text(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Columns under a header, numbers (the last column) aligned right."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(
+            [
+                *(c.ljust(w) for c, w in zip(row[:-1], widths, strict=False)),
+                row[-1].rjust(widths[-1]),
+            ]
+        )
+        for row in [header, *rows]
+    ]
+    return "\n".join(lines)
+
+
 async def _account(settings: Settings, args: argparse.Namespace) -> int:
     async with _redis(settings) as client:
         accounts = AccountStore(client)
@@ -131,21 +224,44 @@ async def _account(settings: Settings, args: argparse.Namespace) -> int:
             print(f"{len(guests)} guests", file=sys.stderr)
             return 0
         if args.action == "list":
-            for player, balance in await accounts.list_accounts():
-                print(f"{player}\t{balance}")
+            listed = await accounts.list_accounts()
+            names = await accounts.display_names([player for player, _ in listed])
+            if args.json:
+                rows = [{"player": p, "name": names.get(p), "balance": b} for p, b in listed]
+                print(json.dumps(rows))
+            elif not listed:
+                print("no accounts yet")
+            else:
+                table = [(p, names.get(p, "-"), str(b)) for p, b in listed]
+                print(_table_text(("player", "name", "balance"), table))
             return 0
         if args.action == "show":
             found = await accounts.balance(args.player)
             if found is None:
                 print(f"no account {args.player!r}", file=sys.stderr)
                 return 1
-            print(f"{args.player}\t{found}")
+            name = (await accounts.display_names([args.player])).get(args.player)
+            if args.json:
+                print(json.dumps({"player": args.player, "name": name, "balance": found}))
+            else:
+                print(
+                    _table_text(
+                        ("player", "name", "balance"), [(args.player, name or "-", str(found))]
+                    )
+                )
             return 0
         if args.amount <= 0:
             print("the amount is a positive whole number of chips", file=sys.stderr)
             return 2
         key = args.key or f"operator:{secrets.token_hex(8)}"
         result = await accounts.credit(args.player, args.amount, key)
+        if args.json:
+            print(
+                json.dumps(
+                    {"player": args.player, "balance": result.balance, "applied": result.applied}
+                )
+            )
+            return 0
         state = "credited" if result.applied else "already applied (same key)"
         print(f"{args.player}\t{result.balance}\t{state}")
         return 0
@@ -201,6 +317,7 @@ _FAILURES: tuple[type[Exception], ...] = (
     OSError,
     RedisError,
     EmbeddedRedisError,
+    NotTheServers,
     *DATABASE_ERRORS,
 )
 """What makes a command fail with exit 2 (it could not run)."""
@@ -210,12 +327,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The ``paigow-server`` command."""
     args = _parser().parse_args(argv)
     settings = from_arguments(args)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    setup_logging(settings.log_level, settings.log_format)
     try:
         if args.command == "token":
-            token = tokens.issue(token_secret(settings), args.player, args.ttl, int(time.time()))
+            token = tokens.issue(_secret(settings), args.player, args.ttl, int(time.time()))
             print(token)
             return 0
         if args.command == "account":
@@ -226,8 +341,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_archive_now(settings))
         if args.command == "session":
             return asyncio.run(_session(settings, args))
-        for name, value in settings.describe():
-            print(f"  {name:16} {value}")
+        if settings.log_format == "json":  # every line of the output is then JSON
+            log.info("settings", extra={"settings": dict(settings.describe())})
+        else:
+            for name, value in settings.describe():
+                print(f"  {name:16} {value}")
         _run(settings)
         return 0
     except _FAILURES as exc:

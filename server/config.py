@@ -18,18 +18,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from server.logs import LogFormat, LogLevel
 
 ENV_PREFIX = "PAIGOW_"
-
-
-def describe_url(url: str) -> str:
-    """``url`` with any password hidden (for the start-up banner and logs)."""
-    scheme, sep, rest = url.partition("://")
-    if not sep or "@" not in rest:
-        return url
-    auth, _, host = rest.rpartition("@")
-    user = auth.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}" if ":" in auth else url
 
 
 def about(help: str, *, flag: str | None = None, shown: str | None = None) -> dict[str, Any]:
@@ -170,6 +163,14 @@ class Settings:
         default=5_000, metadata=about("table lease lifetime: the takeover delay after a crash")
     )
     server_name: str = field(default="paigow", metadata=about("name reported in server_info"))
+    log_level: LogLevel = field(
+        default="info",
+        metadata=about("the least important records logged: debug, info, warning or error"),
+    )
+    log_format: LogFormat = field(
+        default="text",
+        metadata=about("the log's lines: text, or json (one object per line, for collectors)"),
+    )
 
     def replicas_to_wait_for(self) -> int:
         """``redis_replicas``, or its default: 1 through Sentinel (there are replicas to
@@ -195,19 +196,29 @@ class Settings:
             value = getattr(self, f.name)
             if f.name == "token_secret":
                 value = "(set)" if value else f"(kept in {self.data_dir / 'token-secret'})"
-            elif f.name == "redis_url" and value is None:
-                value = f"(embedded, under {self.data_dir / 'redis'})"
+            elif f.name == "redis_url":
+                embedded = f"(embedded, under {self.data_dir / 'redis'})"
+                value = embedded if value is None else redacted_url(value)
             elif f.name == "redis_replicas" and value is None:
                 value = f"{self.replicas_to_wait_for()} (the default)"
             elif f.name == "tables_file" and value is None:
                 value = "(built-in tables)"
             elif f.name == "archive_url":
                 value = self.archive_target() or "off"
-                value = describe_url(value) if value != "off" else value
+                value = redacted_url(value) if value != "off" else value
             elif f.name == "guest_address_header" and value is None:
                 value = "(the connection's own address)"
             rows.append((f.name, str(value)))
         return rows
+
+
+def redacted_url(url: str) -> str:
+    """``url`` with its password (if any) masked, fit to be printed or logged."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 # --- parsing ------------------------------------------------------------------------
@@ -257,9 +268,20 @@ class Declared:
         return _words(text) if self.many else self.parse(text)
 
 
+def _choice(choices: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text.lower() not in choices:
+            raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(choices)}")
+        return text.lower()
+
+    return parse
+
+
 def _parser_of(hint: Any) -> tuple[Callable[[str], Any], bool]:
     """How to parse one value of type ``hint``, and whether it is a list."""
     args = typing.get_args(hint)
+    if typing.get_origin(hint) is typing.Literal:
+        return _choice(args), False
     if typing.get_origin(hint) in (typing.Union, types.UnionType) and type(None) in args:
         (inner,) = (a for a in args if a is not type(None))
         return _parser_of(inner)

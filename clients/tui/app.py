@@ -11,37 +11,55 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
 
-from clients.core import Client, ClientError, ClientEvent, Connected, Disconnected, Notice, Verified
+from clients.backoff import Backoff
+from clients.core import (
+    Client,
+    ClientError,
+    ClientEvent,
+    Connected,
+    Disconnected,
+    Notice,
+    SessionEnded,
+    Verified,
+)
 from clients.session_file import make_client, save_session
 from clients.text import describe, hand_line, result_line
 from clients.tui.base import PaigowBase
 from clients.tui.dialogs import HelpScreen, TextScreen, info_text, versions_text
+from clients.tui.guide import GUIDE
 from clients.tui.history import HistoryScreen
 from clients.tui.lobby import LobbyScreen
 from clients.tui.table import TableScreen
 from protocol import limits as L
+from protocol.errors import CloseCode
 from protocol.messages import Results, Reveal
 from protocol.structs import Balances
+
+GUIDE_TITLE = "How to play (↑ ↓ to scroll, esc to close)"
 
 
 class PaigowApp(PaigowBase):
     """The interactive client: a lobby, tables, history, rules and help.
 
-    ``client`` is connected on mount unless ``connect`` is false; ``on_connect`` is
+    ``client`` is connected on mount unless ``connect`` is false, retried with the
+    client's backoff while no server answers (``r`` tries at once); ``on_connect`` is
     called once it is. ``history_page_size`` (1..50) is how many rounds the history
-    screen asks per page.
+    screen asks per page; ``notes`` are lines shown in the lobby's log at the start.
     """
 
     TITLE = "Pai Gow"
     ENABLE_COMMAND_PALETTE = False  # its footer key would crowd 80 columns
     CSS_PATH = "paigow.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+q", "quit", "Quit", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit", "Quit", show=False),
+        Binding("g", "guide", "How to play", show=False),
+    ]
 
     def __init__(
         self,
@@ -50,30 +68,73 @@ class PaigowApp(PaigowBase):
         on_connect: Callable[[Client], None] | None = None,
         connect: bool = True,
         history_page_size: int = L.MAX_HISTORY_PAGE,
+        notes: Sequence[str] = (),
     ) -> None:
         super().__init__(client, history_page_size=history_page_size)
         self.on_connect = on_connect
         self.auto_connect = connect
+        self.notes = tuple(notes)
         self.lobby = LobbyScreen()
+        self._backoff: Backoff | None = None  # while the first connection is being tried
 
     def on_mount(self) -> None:
         self.push_screen(self.lobby)
+        for note in self.notes:
+            self.say(note)
         self.run_worker(self._pump(self.client.listen()), group="pump")
         if self.auto_connect:
-            self.run_worker(self._connect(), exclusive=True, group="connect")
+            self.start_connecting()
+
+    def start_connecting(self) -> None:
+        """Connect (again), trying until a server answers; see :meth:`action_reconnect`."""
+        self.ended = None
+        self.run_worker(self._connect(), exclusive=True, group="connect")
 
     async def _connect(self) -> None:
+        c = self.client
+        backoff = self._backoff = Backoff(c.backoff_s, c.backoff_max_s, now=True)
+        self.connecting = True
+        said: str | None = None
         try:
-            await self.client.connect()
-        except ClientError as exc:
-            self.connect_error = str(exc)
-            self.say(f"cannot connect: {exc}", error=True)
-            self.lobby.update_status()
-            return
+            while True:
+                await backoff.wait(backoff.next())
+                try:
+                    await c.connect()
+                except SessionEnded as exc:  # refused: trying again would not help
+                    self.connect_error = f"refused: {exc} (r: try again)"
+                    self.say(f"the server refused this client: {exc}", error=True, lobby=True)
+                    return
+                except ClientError as exc:
+                    self.connect_error = "no server: retrying (r: now)"
+                    if str(exc) != said:  # once, not at every try
+                        said = str(exc)
+                        self.say(no_server_text(c.url, exc), error=True, lobby=True)
+                    continue
+                finally:
+                    self.lobby.update_status()
+                break
+        finally:
+            self._backoff = None
+            self.connecting = False
+        self.connect_error = None
+        self.lobby.update_status()
         if self.on_connect is not None:
-            self.on_connect(self.client)
+            self.on_connect(c)
         with contextlib.suppress(ClientError, TimeoutError):
-            self.server = await self.client.server_info()
+            self.server = await c.server_info()
+
+    def action_reconnect(self) -> None:
+        """Not connected: try at once (the first connection, a reconnection in its
+        backoff), or connect again after the connection ended for good."""
+        if self.client.connected:
+            return
+        if self._backoff is not None:
+            self._backoff.retry_now()
+        elif self.client.reconnecting:
+            self.client.retry_now()
+        else:
+            self.say("connecting again…")
+            self.start_connecting()
 
     async def _pump(self, queue: asyncio.Queue[ClientEvent]) -> None:
         while True:
@@ -101,7 +162,10 @@ class PaigowApp(PaigowBase):
         target = self.table_screen(table_id) if table_id is not None else None
         if isinstance(event, Connected | Disconnected):
             if isinstance(event, Disconnected) and not event.retrying:
-                self.notify(line or "disconnected", severity="error", timeout=10)
+                self.ended = ended_text(event)
+                self.say(self.ended, error=True, lobby=True)
+            elif isinstance(event, Connected):
+                self.ended = None
             self.lobby.update_status()
             if isinstance(event, Connected):
                 self.lobby.action_refresh()
@@ -119,8 +183,10 @@ class PaigowApp(PaigowBase):
             for hand in event.hands:
                 target.log_line(Text(hand_line(hand), style="italic"))
         elif isinstance(event, Results):
+            fouls = {h.hand for h in target.model.hands.values() if h.foul}
             for result in event.results:
-                target.log_line(Text(result_line(result), style="italic"))
+                foul = result.seat in fouls
+                target.log_line(Text(result_line(result, foul), style="italic"))
         elif isinstance(event, Verified):
             target.log_line(Text(line or "", style="green" if event.verification.ok else "red"))
         elif line:
@@ -138,6 +204,10 @@ class PaigowApp(PaigowBase):
         if screen is None:
             screen = TableScreen(table_id)
             await self.push_screen(screen)
+            info = self.infos.get(table_id)
+            if info is not None:  # the keys' values change from table to table: say them
+                keys = "  ".join(f"{i}={d}" for i, d in enumerate(info.denominations[:9], 1))
+                screen.log_line(f"chip keys at this table: {keys}")
         return screen
 
     async def join_table(self, table_id: str, buy_in: int) -> None:
@@ -158,14 +228,16 @@ class PaigowApp(PaigowBase):
             screen.log_line(f"seated at {joined.seat + 1} with {joined.table_balance} chips")
         screen.redraw()
 
-    async def watch_table(self, table_id: str) -> None:
-        """Watch ``table_id`` and show it."""
+    async def watch_table(self, table_id: str, note: str | None = None) -> None:
+        """Watch ``table_id`` and show it (``note``: a first line in its log)."""
         try:
             await self.client.watch(table_id)
         except ClientError as exc:
             self.say(str(exc), error=True)
             return
         screen = await self._open_table(table_id)
+        if note is not None:
+            screen.log_line(note)
         screen.redraw()
 
     def show_info(self, table_id: str) -> None:
@@ -187,6 +259,10 @@ class PaigowApp(PaigowBase):
     def action_help(self) -> None:
         """Show the keys."""
         self.push_screen(HelpScreen())
+
+    def action_guide(self) -> None:
+        """Show how to play and the ranking of hands (``g`` again closes it)."""
+        self.push_screen(TextScreen(GUIDE_TITLE, Text.from_markup(GUIDE)))
 
     def action_history(self) -> None:
         """Show the player's past rounds."""
@@ -211,9 +287,32 @@ class PaigowApp(PaigowBase):
         self.exit(0)
 
 
+def no_server_text(url: str, exc: ClientError) -> str:
+    """What to do when no server answers at ``url``."""
+    return (
+        f"{exc}. Is the server running? Start one in another terminal with `make run` "
+        "(or .venv/bin/paigow-server); this client keeps trying, r tries now."
+    )
+
+
+def ended_text(event: Disconnected) -> str:
+    """Why the connection ended for good, and what to do."""
+    if event.code == CloseCode.SESSION_REPLACED:
+        return (
+            "Another client took this player over (4005: it resumed the same session, "
+            "e.g. started with the same --session). This window is disconnected: r takes "
+            "the player back here. For two players on one machine, start each paigow-cli "
+            "without --session (each is then its own player) or with its own --session NAME."
+        )
+    code = f" ({event.code})" if event.code is not None else ""
+    return f"Disconnected{code}: {event.reason}. r: connect again."
+
+
 def run_tui(args: argparse.Namespace) -> int:
     """Run the interactive table for the command line's options (see ``paigow-cli``)."""
     client = make_client(args)
-    app = PaigowApp(client, on_connect=lambda c: save_session(args.session, c))
+    claim = getattr(args, "claim", None)
+    notes = [claim.note] if claim is not None and claim.note else []
+    app = PaigowApp(client, on_connect=lambda c: save_session(args.session, c), notes=notes)
     code = app.run()
     return code or 0

@@ -15,6 +15,7 @@ from textual.app import App
 from textual.widgets import RichLog
 
 from clients.core import Client, ClientError
+from clients.tui.table_view import fit
 from protocol import limits as L
 from protocol.structs import Balances, ServerInfo, TableInfo
 
@@ -32,21 +33,43 @@ class PaigowBase(App[int]):
         self.history_page_size = history_page_size
         self.infos: dict[str, TableInfo] = {}
         self.server: ServerInfo | None = None
-        self.connect_error: str | None = None
+        self.connect_error: str | None = None  # why the first connection is not made yet
+        self.ended: str | None = None  # why the connection ended for good, what to do
+        self.connecting = False  # a first connection is being tried
         self.balances: Balances | None = None  # the last account balance read
 
-    def connection_text(self) -> Text:
-        """The lobby's status line: who, where, connected or not."""
+    def link_state(self) -> str | None:
+        """A few words on the connection when it is not up (None when it is)."""
         c = self.client
-        if c.connected and c.welcome is not None:
+        if c.connected:
+            return None
+        if self.ended is not None:
+            if "4005" in self.ended:
+                return "taken over by another client (r: take it back)"
+            return "disconnected (r: connect again)"
+        if c.reconnecting:
+            return "connection lost: reconnecting… (r: now)"
+        if self.connect_error is not None:
+            return self.connect_error
+        return "connecting…" if self.connecting else "not connected (r: connect)"
+
+    def connection_text(self) -> Text:
+        """The lobby's status line: who, where, connected or not; when not, the state
+        comes before the address, which is cut first at a narrow width."""
+        c = self.client
+        state = self.link_state()
+        if state is None and c.welcome is not None:
             w = c.welcome
-            return Text.assemble(
+            text = Text.assemble(
                 (" Pai Gow ", "bold reverse"),
                 f" {w.name} at {c.url}  protocol {w.version}.{w.minor}",
                 ("  connected", "green"),
             )
-        state = self.connect_error or "connecting…"
-        return Text.assemble((" Pai Gow ", "bold reverse"), f" {c.url}  ", (state, "bold red"))
+        else:
+            text = Text.assemble(
+                (" Pai Gow ", "bold reverse"), (f"  {state or ''} ", "bold red"), f" {c.url}"
+            )
+        return fit(text, self.size.width)
 
     def account_text(self) -> Text:
         """The lobby's account line: the account balance, and the chips at each table."""
@@ -60,6 +83,19 @@ class PaigowBase(App[int]):
             text.append(f"   at the tables {sum(t.balance for t in b.tables)}: {at}")
         return text
 
+    def seated_at(self, table_id: str) -> int | None:
+        """The chips the player holds at ``table_id`` when seated there (None: not seated),
+        from the table's model, else from the last balances read."""
+        model = self.client.tables.get(table_id)
+        if model is not None and model.synced:
+            seat = model.my_seat
+            return seat.balance if seat is not None and seat.status != "empty" else None
+        if self.balances is not None:
+            for held in self.balances.tables:
+                if held.table_id == table_id:
+                    return held.balance
+        return None
+
     async def refresh_balance(self) -> None:
         """Read the balances again (``balance``); on failure the last ones stay shown."""
         if not self.client.connected:
@@ -67,12 +103,14 @@ class PaigowBase(App[int]):
         with contextlib.suppress(ClientError, TimeoutError):
             self.show_balances(await self.client.balance())
 
-    def say(self, text: str, *, error: bool = False) -> None:
-        """Show a line in the current screen's log (and a toast for errors)."""
+    def say(self, text: str, *, error: bool = False, lobby: bool = False) -> None:
+        """Show a line in the current screen's log (and a toast for errors); ``lobby``:
+        in every open screen's log, the lobby's too (news of the connection)."""
         line = Text(text, style="bold red" if error else "")
         # The lobby and the table screens have a log; the others show the toast alone.
-        for log in self.screen.query("#log").results(RichLog):
-            log.write(line)
+        for screen in self.screen_stack if lobby else [self.screen]:
+            for log in screen.query("#log").results(RichLog):
+                log.write(line)
         if error:
             self.notify(text, severity="error", timeout=6)
 
@@ -86,8 +124,8 @@ class PaigowBase(App[int]):
         """Sit at ``table_id`` with ``buy_in`` chips and show it."""
         raise NotImplementedError
 
-    async def watch_table(self, table_id: str) -> None:
-        """Watch ``table_id`` and show it."""
+    async def watch_table(self, table_id: str, note: str | None = None) -> None:
+        """Watch ``table_id`` and show it (``note``: a first line in its log)."""
         raise NotImplementedError
 
     def show_info(self, table_id: str) -> None:
@@ -96,4 +134,8 @@ class PaigowBase(App[int]):
 
     def refresh_lobby(self) -> None:
         """Read the lobby's tables and balance afresh (on coming back to it)."""
+        raise NotImplementedError
+
+    def action_reconnect(self) -> None:
+        """Not connected: try to connect now."""
         raise NotImplementedError

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.console import RenderableType
+from rich.table import Table
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -20,14 +22,19 @@ from clients.core import Client
 from protocol.structs import ServerInfo, TableInfo
 
 HELP = """\
+[b]Everywhere[/b]
+  g      how to play, and the ranking of hands
+  ?      these keys                 esc      back
+
 [b]Lobby[/b]
   ↑ ↓    choose a table          enter/j  join (asks the buy-in)
-  w      watch without a seat    r        refresh
+  w      watch without a seat    r        refresh (not connected: retry)
   h      your history            i        server and protocol versions
   q      quit
 
 [b]Table[/b]
-  1-9    betting: add a chip of that denomination (b: to the bonus bet)
+  1-9    betting: add a chip of that key's value at this table (shown
+         in the chip row); b switches the chips to the bonus bet
          setting: pick / unpick card 1-7 for the low hand (or click it)
   enter  betting: place the bet built;  setting: set the hand
   x      clear the bet           r        rebet (last round's bet)
@@ -43,7 +50,8 @@ HELP = """\
 The commitment (SHA-256 of the shuffle seed) is shown before the bets;
 after the round the revealed seed is checked against it and re-deals
 your cards and every revealed hand: ✓ verified, or ✗ with the reason.
-A lost connection is retried at once with the session's resume token.
+A lost connection is retried by itself (r: now), with the session's
+resume token. Each paigow-cli running is its own player.
 """
 
 
@@ -56,16 +64,21 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="dialog"):
             yield Static(HELP, id="help")
 
+    def on_mount(self) -> None:
+        # Focused, the keys scroll with the arrows and page keys where they do not fit.
+        self.query_one("#dialog", VerticalScroll).focus()
+
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)
 
 
 class TextScreen(ModalScreen[None]):
-    """A scrollable page of text (rules, versions)."""
+    """A scrollable page of text (rules, versions, the guide); the key that opened it
+    closes it, as Escape does."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,i", "close", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,i,g", "close", "Close")]
 
-    def __init__(self, title: str, body: Text) -> None:
+    def __init__(self, title: str, body: RenderableType) -> None:
         super().__init__()
         self.title_text = title
         self.body = body
@@ -74,6 +87,10 @@ class TextScreen(ModalScreen[None]):
         with VerticalScroll(id="dialog"):
             yield Label(Text(self.title_text, style="bold"))
             yield Static(self.body)
+
+    def on_mount(self) -> None:
+        # Focused, the page scrolls with the arrows and page keys when it is long.
+        self.query_one("#dialog", VerticalScroll).focus()
 
     def action_close(self) -> None:
         self.dismiss(None)
@@ -91,7 +108,7 @@ class AmountScreen(ModalScreen[int | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(self.prompt)
+            yield Static(self.prompt)  # a Static wraps a long prompt; a Label would cut it
             value = "" if self.default is None else str(self.default)
             yield Input(value=value, type="integer", id="amount")
 
@@ -103,6 +120,27 @@ class AmountScreen(ModalScreen[int | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Asks a yes-or-no question: ``y`` or Enter says yes, ``n`` or Escape no."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y,enter", "answer(True)", "Yes"),
+        Binding("n,escape", "answer(False)", "No"),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(self.question)
+            yield Label(Text("y/Enter: yes    n/Esc: no", style="bold"))
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
 
 
 def versions_text(server: ServerInfo, client: Client) -> Text:
@@ -117,27 +155,34 @@ def versions_text(server: ServerInfo, client: Client) -> Text:
     )
 
 
-def info_text(info: TableInfo, server: ServerInfo | None) -> Text:
-    """A table's limits, options, timings and bonus pay table."""
-    lines = [
-        f"bets         {info.min_bet}..{info.max_bet} in multiples of {info.bet_unit}",
-        f"chips        {' '.join(str(d) for d in info.denominations)}",
-        f"buy-in       {info.buy_in_min}..{info.buy_in_max}",
-        f"bonus        up to {info.max_bonus}" if info.max_bonus else "bonus        none",
-        f"commission   {info.commission_pct}% of a win, rounded down",
-        f"foul         {'refused: set again' if info.foul == 'reject' else 'loses the bet'}",
-        f"timing       betting {info.betting_ms / 1000:g}s, setting {info.setting_ms / 1000:g}s,"
-        f" reveal {info.revealing_ms / 1000:g}s, settle {info.settling_ms / 1000:g}s",
-        f"away grace   {info.grace_ms / 1000:g}s",
-        f"rules        version {info.rules_version}",
-        "",
-        "bonus pay table (to 1):",
+def info_text(info: TableInfo, server: ServerInfo | None) -> Table:
+    """A table's limits, options and timings beside its bonus pay table: two columns,
+    so that the whole page fits 80x24."""
+    rules = [
+        f"bets       {info.min_bet}..{info.max_bet}",
+        f"           in multiples of {info.bet_unit}",
+        f"chips      {' '.join(str(d) for d in info.denominations)}",
+        f"buy-in     {info.buy_in_min}..{info.buy_in_max}",
+        f"bonus      up to {info.max_bonus}" if info.max_bonus else "bonus      none",
+        f"commission {info.commission_pct}% of a win,",
+        "           rounded down",
+        f"foul       {'refused: set again' if info.foul == 'reject' else 'loses the bet'}",
+        f"betting    {info.betting_ms / 1000:g}s, setting {info.setting_ms / 1000:g}s",
+        f"reveal     {info.revealing_ms / 1000:g}s, settle {info.settling_ms / 1000:g}s",
+        f"away grace {info.grace_ms / 1000:g}s",
+        f"rules      version {info.rules_version}",
     ]
-    lines += [f"  {line.label:<34} {line.pays:>7}" for line in info.paytable] or ["  (none)"]
+    pays = ["bonus pays (to 1)"]
+    pays += [f"{line.label:<32} {line.pays:>4}" for line in info.paytable] or ["  (none)"]
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True)
+    grid.add_column(no_wrap=True)
+    grid.add_row(Text("\n".join(rules)), Text("\n".join(pays)))
     if server is not None:
-        lines += [
-            "",
+        versions = (
             f"server {server.server_name} {server.server_version}, protocol "
-            f"{server.protocol_version}.{server.protocol_minor}",
-        ]
-    return Text("\n".join(lines))
+            f"{server.protocol_version}.{server.protocol_minor}"
+        )
+        grid.add_row(Text(""), Text(""))
+        grid.add_row(Text(versions, style="dim"), Text(""))
+    return grid

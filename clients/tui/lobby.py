@@ -30,9 +30,10 @@ class LobbyScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("j", "join", "Join"),
         Binding("w", "watch", "Watch"),
-        Binding("r", "refresh", "Refresh"),
+        Binding("r", "refresh_or_reconnect", "Refresh"),
         Binding("h", "app.history", "History"),
         Binding("i", "app.server_info", "Versions"),
+        Binding("g", "app.guide", "Guide"),
         Binding("question_mark", "app.help", "Help"),
         Binding("q", "app.quit", "Quit"),
     ]
@@ -74,6 +75,15 @@ class LobbyScreen(Screen[None]):
         if app.client.connected:
             self.run_worker(self._refresh(), exclusive=True, group="lobby")
 
+    def action_refresh_or_reconnect(self) -> None:
+        """``r``: reload the lobby; not connected, try to connect now."""
+        app = self.app
+        assert isinstance(app, PaigowBase)
+        if app.client.connected:
+            self.action_refresh()
+        else:
+            app.action_reconnect()
+
     async def _refresh(self) -> None:
         app = self.app
         assert isinstance(app, PaigowBase)
@@ -112,12 +122,21 @@ class LobbyScreen(Screen[None]):
         self.action_join()
 
     def action_join(self) -> None:
-        """Ask the buy-in, then sit at the selected table."""
+        """Ask the buy-in, then sit at the selected table; back to the seat (no buy-in
+        asked, none taken) where the player still sits."""
         summary = self.selected()
         if summary is None:
             return
         app = self.app
         assert isinstance(app, PaigowBase)
+        held = app.seated_at(summary.table_id)
+        if held is not None:
+            note = (
+                f"you still sit at {summary.name} with {held} chips: back to your seat "
+                "(no buy-in taken; u rebuys)"
+            )
+            app.run_worker(app.watch_table(summary.table_id, note))
+            return
         default = min(summary.buy_in_max, max(summary.buy_in_min, summary.min_bet * 20))
         prompt = (
             f"Buy-in at {summary.name} ({summary.buy_in_min}..{summary.buy_in_max}), "

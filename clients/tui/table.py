@@ -20,16 +20,35 @@ from textual.widgets import Footer, RichLog, Static
 
 from clients import handrank
 from clients.core import Client, ClientError
-from clients.model import DEALER, TableModel
-from clients.text import cards_label, money_line
+from clients.model import TableModel
 from clients.tui.base import PaigowBase
 from clients.tui.cards import CardWidget
-from clients.tui.dialogs import AmountScreen
-from protocol.structs import HandChoice, TableInfo
+from clients.tui.dialogs import AmountScreen, ConfirmScreen
+from clients.tui.table_view import chips_text, preview_text, seats_text, status_text
+from protocol.structs import Balances, HandChoice, SeatView, TableInfo
+
+RoundKey = tuple[int, str | None]
+"""A round as the screen tells rounds apart: its number and its commitment."""
 
 
-def _fmt_ms(ms: int) -> str:
-    return f"{max(0, ms) / 1000:4.1f}s"
+def rebuy_prompt(info: TableInfo | None, seat: SeatView | None, balances: Balances | None) -> str:
+    """The rebuy question, with the amounts allowed: the table's buy-in maximum less the
+    chips held here, and no more than the account holds."""
+    if info is None or seat is None:
+        return "Rebuy: chips to bring to the table"
+    most = info.buy_in_max - seat.balance
+    if balances is not None:
+        most = min(most, balances.account)
+    if most < 1:
+        return (
+            f"Rebuy: none allowed now (you hold {seat.balance} here, the table's most is "
+            f"{info.buy_in_max}); Esc to go back"
+        )
+    account = f", {balances.account} in your account" if balances is not None else ""
+    return (
+        f"Rebuy: chips to bring to the table, 1..{most} (you hold {seat.balance} here{account};"
+        f" the table's most is {info.buy_in_max})"
+    )
 
 
 class TableScreen(Screen[None]):
@@ -62,8 +81,10 @@ class TableScreen(Screen[None]):
         self.bonus_mode = False
         self.selected: list[int] = []
         self.suggestion: HandChoice | None = None
+        self.suggestion_key: RoundKey | None = None  # the round the suggestion is for
         self.choice: HandChoice | None = None
-        self.choice_key: tuple[int, str | None] | None = None
+        self.choice_key: RoundKey | None = None  # the round the choice is for
+        self.building_round: int | None = None  # the round the bonus toggle was set in
 
     @property
     def _app(self) -> PaigowBase:
@@ -120,126 +141,46 @@ class TableScreen(Screen[None]):
 
     # --- drawing --------------------------------------------------------------------
 
+    def _width(self) -> int:
+        return self.size.width or self.app.size.width
+
+    def _this_round(self, key: RoundKey | None) -> bool:
+        return key is not None and key == (self.model.round, self.model.commitment)
+
     def status_text(self) -> Text:
         """Table, round, phase, countdown, commitment and the fairness mark."""
         m = self.model
-        info = self.info
-        name = info.name if info is not None else self.table_id
-        text = Text.assemble((f" {name} ", "bold reverse"), f" round {m.round} ")
-        text.append(f" {m.phase.upper()} ", style="bold yellow")
-        if m.deadline_ms is not None:
-            text.append(_fmt_ms(m.deadline_ms - self.client.server_now_ms()))
-        if not self.client.connected:
-            text.append("  reconnecting…", style="bold red")
-        if m.commitment:
-            text.append(f"  commit {m.commitment[:12]}…", style="dim")
-        v = m.verification
-        if v is not None:
-            text.append(
-                "  ✓ verified" if v.ok else "  ✗ NOT VERIFIED",
-                style="bold green" if v.ok else "bold red",
-            )
-        return text
+        name = self.info.name if self.info is not None else self.table_id
+        left = None if m.deadline_ms is None else m.deadline_ms - self.client.server_now_ms()
+        return status_text(m, name, left, self._app.link_state(), self._width())
 
     def seats_text(self) -> Text:
         """The dealer, then every seat: player, status, balance, bet, hand, result."""
-        m = self.model
-        out = Text()
-        dealer = m.hands.get(DEALER)
-        out.append("  Dealer ", style="bold")
-        if dealer is not None:
-            out.append(f"{cards_label(dealer.high)} / {cards_label(dealer.low)}  ")
-            out.append(f"{dealer.high_name} / {dealer.low_name}", style="italic")
-        else:
-            out.append("…" if m.phase in ("dealing", "setting") else "")
-        for seat in m.seats:
-            out.append("\n")
-            mine = seat.seat == m.your_seat
-            out.append("▶ " if mine else "  ", style="bold cyan")
-            if seat.status == "empty":
-                out.append(f"{seat.seat + 1} (empty)", style="dim")
-                continue
-            name = (seat.name or seat.player_id or "?")[:10]
-            status = {"playing": "", "sitting_out": "out", "away": "away"}[seat.status]
-            bet = f"{seat.bet}" + (f"+{seat.bonus}" if seat.bonus else "") if seat.bet else "-"
-            line = f"{seat.seat + 1} {name:<10} {status:<4} bal {seat.balance:>6}  bet {bet:<7}"
-            out.append(line, style="bold" if mine else "")
-            hand = m.hands.get(seat.seat)
-            result = m.results.get(seat.seat)
-            if result is not None:
-                style = {"win": "green", "push": "yellow", "lose": "red"}[result.outcome]
-                gain = result.payout + result.bonus_payout - result.bet - result.bonus_bet
-                out.append(f" {result.outcome.upper():<4} {gain:+d}", style=f"bold {style}")
-                out.append(f" (H {result.high}, L {result.low})")
-            elif hand is not None:
-                out.append(f" {hand.high_name} / {hand.low_name}"[:34], style="italic")
-            elif seat.hand_set:
-                way = " (house)" if m.house_way.get(seat.seat) else ""
-                out.append(f" set{way}", style="green")
-        return out
+        return seats_text(self.model, self._width())
 
     def preview_text(self) -> Text:
         """Your split: the live preview, the server's names, or your result."""
-        m = self.model
-        result = m.my_result
-        if result is not None:
-            style = {"win": "bold green", "push": "bold yellow", "lose": "bold red"}
-            text = Text(f" {result.outcome.upper()} ", style=f"reverse {style[result.outcome]}")
-            text.append(f" {money_line(result)}")
-            return text
-        if m.void is not None:
-            return Text(f" round void: {m.void.message}; bets returned", style="yellow")
-        if not m.your_cards:
-            if m.your_seat is None:
-                return Text(" watching: press esc for the lobby and join to play", style="dim")
-            return Text(" waiting for the cards…" if m.phase == "dealing" else "", style="dim")
-        key = (m.round, m.commitment)
-        if self.choice is not None and self.choice_key == key and self.choice.applied:
-            return Text.assemble(
-                (" SET ", "reverse bold green"),
-                f" high {self.choice.high_name}  |  low {self.choice.low_name}",
-            )
-        if m.your_low:
-            return Text(f" set: low {cards_label(m.your_low)}", style="green")
-        if len(self.selected) == 2:
-            high, low, foul = handrank.preview(m.your_cards, self.selected)
-            text = Text(f" high {high}  |  low {low}")
-            if foul:
-                text.append("  FOUL: the high hand must outrank the low", style="bold red")
-            else:
-                text.append("  enter to set", style="green")
-            return text
-        hint = " pick 2 cards for the low hand (1-7 or click); s: house way suggestion"
-        if self.suggestion is not None and self.choice_key == key:
-            s = self.suggestion
-            hint = f" house way: low {cards_label(s.low)} ({s.high_name} / {s.low_name})"
-        return Text(hint, style="dim" if self.suggestion is None else "cyan")
+        suggestion = self.suggestion if self._this_round(self.suggestion_key) else None
+        choice = self.choice if self._this_round(self.choice_key) else None
+        info = self.info
+        foul_loses = info is not None and info.foul == "lose"
+        return preview_text(self.model, self.selected, suggestion, choice, foul_loses)
 
     def chips_text(self) -> Text:
         """The chip denominations and the bet being built."""
-        info = self.info
-        m = self.model
-        seat = m.my_seat
-        text = Text(" ")
-        if info is not None:
-            for i, d in enumerate(info.denominations[:9]):
-                text.append(f"[{i + 1}]", style="bold")
-                text.append(f" {d} ", style="black on yellow")
-                text.append(" ")
-        target = "bonus" if self.bonus_mode else "bet"
-        text.append(f" adding to {target}", style="magenta" if self.bonus_mode else "")
-        text.append(f"  building {self.pending_bet}")
-        if self.pending_bonus:
-            text.append(f"+{self.pending_bonus}")
-        if seat is not None:
-            text.append(f"  balance {seat.balance}", style="bold")
-        return text
+        return chips_text(
+            self.info, self.pending_bet, self.pending_bonus, self.bonus_mode, self.model.my_seat
+        )
 
     def redraw(self) -> None:
         """Redraw everything from the model (nothing while not :meth:`drawn`)."""
         if not self.drawn():
             return
         m = self.model
+        if m.round != self.building_round:
+            # A new round: chips go to the main bet again (the toggle was for the last).
+            self.building_round = m.round
+            self.bonus_mode = False
         if m.your_cards and any(c not in m.your_cards for c in self.selected):
             self.selected = []
         if not m.your_cards:
@@ -275,25 +216,36 @@ class TableScreen(Screen[None]):
         self.redraw()
 
     def action_digit(self, n: int) -> None:
-        """A chip in betting, a card in setting."""
+        """A chip in betting, a card in setting. A chip that would take the bet past the
+        table's maximum, or past the chips you hold here, is refused with a word."""
         m = self.model
-        if m.phase == "setting" and m.your_cards:
+        if m.phase in ("dealing", "setting") and m.your_cards:
             self.action_card(n)
             return
         info = self.info
         if info is None or n > len(info.denominations):
             return
         chip = info.denominations[n - 1]
-        if self.bonus_mode:
-            self.pending_bonus += chip
+        bet = self.pending_bet + (0 if self.bonus_mode else chip)
+        bonus = self.pending_bonus + (chip if self.bonus_mode else 0)
+        seat = m.my_seat
+        held = seat.balance + seat.bet + seat.bonus if seat is not None else None
+        if bet > info.max_bet:
+            self._app.say(f"the most you can bet here is {info.max_bet}", error=True)
+        elif bonus > info.max_bonus:
+            self._app.say(f"the most you can put on the bonus here is {info.max_bonus}", error=True)
+        elif held is not None and bet + bonus > held:
+            self._app.say(
+                f"that chip makes {bet + bonus}, and you hold {held} here (u: rebuy)", error=True
+            )
         else:
-            self.pending_bet += chip
+            self.pending_bet, self.pending_bonus = bet, bonus
         self.redraw()
 
     def action_card(self, n: int) -> None:
         """Pick or unpick card ``n`` (1..7) for the low hand."""
         m = self.model
-        if m.phase != "setting" or not 1 <= n <= len(m.your_cards) or m.your_low:
+        if m.phase not in ("dealing", "setting") or not 1 <= n <= len(m.your_cards) or m.your_low:
             return
         card = m.your_cards[n - 1]
         if card in self.selected:
@@ -310,19 +262,71 @@ class TableScreen(Screen[None]):
         self.redraw()
 
     def action_confirm(self) -> None:
-        """Place the bet built, or set the hand picked."""
+        """Enter: place the bet built, or set the hand picked; asks first before a bet of
+        every chip held here, or a split that fouls where a foul loses the bet."""
         m = self.model
-        if m.phase == "setting" and len(self.selected) == 2:
-            low = (self.selected[0], self.selected[1])
-            self._run(self._set(low))
-        elif m.phase in ("idle", "betting") and self.pending_bet:
-            amount, bonus = self.pending_bet, self.pending_bonus
-            self.pending_bet = self.pending_bonus = 0
-            self._run(
-                self.client.bet(self.table_id, amount, bonus),
-                f"bet {amount}" + (f" + bonus {bonus}" if bonus else ""),
-            )
+        if m.phase in ("dealing", "setting") and m.your_cards:
+            self._confirm_split()
+        elif m.phase in ("idle", "betting"):
+            self._confirm_bet()
+        elif self.pending_bet or self.pending_bonus:
+            self._app.say("not now: bets open in the next betting phase")
         self.redraw()
+
+    def _confirm_split(self) -> None:
+        m = self.model
+        if len(self.selected) != 2:
+            if not m.your_low:
+                self._app.say("pick the two cards of the low hand first (1-7), or w: house way")
+            return
+        low = (self.selected[0], self.selected[1])
+        info = self.info
+        if info is not None and info.foul == "lose" and handrank.preview(m.your_cards, low)[2]:
+            question = (
+                "This split fouls: the low hand outranks the high hand, and at this "
+                "table a foul loses the bet. Set it anyway?"
+            )
+            self._ask(question, lambda: self._run(self._set(low)))
+            return
+        self._run(self._set(low))
+
+    def _confirm_bet(self) -> None:
+        m = self.model
+        seat = m.my_seat
+        amount, bonus = self.pending_bet, self.pending_bonus
+        if not amount and bonus:
+            if seat is None or not seat.bet:
+                self._app.say(
+                    "the bonus bet goes with a main bet: b, then chips for the main bet", error=True
+                )
+                return
+            amount = seat.bet  # a bonus added to the bet already placed
+        if not amount:
+            count = len(self.info.denominations) if self.info is not None else 1
+            self._app.say(f"build a bet first with the chip keys 1-{count} (r: last bet)")
+            return
+        held = seat.balance + seat.bet + seat.bonus if seat is not None else 0
+        if held and amount + bonus >= held:
+            question = f"Bet {amount + bonus}: every chip you hold at this table?"
+            self._ask(question, lambda: self._place(amount, bonus))
+            return
+        self._place(amount, bonus)
+
+    def _place(self, amount: int, bonus: int) -> None:
+        self.pending_bet = self.pending_bonus = 0
+        self.bonus_mode = False  # the next chips go to the main bet again
+        self._run(
+            self.client.bet(self.table_id, amount, bonus),
+            f"bet {amount}" + (f" + bonus {bonus}" if bonus else "") + " placed",
+        )
+        self.redraw()
+
+    def _ask(self, question: str, then: Callable[[], None]) -> None:
+        def answered(yes: bool | None) -> None:
+            if yes:
+                then()
+
+        self.app.push_screen(ConfirmScreen(question), answered)
 
     async def _set(self, low: tuple[int, int]) -> None:
         choice = await self.client.set_hand(self.table_id, low)
@@ -339,7 +343,10 @@ class TableScreen(Screen[None]):
         self.redraw()
 
     def action_rebet(self) -> None:
-        """Bet as last round."""
+        """Bet as last round; not connected, try to connect now."""
+        if not self.client.connected:
+            self._app.action_reconnect()
+            return
         self._run(self.client.rebet(self.table_id), "rebet")
 
     def action_sit_out(self) -> None:
@@ -354,7 +361,8 @@ class TableScreen(Screen[None]):
 
     async def _suggest(self) -> None:
         choice = await self.client.house_way(self.table_id)
-        self.suggestion, self.choice_key = choice, (self.model.round, self.model.commitment)
+        self.suggestion = choice
+        self.suggestion_key = (self.model.round, self.model.commitment)
         self.selected = list(choice.low)
         self.log_line(f"house way: {choice.high_name} / {choice.low_name}")
         self.redraw()
@@ -384,7 +392,7 @@ class TableScreen(Screen[None]):
             self.log_line(f"rebuy {amount}: account {b.account}")
             self._app.show_balances(b)
 
-        self._ask_amount("Rebuy: chips to bring to the table", rebuy)
+        self._ask_amount(rebuy_prompt(self.info, self.model.my_seat, self._app.balances), rebuy)
 
     def action_cash_out(self) -> None:
         """Move chips back to the account, keeping the seat (empty: all)."""
@@ -394,7 +402,9 @@ class TableScreen(Screen[None]):
             self.log_line(f"cashed out: account {b.account}")
             self._app.show_balances(b)
 
-        self._ask_amount("Cash out: chips to take back (0: all)", cash_out)
+        seat = self.model.my_seat
+        held = f", up to the {seat.balance} you hold here" if seat is not None else ""
+        self._ask_amount(f"Cash out: chips to take back (0: all{held})", cash_out)
 
     def action_leave(self) -> None:
         """Leave the seat (the table balance returns to the account)."""

@@ -32,7 +32,7 @@ from server.archive.dialects import (
     connect_sqlite,
 )
 from server.archive.schema import SCHEMA_VERSION, statements
-from server.config import describe_url as describe
+from server.config import redacted_url as describe
 from server.store.records import AuditView, Checkpoint, LedgerRow, LogRow, StreamId
 
 T = TypeVar("T")

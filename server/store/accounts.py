@@ -10,6 +10,7 @@ The client must return bytes (``decode_responses`` off).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import redis.asyncio
@@ -106,3 +107,12 @@ class AccountStore:
                 pipe.hget(self.keys.account(player), "balance")
             balances = await pipe.execute()
         return [(p, as_int(b)) for p, b in zip(players, balances, strict=True)]
+
+    async def display_names(self, players: Sequence[str]) -> dict[str, str]:
+        """The display name of each of ``players`` at their last hello (kept by
+        :class:`~server.store.sessions.SessionStore`); a player never seen at a hello
+        (an account only credited so far) has none."""
+        if not players:
+            return {}
+        names = await self.redis.hmget(self.keys.names(), list(players))
+        return {p: as_str(n) for p, n in zip(players, names, strict=True) if n is not None}

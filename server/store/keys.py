@@ -65,6 +65,8 @@ Name                                  Type       Contents
 ``pg:guests:new:{m}:{a}``             string     the same, from client address ``a``
 ``pg:archiver``                       string     the archiver's lease: ``<owner>`` with a TTL
                                                  (one process archives at a time)
+``pg:names``                          hash       player -> the display name of their last hello
+                                                 (a closed guest's goes too)
 ====================================  =========  ==============================================
 
 ``{t}`` is a table id, ``{p}`` a player name (validated by
@@ -192,6 +194,10 @@ class Keys:
     def session(self, session_id: str) -> str:
         """Hash: a resumable session (player, name, guest, exp, at), with a TTL."""
         return f"{self.prefix}session:{session_id}"
+
+    def names(self) -> str:
+        """Hash: player -> the display name of their last hello (for the operator)."""
+        return f"{self.prefix}names"
 
     def revoked(self, player: str) -> str:
         """String: when an operator last ended the player's sessions (epoch ms)."""

@@ -52,7 +52,8 @@ class SessionStore:
 
     async def save(self, session: Session, now_ms: int | None = None) -> None:
         """Store (or renew) ``session`` for ``ttl_s`` seconds, or until it expires if
-        that comes first (at or past it, it is deleted)."""
+        that comes first (at or past it, it is deleted), and keep the player's display
+        name (no TTL: ``paigow-server account list`` shows it)."""
         now = int(time.time() * 1000) if now_ms is None else now_ms
         key = self.keys.session(session.session_id)
         ttl_ms = self.ttl_s * 1000
@@ -72,6 +73,7 @@ class SessionStore:
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.hset(key, mapping=mapping)
             pipe.pexpire(key, ttl_ms)
+            pipe.hset(self.keys.names(), session.player, session.name)
             await pipe.execute()
 
     async def load(self, session_id: str) -> Session | None:

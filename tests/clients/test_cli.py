@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -13,11 +16,13 @@ import redis.asyncio
 
 from clients.bots import run_bots
 from clients.cli import main
+from clients.core import Client
+from protocol.structs import RoundRecord
 from server.app import App
 from server.gamelog import pack_record, unpack_records
 from server.store.tables import TableStore
-from tests.helpers import url
-from tests.server.helpers import free_port
+from tests.helpers import until, url
+from tests.server.helpers import ROOT, free_port
 
 
 @pytest.mark.asyncio
@@ -133,6 +138,27 @@ async def test_history_follows_every_page(
     assert "older rounds not shown" not in capsys.readouterr().out
 
 
+async def _log_records(
+    redis_client: redis.asyncio.Redis, player: str, records: list[RoundRecord]
+) -> None:
+    """Log ``records`` in ``player``'s history, through a commit of a table of their own."""
+    store = TableStore(redis_client)
+    token = await store.acquire_lease("later", "test", 10_000)
+    assert token is not None
+    logs = [(player, pack_record(r)) for r in records]
+    result = await store.commit(
+        "later", token=token, expected_version=0, new_version=1, state={"h": b"s"}, logs=logs
+    )
+    assert result.ok
+
+
+async def _played_record(redis_client: redis.asyncio.Redis, player: str) -> RoundRecord:
+    """The player's newest record."""
+    page = await TableStore(redis_client).history(player, None, 1)
+    [played] = unpack_records([blob for _, blob in page.items], None).rounds
+    return played
+
+
 @pytest.mark.asyncio
 async def test_verify_finds_a_round_past_the_newest_page(
     app: App, redis_client: redis.asyncio.Redis, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -143,19 +169,12 @@ async def test_verify_finds_a_round_past_the_newest_page(
     notes = await _play(capsys, common, 1)
     player = next(n["player_id"] for n in notes if n["type"] == "client.connected")
     [round_no] = [n["round"] for n in notes if n["type"] == "client.round"]
-    # 60 later rounds logged after it, through a commit of a table of their own.
-    store = TableStore(redis_client)
-    page = await store.history(player, None, 1)
-    [played] = unpack_records([blob for _, blob in page.items], None).rounds
+    played = await _played_record(redis_client, player)
     assert played.round == round_no
-    later = [replace(played, round=round_no + n) for n in range(1, 61)]
-    token = await store.acquire_lease("later", "test", 10_000)
-    assert token is not None
-    logs = [(player, pack_record(r)) for r in later]
-    result = await store.commit(
-        "later", token=token, expected_version=0, new_version=1, state={"h": b"s"}, logs=logs
+    # 60 later rounds of the same table logged after it.
+    await _log_records(
+        redis_client, player, [replace(played, round=round_no + n) for n in range(1, 61)]
     )
-    assert result.ok
 
     for table in ([], ["--table", "fast"]):
         assert await asyncio.to_thread(main, ["verify", str(round_no), *common, *table]) == 0
@@ -164,6 +183,32 @@ async def test_verify_finds_a_round_past_the_newest_page(
     # A round never played: every page is read, and none has it.
     assert await asyncio.to_thread(main, ["verify", str(round_no + 100), *common]) == 2
     assert json.loads(capsys.readouterr().out)["found"] == 0
+
+
+@pytest.mark.asyncio
+async def test_verify_a_round_number_two_tables_played(
+    app: App, redis_client: redis.asyncio.Redis, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Round numbers are per table: ``verify N`` checks each table's round N and says so,
+    rather than picking one silently; ``--table`` checks one."""
+    session = str(tmp_path / "session.json")
+    common = ["--url", url(app), "--session", session]
+    notes = await _play(capsys, [*common, "--json"], 1)
+    player = next(n["player_id"] for n in notes if n["type"] == "client.connected")
+    played = await _played_record(redis_client, player)
+    # The same round number at another table, logged after it (so it is the newest).
+    await _log_records(redis_client, player, [replace(played, table_id="other")])
+
+    verify = ["verify", str(played.round), *common]
+    assert await asyncio.to_thread(main, [*verify, "--json"]) == 0
+    checked = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert sorted((v["table_id"], v["ok"]) for v in checked) == [("fast", True), ("other", True)]
+    assert await asyncio.to_thread(main, verify) == 0
+    out = capsys.readouterr().out
+    assert f"round {played.round} was played at 2 tables (other, fast)" in out
+    assert await asyncio.to_thread(main, [*verify, "--json", "--table", "fast"]) == 0
+    [one] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert (one["table_id"], one["round"], one["ok"]) == ("fast", played.round, True)
 
 
 @pytest.mark.parametrize("command", [["history"], ["play", "--table", "fast", "--bet", "10"]])
@@ -183,3 +228,81 @@ async def test_a_server_refusal_exits_1(app: App, capsys: pytest.CaptureFixture[
     err = capsys.readouterr().err
     assert err.startswith("paigow-cli: ")
     assert "nosuch" in err  # the server's sentence, naming the table
+
+
+def run_client(args: list[str], within: float = 60) -> subprocess.CompletedProcess[str]:
+    """``paigow-cli ARGS`` as a process, bounded: a hang fails the test, not the suite."""
+    return subprocess.run(
+        [sys.executable, "-m", "clients.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=within,
+        check=False,
+    )
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("bet", ["3", "7", "10000"])  # under 10, not a multiple of 5, over 500
+async def test_play_with_a_bet_the_table_refuses_exits_1(app: App, bet: str) -> None:
+    """A bet the table refuses every round ends the play at once, with the table's limits
+    on standard error and exit code 1, and the seat left (it used to wait for ever)."""
+    play = ["play", "--url", url(app), "--no-session", "--table", "fast", "--bet", bet, "--json"]
+    done = await asyncio.to_thread(run_client, play)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.startswith("paigow-cli: outside the table's limits")
+    assert "the bet is 10 to 500 chips, in multiples of 5" in done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    [error] = [line for line in lines if line["type"] == "client.error"]
+    assert error["code"] == "bet_limits"
+    # The refused player does not keep a seat.
+    async with Client(url(app)) as watcher:
+        model = await watcher.watch("fast")
+        assert all(seat.status == "empty" for seat in model.seats)
+
+
+@pytest.mark.asyncio
+async def test_text_play_reads_as_sentences(app: App, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --json, what the player did reads as sentences with suited cards, after
+    the events received before it; no card codes or key=value lines."""
+    play = ["play", "--url", url(app), "--no-session", "--table", "fast", "--bet", "10"]
+    assert await asyncio.to_thread(main, play) == 0
+    lines = capsys.readouterr().out.splitlines()
+    text = "\n".join(lines)
+    assert not re.search(r"\[\d+, \d+\]", text), text  # no card codes
+    assert "=" not in text, text  # no key=value notes
+    [bet] = [n for n, line in enumerate(lines) if re.fullmatch(r"round \d+: you bet 10", line)]
+    [hand] = [n for n, line in enumerate(lines) if " you set high " in line]
+    assert re.search(r"\(low hand (10|[2-9JQKA])[♠♥♦♣] (10|[2-9JQKA])[♠♥♦♣]\)$|JK★", lines[hand])
+    [cards] = [n for n, line in enumerate(lines) if line.startswith("your cards: ")]
+    [outcome] = [n for n, line in enumerate(lines) if re.fullmatch(r"round \d+: you \w+", line)]
+    assert bet < hand
+    assert cards < hand < outcome
+
+
+def test_json_seats_are_said_to_be_the_wire_s(capsys: pytest.CaptureFixture[str]) -> None:
+    """JSON lines number seats 0-5 (the wire's), the screen 1-6: the help says so."""
+    with pytest.raises(SystemExit):
+        main(["play", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "seats are numbered 0-5" in help_text
+    assert "number seats 1-6" in help_text
+
+
+@pytest.mark.asyncio
+async def test_play_taken_over_exits_1_and_says_why(
+    app: App, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another client resuming the session of a running ``play`` ends it at once (exit
+    1, the reason on standard error) rather than leaving it waiting for rounds."""
+    session = tmp_path / "session.json"
+    play = ["play", "--url", url(app), "--session", str(session), "--table", "slow"]
+    running = asyncio.create_task(
+        asyncio.to_thread(main, [*play, "--bet", "10", "--rounds", "5", "--stay"])
+    )
+    token = await until(lambda: session.exists() and json.loads(session.read_text()))
+    async with Client(url(app), resume_token=token["resume_token"]) as other:
+        assert other.player_id == token["player_id"]
+        assert await asyncio.wait_for(running, 30) == 1
+    err = capsys.readouterr().err
+    assert "paigow-cli: disconnected (4005): session resumed elsewhere" in err

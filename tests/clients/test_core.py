@@ -249,3 +249,16 @@ def test_the_client_names_itself_with_the_installed_version() -> None:
     """``hello`` names the client with the package's version (no copy of it to forget)."""
     installed = importlib.metadata.version("paigow-server")
     assert Client().client_name == f"paigow-cli/{installed}"
+
+
+@pytest.mark.asyncio
+async def test_retry_now_cuts_the_backoff_short(app: App) -> None:
+    """A dropped connection waits its backoff (here 30 s or more) unless told to retry now."""
+    async with Client(url(app), backoff_s=60, backoff_max_s=60) as client:
+        client.drop_connection()
+        await client.wait_until(lambda: client.reconnecting, 5)
+        assert not client.connected
+        client.retry_now()
+        await client.wait_until(lambda: client.connected, 10)
+        assert client.reconnects == 1
+        assert not client.reconnecting

@@ -486,12 +486,16 @@ def free_port() -> int:
 
 
 def run_cli(
-    args: Sequence[str], within: float = 30, env: dict[str, str] | None = None
+    args: Sequence[str],
+    within: float = 30,
+    env: dict[str, str] | None = None,
+    cwd: Path = ROOT,
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m server ARGS`` to completion, with ``env`` added to the environment."""
+    """``python -m server ARGS`` to completion in ``cwd``, with ``env`` added to the
+    environment."""
     return subprocess.run(
         [sys.executable, "-m", "server", *args],
-        cwd=ROOT,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=within,

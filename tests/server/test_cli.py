@@ -4,12 +4,15 @@ processes against the test Redis."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import redis.asyncio
 
+from clients.core import Client as ClientCore
 from protocol.messages import Bet, Join
 from server.app import App
 from server.auth import tokens
@@ -50,8 +53,9 @@ def test_token_is_signed_and_expires() -> None:
 async def test_accounts_and_audit(
     redis_server: EmbeddedRedis, redis_client: redis.asyncio.Redis
 ) -> None:
-    code, out, _ = cli(redis_server, "account", "list")
-    assert (code, out) == (0, "")
+    code, out, err = cli(redis_server, "account", "list")
+    assert (code, out) == (0, "no accounts yet\n")
+    assert f"using the Redis at {redis_server.url} (--redis-url)" in err
     code, out, _ = cli(redis_server, "account", "credit", "alice", "500", "--key", "k1")
     assert code == 0
     assert out.split() == ["alice", "500", "credited"]
@@ -61,7 +65,7 @@ async def test_accounts_and_audit(
     code, out, _ = cli(redis_server, "account", "credit", "bob", "250")
     assert code == 0
     code, out, _ = cli(redis_server, "account", "show", "alice")
-    assert (code, out) == (0, "alice\t500\n")
+    assert (code, out) == (0, "player  name  balance\nalice   -         500\n")
     code, out, err = cli(redis_server, "account", "show", "nobody")
     assert code == 1
     assert "no account" in err
@@ -69,7 +73,16 @@ async def test_accounts_and_audit(
     assert code == 2
     assert "positive" in err
     code, out, _ = cli(redis_server, "account", "list")
-    assert (code, out) == (0, "alice\t500\nbob\t250\n")
+    assert (code, out) == (
+        0,
+        "player  name  balance\nalice   -         500\nbob     -         250\n",
+    )
+    code, out, _ = cli(redis_server, "account", "list", "--json")
+    assert code == 0
+    assert json.loads(out) == [
+        {"player": "alice", "name": None, "balance": 500},
+        {"player": "bob", "name": None, "balance": 250},
+    ]
     code, out, _ = cli(redis_server, "audit")
     assert code == 0, out
     assert out.strip().endswith("audit passed"), out
@@ -106,3 +119,54 @@ def test_audit_that_cannot_reach_redis_exits_2_not_1(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "paigow-server:" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_folder_without_server_data_is_refused_not_filled(tmp_path: Path) -> None:
+    """Run where no server keeps its data (the default ``data`` folder relative to
+    another directory): the commands say so and exit 2, and create nothing."""
+    for command in (["account", "list"], ["audit"], ["token", "--player", "alice"]):
+        done = run_cli(command, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert done.stdout == ""
+        assert "--data-dir or PAIGOW_DATA_DIR" in done.stderr
+        assert "Traceback" not in done.stderr
+        assert list(tmp_path.iterdir()) == []  # no ./data, no Redis, no secret
+    done = run_cli(["account", "list"], cwd=tmp_path)
+    assert f"{tmp_path / 'data'} holds no server's data" in done.stderr
+
+
+@pytest.mark.asyncio
+async def test_the_commands_find_the_server_on_its_data_folder(
+    server_settings: Settings, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """With the server running on its embedded Redis, the commands use that Redis (found
+    through the data folder) and say so; with it stopped, its data, started for them."""
+    data = tmp_path / "server-data"
+    settings = replace(server_settings, redis_url=None, data_dir=data, token_secret=None)
+    server = App(settings)
+    await server.start()
+    try:
+        async with ClientCore(url(server), name="Pat") as player:
+            await player.join("fast", 300)
+            player_id = player.player_id
+        done = await asyncio.to_thread(run_cli, ["--data-dir", str(data), "account", "list"])
+        assert done.returncode == 0, done.stderr
+        assert f"using the Redis of the server running on {data}" in done.stderr
+        [header, row] = done.stdout.splitlines()
+        assert header.split() == ["player", "name", "balance"]
+        assert row.split() == [player_id, "Pat", "9700"]
+        done = await asyncio.to_thread(
+            run_cli, ["--data-dir", str(data), "token", "--player", "al"]
+        )
+        assert done.returncode == 0, done.stderr
+        assert f"signing with the secret kept in {data / 'token-secret'}" in done.stderr
+        secret = (data / "token-secret").read_text().strip().encode()
+        assert tokens.verify(secret, done.stdout.strip(), int(time.time())) == "al"
+    finally:
+        await server.stop()
+    done = await asyncio.to_thread(run_cli, ["--data-dir", str(data), "account", "list", "--json"])
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"no server is running on {data}: using its Redis data in {data / 'redis'}" in done.stderr
+    )
+    assert json.loads(done.stdout) == [{"player": player_id, "name": "Pat", "balance": 9700}]

@@ -43,6 +43,8 @@ def test_every_setting_from_its_variable() -> None:
         "PAIGOW_HANDSHAKE_MS": "4000",
         "PAIGOW_LEASE_MS": "6000",
         "PAIGOW_SERVER_NAME": "east",
+        "PAIGOW_LOG_LEVEL": "WARNING",
+        "PAIGOW_LOG_FORMAT": "json",
     }
     assert set(environ) == {d.env for d in declared()}
     assert settings([], environ) == Settings(
@@ -64,6 +66,8 @@ def test_every_setting_from_its_variable() -> None:
         handshake_ms=4000,
         lease_ms=6000,
         server_name="east",
+        log_level="warning",
+        log_format="json",
     )
 
 
@@ -94,6 +98,8 @@ def test_a_flag_wins_over_its_variable() -> None:
         ("PAIGOW_PORT", "abc", "'abc' is not a whole number"),
         ("PAIGOW_GUESTS", "maybe", "'maybe' is not a boolean"),
         ("PAIGOW_LEASE_MS", "1.5", "'1.5' is not a whole number"),
+        ("PAIGOW_LOG_FORMAT", "xml", "'xml' is not one of text, json"),
+        ("PAIGOW_LOG_LEVEL", "loud", "'loud' is not one of debug, info, warning, error"),
     ],
 )
 def test_a_bad_variable_is_a_usage_error_naming_it(
@@ -145,3 +151,22 @@ def test_the_flags_and_variables_are_the_ones_the_deployment_guide_lists() -> No
         assert env == d.env
         if default.startswith("`"):
             assert default == f"`{d.shown}`", d.flag
+
+
+def test_every_setting_reaches_the_container_and_is_documented() -> None:
+    """compose.yaml passes each variable on from deploy/.env (or fixes it itself), and
+    paigow.env.example documents each: a setting missing from either is one an operator
+    sets in vain."""
+    compose = (ROOT / "deploy" / "compose.yaml").read_text()
+    example = (ROOT / "deploy" / "paigow.env.example").read_text()
+    fixed = {"PAIGOW_REDIS_URL", "PAIGOW_HOST", "PAIGOW_PORT", "PAIGOW_DATA_DIR"}
+    for d in declared():
+        assert re.search(rf"^#?{d.env}=", example, re.MULTILINE), d.env
+        if d.env in fixed:
+            assert re.search(rf"^    {d.env}: \S", compose, re.MULTILINE), d.env
+        elif d.env == "PAIGOW_TOKEN_SECRET":  # required, not defaulted
+            assert f'{d.env}: "${{{d.env}:?' in compose
+        elif d.env == "PAIGOW_TABLES_FILE":  # a path in the container: see compose.yaml
+            assert f"# {d.env}: /etc/paigow/tables.toml" in compose
+        else:
+            assert f'    {d.env}: "${{{d.env}:-}}"' in compose, d.env

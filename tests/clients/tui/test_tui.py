@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
-from textual.widgets import DataTable
 
 from clients import handrank
 from clients.autoplay import play_rounds
@@ -24,47 +21,33 @@ from clients.tui import (
     PaigowApp,
     TableScreen,
 )
-from protocol.codec import decode_server, encode
+from protocol.codec import encode
 from protocol.messages import OkReply, SeedReveal, Snapshot
 from protocol.structs import TableInfo
-from protocol.vectors import SERVER_TO_CLIENT, load_vectors
 from server.app import App
 from tests.clients.helpers import screen_text
-from tests.helpers import until, url
+from tests.clients.tui.helpers import SIZE, lobby_listed, sit_at, until_app, vector
+from tests.helpers import url
 
 GOLDEN = Path(__file__).parent / "golden"
-SIZE = (80, 24)
-
-
-async def _until(pilot: Pilot[int], predicate: Callable[[], bool], within: float = 10) -> None:
-    """Let the app run until ``predicate()`` holds; fail after ``within`` seconds, showing
-    the screen (a fixed pause is either too long or, on a loaded machine, too short)."""
-    await until(
-        predicate,
-        within,
-        "the app",
-        every=0.05,
-        pause=pilot.pause,
-        detail=lambda: f"the screen:\n{screen_text(pilot.app)}",
-    )
 
 
 @pytest.mark.asyncio
 async def test_join_bet_set_and_see_the_result(app: App) -> None:
     tui = PaigowApp(Client(url(app), name="Pat"))
     async with tui.run_test(size=SIZE) as pilot:
-        await _until(pilot, lambda: _lobby_listed(tui))
+        await until_app(pilot, lambda: lobby_listed(tui))
         assert "fast" in screen_text(tui)
         await pilot.press("j")  # the first table, "fast"; the buy-in prompt opens
-        await _until(pilot, lambda: isinstance(tui.screen, AmountScreen))
+        await until_app(pilot, lambda: isinstance(tui.screen, AmountScreen))
         await pilot.press("enter")  # accept the default buy-in
-        await _until(pilot, lambda: isinstance(tui.screen, TableScreen))
+        await until_app(pilot, lambda: isinstance(tui.screen, TableScreen))
         table = tui.screen
         assert isinstance(table, TableScreen)
-        await _until(pilot, lambda: table.info is not None)
+        await until_app(pilot, lambda: table.info is not None)
         await pilot.press("2", "3", "enter")  # chips 10 + 25, then bet 35
         model = table.model
-        await _until(pilot, lambda: model.phase == "setting" and bool(model.your_cards))
+        await until_app(pilot, lambda: model.phase == "setting" and bool(model.your_cards))
         assert table.pending_bet == 0
         assert model.my_seat is not None
         assert model.my_seat.bet == 35
@@ -76,8 +59,8 @@ async def test_join_bet_set_and_see_the_result(app: App) -> None:
         assert "high" in preview
         assert "FOUL" not in preview
         await pilot.press("enter")
-        await _until(pilot, lambda: model.verification is not None)
-        await _until(pilot, lambda: "✓ verified" in screen_text(tui))
+        await until_app(pilot, lambda: model.verification is not None)
+        await until_app(pilot, lambda: "✓ verified" in screen_text(tui))
         text = screen_text(tui)
         result = model.my_result
         assert result is not None
@@ -91,13 +74,6 @@ async def test_join_bet_set_and_see_the_result(app: App) -> None:
         assert tui.screen_stack[-1] is table  # tui.screen, which mypy still takes for help
 
 
-def _vector(name: str) -> object:
-    for v in load_vectors("messages"):
-        if v["direction"] == SERVER_TO_CLIENT and v["name"] == name:
-            return decode_server(bytes.fromhex(v["hex"]))
-    raise KeyError(name)
-
-
 def _mask(text: str) -> str:
     """Hide what changes from run to run: the countdown."""
     return re.sub(r"\b\d+\.\ds\b", "#.#s", text)
@@ -109,9 +85,9 @@ async def test_table_screen_matches_the_golden() -> None:
     drawn at 80x24."""
     client = Client("ws://127.0.0.1:9/")
     tui = PaigowApp(client, connect=False)
-    snapshot = _vector("snapshot_settling")
-    seed = _vector("seed")
-    info = _vector("ok_table_info")
+    snapshot = vector("snapshot_settling")
+    seed = vector("seed")
+    info = vector("ok_table_info")
     assert isinstance(snapshot, Snapshot)
     assert isinstance(seed, SeedReveal)
     assert isinstance(info, OkReply)
@@ -123,7 +99,7 @@ async def test_table_screen_matches_the_golden() -> None:
         client.feed(encode(replace(snapshot, deadline_ms=0)))
         client.feed(encode(replace(seed, seq=snapshot.seq + 1)))
         # The seed's check is the last line the feed adds; then what is still to draw.
-        await _until(pilot, lambda: "round 42: verified ✓" in screen_text(tui))
+        await until_app(pilot, lambda: "round 42: verified ✓" in screen_text(tui))
         await pilot.pause()
         text = _mask(screen_text(tui))
     golden = GOLDEN / "table_80x24.txt"
@@ -138,7 +114,7 @@ async def test_events_for_a_table_screen_without_widgets_only_update_the_model()
     events still arrive for it (one such crashed the client at exit)."""
     client = Client("ws://127.0.0.1:9/")
     tui = PaigowApp(client, connect=False)
-    snapshot = _vector("snapshot_settling")
+    snapshot = vector("snapshot_settling")
     assert isinstance(snapshot, Snapshot)
     async with tui.run_test(size=SIZE):
         screen = TableScreen(snapshot.table_id)  # not pushed: never composed
@@ -146,28 +122,6 @@ async def test_events_for_a_table_screen_without_widgets_only_update_the_model()
         screen.log_line("round 2: betting")
         screen.redraw()
         screen.tick()
-
-
-def _lobby_listed(tui: PaigowApp) -> bool:
-    """Whether the lobby is on screen with every table in its list (rows to move over)."""
-    lobby = tui.screen
-    if not (isinstance(lobby, LobbyScreen) and lobby.summaries):
-        return False
-    return lobby.query_one("#tables", DataTable).row_count == len(lobby.summaries)
-
-
-async def _sit_at(pilot: Pilot[int], tui: PaigowApp, table_id: str) -> TableScreen:
-    """From the lobby, move to ``table_id``, join with the default buy-in, await its screen."""
-    await _until(pilot, lambda: _lobby_listed(tui))
-    lobby = tui.screen
-    assert isinstance(lobby, LobbyScreen)
-    row = [t.table_id for t in lobby.summaries].index(table_id)
-    await pilot.press(*["down"] * row, "j")
-    await _until(pilot, lambda: isinstance(tui.screen, AmountScreen))
-    await pilot.press("enter")  # accept the default buy-in
-    await _until(pilot, lambda: isinstance(tui.screen, TableScreen))
-    assert isinstance(tui.screen, TableScreen)
-    return tui.screen
 
 
 def _my_seat_line(text: str, name: str) -> str:
@@ -180,17 +134,17 @@ async def test_sit_out_key(app: App) -> None:
     """``p`` sits the round out (the seat reads ``out``); a refusal is shown, not raised."""
     tui = PaigowApp(Client(url(app), name="Sid"))
     async with tui.run_test(size=SIZE) as pilot:
-        table = await _sit_at(pilot, tui, "slow")
+        table = await sit_at(pilot, tui, "slow")
         model = table.model
-        await _until(pilot, lambda: model.my_seat is not None)
+        await until_app(pilot, lambda: model.my_seat is not None)
         assert model.my_seat is not None
         assert model.my_seat.status == "playing"
         assert " out " not in _my_seat_line(screen_text(tui), "Sid")
         await pilot.press("p")
-        await _until(
+        await until_app(
             pilot, lambda: model.my_seat is not None and model.my_seat.status == "sitting_out"
         )
-        await _until(pilot, lambda: "sitting this round out" in screen_text(tui))
+        await until_app(pilot, lambda: "sitting this round out" in screen_text(tui))
         text = screen_text(tui)
         assert " out " in _my_seat_line(text, "Sid")
         assert "sitting this round out" in text
@@ -199,9 +153,9 @@ async def test_sit_out_key(app: App) -> None:
         await pilot.press("escape")
         # Without a seat the server refuses, and the refusal reads like any other error.
         await pilot.press("l")
-        await _until(pilot, lambda: model.your_seat is None)
+        await until_app(pilot, lambda: model.your_seat is None)
         await pilot.press("p")
-        await _until(pilot, lambda: "you need a seat at this table" in screen_text(tui))
+        await until_app(pilot, lambda: "you need a seat at this table" in screen_text(tui))
 
 
 def _history_rounds(text: str) -> list[int]:
@@ -214,23 +168,23 @@ async def test_history_loads_older_pages(app: App) -> None:
     """Three rounds, two per page: ``m`` adds the older page; every round once, in order."""
     tui = PaigowApp(Client(url(app), name="Hal"), history_page_size=2)
     async with tui.run_test(size=SIZE) as pilot:
-        await _until(pilot, lambda: tui.client.connected and isinstance(tui.screen, LobbyScreen))
+        await until_app(pilot, lambda: tui.client.connected and isinstance(tui.screen, LobbyScreen))
         stats = await play_rounds(tui.client, "fast", bet=10, rounds=3)
         played = sorted(stats.played, reverse=True)
         assert len(played) == 3
         await pilot.press("h")
         assert isinstance(tui.screen, HistoryScreen)
         history = tui.screen
-        await _until(pilot, lambda: history.shown == 2 and not history.loading)
+        await until_app(pilot, lambda: history.shown == 2 and not history.loading)
         # The status line is set after the page's records are written.
-        await _until(pilot, lambda: "m: older rounds" in screen_text(tui))
+        await until_app(pilot, lambda: "m: older rounds" in screen_text(tui))
         text = screen_text(tui)
         assert _history_rounds(text) == played[:2]
         assert "m: older rounds" in text
         assert "m Older rounds" in text
         await pilot.press("m")
-        await _until(pilot, lambda: history.complete and not history.loading)
-        await _until(pilot, lambda: "all 3 rounds" in screen_text(tui))
+        await until_app(pilot, lambda: history.complete and not history.loading)
+        await until_app(pilot, lambda: "all 3 rounds" in screen_text(tui))
         text = screen_text(tui)
         assert _history_rounds(text) == played
         assert "all 3 rounds" in text
@@ -257,32 +211,32 @@ async def test_lobby_shows_the_account_balance(app: App, monkeypatch: pytest.Mon
     start = app.settings.guest_balance
     tui = PaigowApp(Client(url(app), name="Lou"))
     async with tui.run_test(size=SIZE) as pilot:
-        await _until(pilot, lambda: _account_line(tui) == f"Account {start} chips")
-        table = await _sit_at(pilot, tui, "fast")  # the default buy-in: 200
+        await until_app(pilot, lambda: _account_line(tui) == f"Account {start} chips")
+        table = await sit_at(pilot, tui, "fast")  # the default buy-in: 200
         buy_in = 200
         # Read before the lobby is back on screen (which refreshes it): the join did it.
         assert tui.balances is not None
         assert tui.balances.account == start - buy_in
         await pilot.press("u", "3", "0", "0", "enter")  # rebuy 300
-        await _until(
+        await until_app(
             pilot, lambda: tui.balances is not None and tui.balances.account == start - 500
         )
         await pilot.press("o", "1", "5", "0", "enter")  # cash out 150
-        await _until(
+        await until_app(
             pilot, lambda: tui.balances is not None and tui.balances.account == start - 350
         )
         await pilot.press("escape")
         assert isinstance(tui.screen, LobbyScreen)
         expected = f"Account {start - 350} chips   at the tables 350: fast 350"
-        await _until(pilot, lambda: _account_line(tui) == expected)
+        await until_app(pilot, lambda: _account_line(tui) == expected)
         assert table.model.my_seat is not None
         assert table.model.my_seat.balance == 350
         await pilot.press("w")  # back to the table (watching it), and leave the seat
-        await _until(pilot, lambda: isinstance(tui.screen, TableScreen))
+        await until_app(pilot, lambda: isinstance(tui.screen, TableScreen))
         await pilot.press("l")
-        await _until(pilot, lambda: tui.balances is not None and tui.balances.account == start)
+        await until_app(pilot, lambda: tui.balances is not None and tui.balances.account == start)
         await pilot.press("escape")
-        await _until(pilot, lambda: _account_line(tui) == f"Account {start} chips")
+        await until_app(pilot, lambda: _account_line(tui) == f"Account {start} chips")
 
 
 def test_help_lines_fit_the_dialog_at_80_columns() -> None:
