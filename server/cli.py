@@ -212,17 +212,29 @@ def _table_text(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
+async def _guests(client: redis.asyncio.Redis, accounts: AccountStore, as_json: bool) -> int:
+    """``account list --guests``: every guest, its last activity and its balance."""
+    guests = await GuestStore(client).listed()
+    balances = dict(await accounts.list_accounts())
+    rows = [
+        (p, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms / 1000)), balances.get(p, 0))
+        for p, ms in guests
+    ]
+    if as_json:
+        print(json.dumps([{"player": p, "active": a, "balance": b} for p, a, b in rows]))
+    else:
+        print(
+            _table_text(("guest", "last active", "balance"), [(p, a, str(b)) for p, a, b in rows])
+        )
+        print(f"{len(rows)} guests")
+    return 0
+
+
 async def _account(settings: Settings, args: argparse.Namespace) -> int:
     async with _redis(settings) as client:
         accounts = AccountStore(client)
         if args.action == "list" and args.guests:
-            guests = await GuestStore(client).listed()
-            balances = dict(await accounts.list_accounts())
-            for player, seen_ms in guests:
-                seen = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seen_ms / 1000))
-                print(f"{player}\t{balances.get(player, 0)}\t{seen}")
-            print(f"{len(guests)} guests", file=sys.stderr)
-            return 0
+            return await _guests(client, accounts, args.json)
         if args.action == "list":
             listed = await accounts.list_accounts()
             names = await accounts.display_names([player for player, _ in listed])

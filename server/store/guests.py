@@ -117,6 +117,7 @@ class GuestStore:
                 k.game_log(player),
                 k.ledger_stream(),
                 k.money(),
+                k.names(),
             ],
             args=[
                 player,

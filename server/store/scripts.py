@@ -337,7 +337,7 @@ CLOSE_GUEST = """
 -- Close an idle guest's account: its chips go back outside the product by a ledger
 -- entry, and the account, its game log and its place in the guests set go.
 -- KEYS: 1 guests set, 2 account hash, 3 accounts set, 4 game log, 5 ledger stream,
---       6 money hash.
+--       6 money hash, 7 display names hash.
 -- ARGV: 1 player, 2 idle before (ms: only a guest whose last activity is older),
 --       3 ordinal of the newest game log the archive holds (0: none), 4 ledger
 --       maxlen, 5 the entry's ledger key.
@@ -366,6 +366,7 @@ if balance > 0 then
 end
 redis.call('DEL', KEYS[2], KEYS[4])
 redis.call('SREM', KEYS[3], ARGV[1])
+redis.call('HDEL', KEYS[7], ARGV[1])
 redis.call('ZREM', KEYS[1], ARGV[1])
 return {1, balance}
 """
