@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 import threading
 import time
 from collections import Counter, defaultdict
@@ -161,6 +162,21 @@ class Archive:
                 self._drop()
 
         await asyncio.to_thread(close)
+
+    async def identity(self) -> str:
+        """This archive's identity, made at its first use (random)."""
+        made = secrets.token_hex(8)
+
+        def read(conn: Any) -> str:
+            self._x(
+                conn,
+                "INSERT INTO meta (name, value) VALUES ('identity', ?)"
+                " ON CONFLICT (name) DO NOTHING",
+                (made,),
+            )
+            return str(self._q(conn, "SELECT value FROM meta WHERE name = 'identity'")[0][0])
+
+        return await self._call(read, write=True)
 
     # --- the checkpoint -------------------------------------------------------------
 

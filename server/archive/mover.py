@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import redis.asyncio
 
 from server.archive.database import Archive
+from server.archive.dialects import ArchiveError
 from server.gamelog import record_ended_ms, record_table
 from server.store.accounts import OUTSIDE
 from server.store.archiving import ArchivingCalls
@@ -154,6 +155,16 @@ class Archiver:
     async def _start(self) -> None:
         if self._started:
             return
+        # One Redis, one archive: records moved to two would be found in neither.
+        mine = await self.archive.identity()
+        key = self.keys.archive_identity()
+        await self.redis.set(key, mine, nx=True)
+        theirs = await self.redis.get(key)
+        if theirs is not None and as_str(theirs) != mine:
+            raise ArchiveError(
+                f"this Redis's records go to another archive ({as_str(theirs)}, not {mine}): "
+                "give every node the same --archive-url (PostgreSQL for several nodes)"
+            )
         if await self.archive.checkpoint() is None:
             first = await self.first_checkpoint()
             if await self.archive.start_checkpoint(first):

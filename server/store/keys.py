@@ -65,6 +65,8 @@ Name                                  Type       Contents
 ``pg:guests:new:{m}:{a}``             string     the same, from client address ``a``
 ``pg:archiver``                       string     the archiver's lease: ``<owner>`` with a TTL
                                                  (one process archives at a time)
+``pg:archive``                        string     the identity of the archive this Redis moves
+                                                 its records to (another is refused)
 ``pg:names``                          hash       player -> the display name of their last hello
                                                  (a closed guest's goes too)
 ====================================  =========  ==============================================
@@ -228,6 +230,10 @@ class Keys:
     def archiver_lease(self) -> str:
         """String ``<owner>`` with a TTL: the process archiving now."""
         return f"{self.prefix}archiver"
+
+    def archive_identity(self) -> str:
+        """String: the identity of the archive that holds this Redis's old records."""
+        return f"{self.prefix}archive"
 
 
 DEFAULT_KEYS = Keys()

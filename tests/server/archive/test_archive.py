@@ -3,10 +3,12 @@ audit and the history across Redis and the archive."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import redis.asyncio
 
-from server.archive import Archive
+from server.archive import Archive, ArchiveError
 from server.archive.history import history_page
 from server.store.accounts import OUTSIDE
 from server.store.records import LogRow
@@ -247,8 +249,24 @@ async def test_records_beyond_half_the_cap_move_whatever_their_age(
 
 
 @pytest.mark.asyncio
-async def test_a_bad_archive_url_is_refused() -> None:
-    from server.archive import ArchiveError
+async def test_a_redis_moves_its_records_to_one_archive_only(
+    redis_client: redis.asyncio.Redis, archive: Archive, tmp_path: Path
+) -> None:
+    """A second node with an archive of its own (SQLite in its own data folder, say)
+    is refused: records moved to two archives would be found in neither."""
+    casino = Casino(redis_client)
+    await casino.open()
+    await casino.archiver(archive).run_once()
+    elsewhere = Archive(f"sqlite:{tmp_path / 'other.sqlite3'}")
+    try:
+        with pytest.raises(ArchiveError, match="another archive"):
+            await casino.archiver(elsewhere).run_once()
+        assert (await elsewhere.stats()).ledger == 0
+    finally:
+        await elsewhere.close()
 
+
+@pytest.mark.asyncio
+async def test_a_bad_archive_url_is_refused() -> None:
     with pytest.raises(ArchiveError):
         Archive("mysql://somewhere/db")
