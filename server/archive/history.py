@@ -26,8 +26,10 @@ async def history_page(
 ) -> tuple[list[bytes], int | None]:
     """Up to ``limit`` of ``player``'s records numbered below ``cursor`` (None: from the
     newest), newest first, at ``table_id`` only if given; and the cursor of the next
-    page (None: there is none)."""
-    want = limit + 1  # one more tells whether there is a next page
+    page (None: there is none; at one table, a full page always has one, which may
+    lead to an empty page)."""
+    # One more tells whether there is a next page; at one table, a full page is enough.
+    want = limit + 1 if table_id is None else limit
     found: list[tuple[int, bytes]] = []
     oldest: int | None = None  # the oldest record read from Redis
     size = want if table_id is None else L.MAX_HISTORY_PAGE
@@ -45,6 +47,6 @@ async def history_page(
         bounds = [b for b in (cursor, oldest) if b is not None]
         below = min(bounds) if bounds else None
         found += await archive.history(player, below, want - len(found), table_id)
-    if len(found) > limit:
+    if len(found) > limit or (table_id is not None and len(found) == limit):
         return [blob for _, blob in found[:limit]], found[limit - 1][0]
     return [blob for _, blob in found], None
