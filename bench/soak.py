@@ -57,6 +57,34 @@ settling_ms = 300
 """
 
 
+_WORDS = frozenset(
+    [
+        "pg",
+        "table",
+        "applied",
+        "events",
+        "lease",
+        "fence",
+        "log",
+        "session",
+        "request",
+        "account",
+        "accounts",
+        "ledger",
+        "money",
+        "credits",
+        "guests",
+        "new",
+        "names",
+        "tables",
+        "archiver",
+        "archive",
+        "revoked",
+    ]
+)
+"""The fixed words of key names (server/store/keys.py); the other parts are ids."""
+
+
 @dataclass
 class Sample:
     """One measurement, ``t`` seconds after the load started."""
@@ -70,9 +98,10 @@ class Sample:
 
 @dataclass
 class Soak:
-    """The samples of one run."""
+    """The samples of one run, and Redis's memory by kind of key at its end."""
 
     samples: list[Sample] = field(default_factory=list)
+    breakdown: dict[str, int] = field(default_factory=dict)
 
     def slope_per_hour(self, name: str, after_s: float) -> float | None:
         """The least-squares slope of ``name`` per hour over the samples after ``after_s``."""
@@ -169,6 +198,15 @@ class Server:
             rounds=_rounds(self.port),
         )
 
+    def breakdown(self) -> dict[str, int]:
+        """Redis's memory by kind of key (``MEMORY USAGE``, bytes), ids folded away."""
+        sizes: dict[str, int] = {}
+        for raw in self.redis.scan_iter(count=1000):
+            parts = raw.decode().split(":")
+            kind = ":".join(p if p in _WORDS else "*" for p in parts)
+            sizes[kind] = sizes.get(kind, 0) + int(self.redis.memory_usage(raw) or 0)
+        return dict(sorted(sizes.items(), key=lambda kv: -kv[1]))
+
     def stop(self) -> None:
         with contextlib.suppress(Exception):
             self.redis.close()
@@ -182,12 +220,18 @@ class Server:
         self.log.close()
 
 
-async def _play(url: str, tables: list[str], bots: int, seconds: float) -> None:
-    """Bots playing until ``seconds`` have passed (then cancelled)."""
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(
-            run_bots(url, tables, count=bots, rounds=10**9, bet=10, ramp_s=0.05), seconds
-        )
+def _bots(url: str, tables: list[str], bots: int) -> subprocess.Popen[bytes]:
+    """Bots playing without end, in a process of their own (killed when the soak ends:
+    a bot's client reconnects and plays on, whatever happens to its task)."""
+    return subprocess.Popen(
+        [
+            *(sys.executable, "-m", "bench.soak", "--play", url),
+            *("--bots", str(bots), "--table-ids", ",".join(tables)),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 async def _sample_every(server: Server, soak: Soak, every: float, seconds: float) -> None:
@@ -212,15 +256,13 @@ def run(args: argparse.Namespace) -> Soak:
         url = f"ws://127.0.0.1:{server.port}/"
         ids = [f"soak{i}" for i in range(args.tables)]
 
-        async def both() -> None:
-            await asyncio.gather(
-                _play(url, ids, args.bots, seconds + 5),
-                _sample_every(server, soak, args.every, seconds),
-            )
-
+        bots = _bots(url, ids, args.bots)
         try:
-            asyncio.run(both())
+            asyncio.run(_sample_every(server, soak, args.every, seconds))
+            soak.breakdown = server.breakdown()
         finally:
+            bots.kill()
+            bots.wait()
             server.stop()
         return soak
     finally:
@@ -260,6 +302,10 @@ def report(args: argparse.Namespace, soak: Soak) -> dict[str, object]:
         shown = "n/a" if per_hour is None else f"{per_hour:+.2f} MB"
         print(f"{label:18}{start:>10.2f}MB{end:>10.2f}MB{shown:>30}")
         rows[name] = {"start_mb": start, "end_mb": end, "slope_mb_per_hour": per_hour}
+    print("Redis's memory at the end, by kind of key (MEMORY USAGE):")
+    for kind, size in list(soak.breakdown.items())[:8]:
+        print(f"  {kind:40}{size / 1e6:>10.2f}MB")
+    rows["breakdown_bytes"] = soak.breakdown
     return rows
 
 
@@ -274,7 +320,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--archive-after-s", type=float, default=60.0)
     parser.add_argument("--warmup-s", type=float, default=30.0, help="also left out of the slopes")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--play", metavar="URL", help=argparse.SUPPRESS)  # the bots' process
+    parser.add_argument("--table-ids", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.play:
+        asyncio.run(
+            run_bots(args.play, args.table_ids.split(","), count=args.bots, rounds=10**9, bet=10)
+        )
+        return
     soak = run(args)
     rows = report(args, soak)
     if args.json:
