@@ -204,11 +204,16 @@ class Archive:
         def start(conn: Any) -> bool:
             if self._header(conn, lock=True) is not None:
                 return False
-            self._x(
-                conn,
-                "INSERT INTO checkpoint (id, header, made_ms) VALUES (1, ?, ?)",
+            # Two first passes at once find no row to lock: the key decides.
+            inserted = conn.execute(
+                self._dialect.sql(
+                    "INSERT INTO checkpoint (id, header, made_ms) VALUES (1, ?, ?)"
+                    " ON CONFLICT (id) DO NOTHING"
+                ),
                 (first.header(), int(time.time() * 1000)),
             )
+            if inserted.rowcount != 1:
+                return False
             self._many(
                 conn,
                 "INSERT INTO balances (player, balance) VALUES (?, ?)",
