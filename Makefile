@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run play demo test lint typecheck pytest bench clean browser postgres vendor vendor-check
+.PHONY: run play demo test lint typecheck pytest pytest-cluster bench clean browser postgres balancer vendor vendor-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +25,9 @@ play: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/paigow-rules demo
 
-## test: lint, type-check and run the whole test suite (the browser tests included)
-test: lint typecheck pytest
+## test: lint, type-check and run the whole test suite (the browser tests included),
+## then the store and money tests again on a local Redis Cluster
+test: lint typecheck pytest pytest-cluster
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -36,8 +37,14 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP) browser postgres
+pytest: $(STAMP) browser postgres balancer
 	$(BIN)/pytest
+
+## pytest-cluster: the store and money tests on a local Redis Cluster of three primaries
+CLUSTER_TESTS := tests/server/store tests/server/host tests/server/gateway/test_money.py \
+	tests/server/test_process_transfers.py tests/server/test_cli.py
+pytest-cluster: $(STAMP)
+	$(BIN)/pytest --redis-cluster $(CLUSTER_TESTS)
 
 ## browser: Debian's Chromium (and a font with the card suits) for tests/web, if missing
 browser:
@@ -46,6 +53,10 @@ browser:
 ## postgres: Debian's PostgreSQL server for tests/server/archive, if missing
 postgres:
 	@tests/server/archive/install_postgres.sh
+
+## balancer: Debian's HAProxy for the local topology (deploy/local-cluster.sh), if missing
+balancer:
+	@deploy/local-cluster.sh install
 
 ## vendor: fetch the web client's pinned msgpack library (server/web/vendor.sh; needs npm)
 vendor:

@@ -80,6 +80,17 @@ _WORDS = frozenset(
         "archiver",
         "archive",
         "revoked",
+        "player",
+        "seats",
+        "nodes",
+        "node",
+        "in",
+        "out",
+        "logs",
+        "summary",
+        "watchers",
+        "transfer",
+        "layout",
     ]
 )
 """The fixed words of key names (server/store/keys.py); the other parts are ids."""

@@ -1,9 +1,13 @@
-"""One server process: Redis (embedded or external), the hosted tables, the gateway.
+"""One server process: Redis (embedded or external), the tables, the gateway, and its
+place among the nodes on the same Redis (``server/cluster``).
 
-:class:`App` starts everything in order and stops it in reverse: on SIGTERM it stops
-accepting connections, closes the open ones with 1001 (going away: reconnect), lets
-each table finish the write in progress and gives its lease up, so another process
-(or this one, restarted) takes the tables over at once.
+:class:`App` starts everything in order and stops it in reverse. On SIGTERM it stops
+accepting connections and drains: with other nodes alive, it first hands its tables
+over to them (each table finishes the write in progress and gives its lease up, and
+its new holder takes it at once), its connections still served meanwhile; then it
+closes them with 1001 (going away: reconnect, through the load balancer, and resume).
+Alone, it closes its connections first and then gives the leases up, so that the next
+process (or this one, restarted) takes the tables over at once.
 """
 
 from __future__ import annotations
@@ -13,8 +17,10 @@ import contextlib
 import gc
 import logging
 import os
+import re
 import secrets
 import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,6 +33,8 @@ from server import http
 from server.archive import Archive
 from server.archive.mover import Archiver, PassReport
 from server.archive.service import ArchiveService
+from server.cluster import Cluster
+from server.cluster.placement import INSTANCE_SEPARATOR
 from server.config import Settings
 from server.gateway import Gateway, gateway_options
 from server.gateway.revocations import RevocationListener
@@ -36,8 +44,9 @@ from server.metrics import Metrics
 from server.seating import Seating
 from server.store.accounts import AccountStore
 from server.store.batching import Replication
-from server.store.connection import SOCKET_TIMEOUT_S, close_client, redis_client
+from server.store.connection import SOCKET_TIMEOUT_S, close_client, is_cluster, redis_client
 from server.store.embedded import EmbeddedRedis
+from server.store.migrate import migrate
 from server.store.parts import stored_state
 from server.store.supervisor import RedisSupervisor
 from server.store.tables import StoredTable, TableStore
@@ -53,6 +62,8 @@ REDIS_POOL_WAIT_S = 30.0
 REDIS_URL_FILE = "redis.url"
 EMBEDDED_DIR = "redis"
 """The embedded Redis's folder (its append-only file) in the data folder."""
+NODE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+PUBSUB_POOL_SIZE = 2  # the node's one pub/sub connection, and a spare while it reconnects
 
 
 def token_secret(settings: Settings) -> bytes:
@@ -77,6 +88,7 @@ class App:
         self.embedded: EmbeddedRedis | None = None
         self.supervisor: RedisSupervisor | None = None
         self.redis: redis.asyncio.Redis | None = None
+        self.store: TableStore | None = None
         self.hosts: dict[str, TableHost] = {}
         # Who sits where: one index for the process, kept by every host, read by the gateway.
         self.seating: Seating[TableHost] = Seating()
@@ -86,7 +98,18 @@ class App:
         self.archive: Archive | None = None
         self.archiver: ArchiveService | None = None
         self.revocations: RevocationListener | None = None
-        self.owner = f"{os.uname().nodename}:{os.getpid()}:{secrets.token_hex(4)}"
+        self.cluster: Cluster | None = None
+        self.name = settings.node_name or default_node_name(settings)
+        if not NODE_NAME.fullmatch(self.name):
+            raise ValueError(
+                f"node name {self.name!r}: 1 to 64 letters, digits, '.', '_' or '-' "
+                "(--node-name, PAIGOW_NODE_NAME)"
+            )
+        # This process among the nodes: its name, and what makes this start its own.
+        self.owner = f"{self.name}{INSTANCE_SEPARATOR}{os.getpid()}-{secrets.token_hex(4)}"
+        self.drained_s: float | None = None
+        self._started = False
+        """How long the last drain took to hand the tables over (None: no drain)."""
         self._unwatch_gc: Callable[[], None] | None = None
         self._lag_probe: asyncio.Task[None] | None = None
 
@@ -124,8 +147,17 @@ class App:
             url, REDIS_POOL_SIZE, REDIS_POOL_WAIT_S, timeout or SOCKET_TIMEOUT_S
         )
         await self.redis.ping()
+        if replicas and is_cluster(self.redis):
+            # WAIT covers the writes of one connection to one node: the group commit
+            # would need one per node (docs/DESIGN.md, "Keys ready for Redis Cluster").
+            raise ValueError(
+                "waiting for replicas (--redis-replicas) needs one Redis, not a cluster"
+            )
+        # A Redis of the first key layout is moved to this one, once, before any table
+        # is hosted (deploy/README.md, "Upgrading from the first key layout").
+        await migrate(self.redis)
         replication = Replication(replicas, s.redis_wait_ms) if replicas > 0 else None
-        store = TableStore(self.redis, replication=replication)
+        store = self.store = TableStore(self.redis, replication=replication)
         accounts = AccountStore(self.redis)
         self.leases = LeaseKeeper(store, self.owner, s.lease_ms)
         self.leases.start()
@@ -152,28 +184,50 @@ class App:
         self.revocations.start()
         if self.archiver is not None:
             self.archiver.start()
+        # Several nodes share the tables through one Redis (or a Sentinel's primary).
+        # On a Redis Cluster the node stays alone: the cluster layer's heartbeat,
+        # publications and reads over every table are not split by slot yet.
+        cluster = None
+        if not is_cluster(self.redis):
+            pubsub = redis_client(url, PUBSUB_POOL_SIZE, REDIS_POOL_WAIT_S)
+            cluster = self.cluster = Cluster(
+                self.redis,
+                pubsub,
+                store,
+                self.hosts,
+                [c.table_id for c in tables],
+                self.owner,
+                {"name": self.name, "started": str(int(time.time()))},
+                s.lease_ms,
+                self.metrics,
+            )
         # The gateway is told each time a table is hosted here: it attaches the
         # connections that wait for it and brings the seats' presence up to date.
         for config in tables:
-            host = TableHost(
+            self.hosts[config.table_id] = TableHost(
                 config,
                 store,
                 self.owner,
                 accounts=accounts,
                 lease_ms=s.lease_ms,
                 on_commit=self._committed,
-                on_ready=self.gateway.table_ready,
+                on_ready=self._table_ready,
+                on_lost=self._table_lost,
+                on_stored=cluster.on_stored(config.table_id) if cluster else None,
                 leases=self.leases,
                 seating=self.seating,
+                placement=cluster.membership if cluster else None,
             )
-            self.hosts[config.table_id] = host
+        if cluster is not None:
+            # Registered and listening before any table is taken: the placement is known.
+            await cluster.start(self.gateway)
+        for host in self.hosts.values():
             host.start()
-        self.metrics.tables_hosted.set(len(self.hosts))
         self.server = await serve(
             self.gateway.handle,
             s.host,
             s.port,
-            process_request=http.endpoints(self.hosts, self.metrics),
+            process_request=http.endpoints(self.not_ready, self.metrics),
             # Browsers send Origin and are checked; other clients (the CLI, bots) send
             # none, which is allowed (None in the list).
             origins=[*s.origins, None] if s.origins else None,  # type: ignore[list-item]
@@ -183,8 +237,50 @@ class App:
             ping_interval=s.heartbeat_ms / 1000,
             ping_timeout=s.heartbeat_ms / 1000,
         )
-        for host in self.hosts.values():
-            await host.wait_ready(max(10.0, 3 * s.lease_ms / 1000))
+        wait_s = max(10.0, 3 * s.lease_ms / 1000)
+        if cluster is not None:
+            cluster.membership.info["url"] = f"ws://{s.host}:{self.port}/"
+            await cluster.wait_all_held(wait_s)
+        else:
+            for host in self.hosts.values():
+                await host.wait_ready(wait_s)
+        self._started = True
+
+    async def _table_ready(self, host: TableHost) -> None:
+        """A table is held here from now: the other nodes hear it, then the gateway
+        attaches the connections that wait for it and settles its seats."""
+        self.metrics.tables_hosted.set(sum(h.ready for h in self.hosts.values()))
+        if self.cluster is not None:
+            await self.cluster.table_ready(host)
+        if self.gateway is not None:
+            await self.gateway.table_ready(host)
+
+    def _table_lost(self, host: TableHost) -> None:
+        self.metrics.tables_hosted.set(sum(h.ready for h in self.hosts.values()))
+        if self.cluster is not None:
+            self.cluster.table_lost(host)
+
+    def not_ready(self) -> str | None:
+        """Why this node does not serve (``/readyz`` answers 503 with it), or None.
+
+        It serves once it has started: every table held, here or by another live node
+        (at most a few seconds). From then on a table being taken over (after another
+        node died) does not make it unready: every node would be, and the load balancer
+        would have nowhere to send anyone. It stops serving while it drains, and while
+        it is cut off from Redis (its registration not renewed for the lease time).
+        """
+        cluster = self.cluster
+        if cluster is None:  # alone on a Redis Cluster: every table held here
+            waiting = [t for t, h in self.hosts.items() if not h.ready]
+            return "not ready: " + ", ".join(waiting) if waiting else None
+        if cluster.membership.draining:
+            return "draining"
+        if not self._started:
+            unheld = cluster.unheld()
+            return "not ready: " + ", ".join(unheld) if unheld else None
+        if not cluster.membership.registered:
+            return "not registered: Redis out of reach"
+        return None
 
     def _archived(self, report: PassReport) -> None:
         m = self.metrics
@@ -207,8 +303,14 @@ class App:
         if self._unwatch_gc is not None:
             self._unwatch_gc()
             self._unwatch_gc = None
+        cluster = self.cluster
         if self.server is not None:
             self.server.close(close_connections=False)
+            if cluster is not None and cluster.others and not cluster.membership.draining:
+                # Hand the tables over first: the connections here are served through
+                # their new holders meanwhile, and resume there when closed below.
+                self.drained_s = await cluster.drain()
+                log.info("drained: tables handed over in %.3f s", self.drained_s)
             if self.gateway is not None:
                 # All at once: a client slow to answer the close must not delay the others.
                 await asyncio.gather(
@@ -222,6 +324,11 @@ class App:
             self.server = None
         for host in self.hosts.values():
             await host.stop()
+        if cluster is not None:
+            if not cluster.membership.draining:
+                await cluster.leave()
+            await cluster.stop()
+            self.cluster = None
         if self.archiver is not None:
             await self.archiver.stop()
             self.archiver = None
@@ -234,6 +341,11 @@ class App:
         if self.leases is not None:
             await self.leases.stop()
             self.leases = None
+        if self.store is not None:
+            # Steps after the last commits (game logs, settling): what is not done by
+            # then is finished by the tables' next holder.
+            await self.store.drain()
+            self.store = None
         if self.redis is not None:
             await close_client(self.redis)
             self.redis = None
@@ -277,6 +389,11 @@ async def run(settings: Settings, ready: asyncio.Event | None = None) -> None:
 def table_money(stored: StoredTable) -> tuple[int, int, int]:
     """A stored table's money: (table balances, held bets, house result)."""
     return stored_state(stored).money()
+
+
+def default_node_name(settings: Settings) -> str:
+    """``<host name>-<port>`` (the process id when the port is any free one)."""
+    return f"{os.uname().nodename}-{settings.port or os.getpid()}"
 
 
 def data_redis_url(data_dir: Path) -> str | None:

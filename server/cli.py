@@ -7,7 +7,8 @@
   the archive (exit 1 if not);
 - ``paigow-server archive``: move what is older than the retention window to the
   archive now (one pass, as the server's archiver does every ``--archive-every-ms``);
-- ``paigow-server session revoke NAME``: end a player's sessions at once.
+- ``paigow-server session revoke NAME``: end a player's sessions at once;
+- ``paigow-server nodes``: the live nodes, and which one holds each table.
 
 The operator's commands reach the same Redis as the server, and say which on standard
 error: ``--redis-url``; else the embedded Redis of the server running on ``--data-dir``
@@ -48,14 +49,19 @@ from server.archive import DATABASE_ERRORS, Archive
 from server.archive.mover import Archiver
 from server.archive.service import ArchiverLease, lease_ms
 from server.auth import tokens
+from server.cluster.placement import assign, node_name
 from server.config import Settings, add_arguments, from_arguments, redacted_url
 from server.logs import setup_logging
 from server.store.accounts import AccountStore
 from server.store.audit import audit
+from server.store.cluster import ClusterStore
 from server.store.connection import close_client, redis_client
 from server.store.embedded import EmbeddedRedis, EmbeddedRedisError
 from server.store.guests import GuestStore
+from server.store.migrate import layout
 from server.store.sessions import SessionStore
+from server.store.tables import TableStore
+from server.tables_file import load_tables
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
     ses_sub = ses.add_subparsers(dest="action", required=True)
     revoke = ses_sub.add_parser("revoke", help="close their connections, refuse their resumes")
     revoke.add_argument("player")
+    sub.add_parser("nodes", help="the live nodes, and which one holds each table")
     return parser
 
 
@@ -136,6 +143,7 @@ async def _redis(settings: Settings) -> AsyncIterator[redis.asyncio.Redis]:
         client = redis_client(settings.redis_url, max_connections=4, timeout=30)
         _say(f"using the Redis at {redacted_url(settings.redis_url)} (--redis-url)")
         try:
+            await _check_layout(client)
             yield client
         finally:
             await close_client(client)
@@ -147,6 +155,7 @@ async def _redis(settings: Settings) -> AsyncIterator[redis.asyncio.Redis]:
         if found is not None:
             _say(f"using the Redis of the server running on {data_dir} ({running})")
             try:
+                await _check_layout(found)
                 yield found
             finally:
                 await close_client(found)
@@ -163,6 +172,7 @@ async def _redis(settings: Settings) -> AsyncIterator[redis.asyncio.Redis]:
     async with EmbeddedRedis(stored) as embedded:
         client = embedded.client()
         try:
+            await _check_layout(client)
             yield client
         finally:
             await client.aclose()
@@ -180,6 +190,14 @@ async def _archive(settings: Settings, *, create: bool) -> AsyncIterator[Archive
     finally:
         if archive is not None:
             await archive.close()
+
+
+async def _check_layout(client: redis.asyncio.Redis) -> None:
+    """Refuse a Redis of the first key layout: the server moves it at its start."""
+    if await layout(client) == "1":
+        raise ValueError(
+            "this Redis has the first key layout: start paigow-server once to migrate it"
+        )
 
 
 def _secret(settings: Settings) -> bytes:
@@ -335,6 +353,33 @@ _FAILURES: tuple[type[Exception], ...] = (
 """What makes a command fail with exit 2 (it could not run)."""
 
 
+async def _nodes(settings: Settings) -> int:
+    async with _redis(settings) as client:
+        cluster = ClusterStore(client)
+        live = await cluster.live_nodes()
+        info = await cluster.node_info(live.instances)
+        table_ids = [t.table_id for t in load_tables(settings.tables_file)]
+        holders = await TableStore(client).lease_holders(table_ids)
+        placed = assign(table_ids, live.instances)
+        held = {t: h[1] for t, h in zip(table_ids, holders, strict=True) if h is not None}
+        print("node\tinstance\turl\ttables held\tregistration left (ms)")
+        for instance in live.instances:
+            count = sum(1 for h in held.values() if h == instance)
+            url = info[instance].get("url", "-")
+            left = live.expires[instance] - live.now
+            print(f"{node_name(instance)}\t{instance}\t{url}\t{count}\t{left}")
+        print()
+        print("table\tholder\tplaced on")
+        for table_id in table_ids:
+            holder = held.get(table_id)
+            shown = "-" if holder is None else node_name(holder)
+            if holder is not None and holder not in live.expires:
+                shown += " (not live)"
+            target = placed.get(table_id)
+            print(f"{table_id}\t{shown}\t{node_name(target) if target else '-'}")
+        return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``paigow-server`` command."""
     args = _parser().parse_args(argv)
@@ -353,6 +398,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_archive_now(settings))
         if args.command == "session":
             return asyncio.run(_session(settings, args))
+        if args.command == "nodes":
+            return asyncio.run(_nodes(settings))
         if settings.log_format == "json":  # every line of the output is then JSON
             log.info("settings", extra={"settings": dict(settings.describe())})
         else:

@@ -46,8 +46,9 @@ class Settings:
     redis_url: str | None = field(
         default=None,
         metadata=about(
-            "an external Redis: redis://, rediss:// or unix:// URL, or its sentinels: "
-            "redis+sentinel://host:port,host:port/service",
+            "an external Redis: redis://, rediss:// or unix:// URL, its sentinels: "
+            "redis+sentinel://host:port,host:port/service, or a Redis Cluster: "
+            "redis+cluster://host:port,host:port",
             shown="a redis-server started under DATA_DIR/redis",
         ),
     )
@@ -160,7 +161,20 @@ class Settings:
         metadata=about("time a new connection has to send its hello"),
     )
     lease_ms: int = field(
-        default=5_000, metadata=about("table lease lifetime: the takeover delay after a crash")
+        default=2_000,
+        metadata=about(
+            "table lease and node registration lifetime: a crashed node's tables are "
+            "held elsewhere within about 1.25 times this"
+        ),
+    )
+    node_name: str | None = field(
+        default=None,
+        metadata=about(
+            "this node's name among the nodes on one Redis (letters, digits, '.', '_', "
+            "'-'): tables are placed by name, so a node restarted under its name gets "
+            "its tables back",
+            shown="<host name>-<port>",
+        ),
     )
     server_name: str = field(default="paigow", metadata=about("name reported in server_info"))
     log_level: LogLevel = field(
@@ -208,6 +222,8 @@ class Settings:
                 value = redacted_url(value) if value != "off" else value
             elif f.name == "guest_address_header" and value is None:
                 value = "(the connection's own address)"
+            elif f.name == "node_name" and value is None:
+                value = "(<host name>-<port>)"
             rows.append((f.name, str(value)))
         return rows
 

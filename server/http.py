@@ -1,19 +1,18 @@
 """The plain HTTP endpoints, answered on the WebSocket's port before any upgrade:
-``/healthz`` (the process runs), ``/readyz`` (every table is hosted here) and
-``/metrics`` (Prometheus text), and the browser table's static files
-(:mod:`server.web`). A WebSocket upgrade, on any path, goes on to the handshake.
+``/healthz`` (the process runs), ``/readyz`` (the node serves: see
+``App.not_ready``) and ``/metrics`` (Prometheus text), and the browser table's static
+files (:mod:`server.web`). A WebSocket upgrade, on any path, goes on to the handshake.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from http import HTTPStatus
 
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
-from server.host import TableHost
 from server.metrics import Metrics
 from server.web import respond as web_respond
 
@@ -21,18 +20,18 @@ ProcessRequest = Callable[[ServerConnection, Request], Response | None]
 """What ``websockets.asyncio.server.serve`` calls as ``process_request``."""
 
 
-def endpoints(hosts: Mapping[str, TableHost], metrics: Metrics) -> ProcessRequest:
-    """The ``process_request`` hook answering the endpoints for ``hosts`` and ``metrics``."""
+def endpoints(not_ready: Callable[[], str | None], metrics: Metrics) -> ProcessRequest:
+    """The ``process_request`` hook answering the endpoints. ``not_ready()``: why the
+    node does not serve (``/readyz`` says 503 with it), or None."""
 
     def respond(connection: ServerConnection, request: Request) -> Response | None:
         path = request.path.split("?", 1)[0]
         if path == "/healthz":
             return connection.respond(HTTPStatus.OK, "ok\n")
         if path == "/readyz":
-            waiting = [t for t, h in hosts.items() if not h.ready]
-            if waiting:
-                text = "not ready: " + ", ".join(waiting) + "\n"
-                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, text)
+            why = not_ready()
+            if why is not None:
+                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, why + "\n")
             return connection.respond(HTTPStatus.OK, "ready\n")
         if path == "/metrics":
             body = metrics.render()

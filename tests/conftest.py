@@ -9,7 +9,7 @@ against a cluster (docs/DESIGN.md, "Redis failures").
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import cast
 
@@ -17,9 +17,11 @@ import pytest
 import pytest_asyncio
 import redis
 import redis.asyncio
+from redis.asyncio.cluster import RedisCluster
 
 from server.app import App
 from server.config import Settings
+from server.store.connection import cluster_client
 from server.store.embedded import EmbeddedRedis
 from server.store.topology import LocalCluster
 
@@ -50,22 +52,39 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedR
         yield server
 
 
+@pytest.fixture
+def redis_url(redis_server: EmbeddedRedis, redis_cluster: LocalCluster | None) -> str:
+    """The URL a server or an operator's command takes for the test's Redis (the
+    cluster's, with ``--redis-cluster``)."""
+    return redis_cluster.url if redis_cluster is not None else redis_server.url
+
+
+@pytest.fixture
+def new_client(
+    redis_server: EmbeddedRedis, redis_cluster: LocalCluster | None
+) -> Callable[[], redis.asyncio.Redis]:
+    """Makes another bytes client of the test's Redis (of the cluster, with
+    ``--redis-cluster``; typed as the stores take it); close each one yourself."""
+
+    def make() -> redis.asyncio.Redis:
+        if redis_cluster is not None:
+            return cast(redis.asyncio.Redis, cluster_client(redis_cluster.url, 16))
+        return redis_server.client()
+
+    return make
+
+
 @pytest_asyncio.fixture
 async def redis_client(
-    redis_server: EmbeddedRedis, redis_cluster: LocalCluster | None
+    new_client: Callable[[], redis.asyncio.Redis], redis_cluster: LocalCluster | None
 ) -> AsyncIterator[redis.asyncio.Redis]:
     """A bytes client on database 0 (of the cluster, with ``--redis-cluster``), flushed
     before the test."""
+    client = new_client()
     if redis_cluster is not None:
-        cluster = redis.asyncio.RedisCluster(host="127.0.0.1", port=redis_cluster.nodes[0].port)
-        await cluster.flushall(target_nodes=cluster.PRIMARIES)
-        try:
-            yield cast(redis.asyncio.Redis, cluster)
-        finally:
-            await cluster.aclose()
-        return
-    client = redis_server.client()
-    await client.flushdb()
+        await cast(RedisCluster, client).flushall(target_nodes=RedisCluster.PRIMARIES)
+    else:
+        await client.flushdb()
     try:
         yield client
     finally:
@@ -73,7 +92,13 @@ async def redis_client(
 
 
 async def evalsha_calls(client: redis.asyncio.Redis) -> int:
-    """How many EVALSHA calls Redis has run so far (INFO commandstats)."""
+    """How many EVALSHA calls Redis has run so far (INFO commandstats; every node's
+    summed, on a cluster)."""
+    if isinstance(client, RedisCluster):
+        per_node = await client.info("commandstats", target_nodes=RedisCluster.PRIMARIES)
+        return sum(
+            int(stats.get("cmdstat_evalsha", {}).get("calls", 0)) for stats in per_node.values()
+        )
     stats = await client.info("commandstats")
     return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
 
@@ -105,19 +130,29 @@ setting_ms = 30000
 
 
 @pytest.fixture
-def server_settings(redis_server: EmbeddedRedis, tmp_path: Path) -> Settings:
-    """Settings for an in-process server on a free port, using the session's Redis.
+def server_settings(
+    redis_server: EmbeddedRedis, redis_cluster: LocalCluster | None, tmp_path: Path
+) -> Settings:
+    """Settings for an in-process server on a free port, using the session's Redis (the
+    cluster, with ``--redis-cluster``).
 
     Table ``fast`` plays a round in about 4 s; ``slow`` has long phases for tests that
     act within one phase. The database is flushed first.
     """
     tables = tmp_path / "tables.toml"
     tables.write_text(FAST_TABLES)
-    with redis.Redis(**redis_server.connection_kwargs()) as sync_client:
-        sync_client.flushdb()
+    if redis_cluster is not None:
+        url = redis_cluster.url
+        for node in redis_cluster.nodes:
+            with node.client() as sync_client:
+                sync_client.flushall()
+    else:
+        url = redis_server.url
+        with redis.Redis(**redis_server.connection_kwargs()) as sync_client:
+            sync_client.flushdb()
     return Settings(
         port=0,
-        redis_url=redis_server.url,
+        redis_url=url,
         data_dir=tmp_path / "data",
         tables_file=tables,
         token_secret="test-secret-0123456789",

@@ -4,9 +4,10 @@ One small interface, :class:`Archive`, over both: the same SQL (SQLite 3.24 and 
 and PostgreSQL share ``ON CONFLICT`` and row values), through each one's DB-API driver
 (the standard library's ``sqlite3``; ``psycopg`` 3), each call one transaction run in
 a worker thread so that the event loop never waits on the disk. Every write is
-idempotent by its primary key, so a record copied twice is stored once; the
-checkpoint's row is locked by each writing transaction (SQLite: ``BEGIN IMMEDIATE``;
-PostgreSQL: ``SELECT ... FOR UPDATE``), so two archivers never sum an entry twice.
+idempotent by its primary key, so a record copied twice is stored once; a stream's
+checkpoint row is locked by each transaction that folds entries into it (SQLite:
+``BEGIN IMMEDIATE``; PostgreSQL: ``SELECT ... FOR UPDATE``), so two archivers never sum
+an entry twice.
 Reads for the audit see one snapshot (a read transaction in SQLite's WAL mode;
 ``REPEATABLE READ`` in PostgreSQL).
 """
@@ -18,7 +19,7 @@ import contextlib
 import secrets
 import threading
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +35,7 @@ from server.archive.dialects import (
 )
 from server.archive.schema import SCHEMA_VERSION, statements
 from server.config import redacted_url as describe
-from server.store.records import AuditView, Checkpoint, LedgerRow, LogRow, StreamId
+from server.store.records import AuditView, LedgerRow, LogRow, StreamCheckpoint, StreamId
 
 T = TypeVar("T")
 
@@ -50,7 +51,12 @@ class ArchiveStats:
     ledger: int
     game_logs: int
     log_players: int
-    checkpoint: Checkpoint | None
+    checkpoints: dict[str, StreamCheckpoint]
+
+    @property
+    def folded(self) -> int:
+        """Ledger entries summed up in the checkpoints."""
+        return sum(cp.entries for cp in self.checkpoints.values())
 
 
 class Archive:
@@ -139,7 +145,13 @@ class Archive:
             d.sql("INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING"),
             ("schema", str(SCHEMA_VERSION)),
         )
+        found = self._q(conn, "SELECT value FROM meta WHERE name = 'schema'")[0][0]
         d.commit(conn)
+        if found != str(SCHEMA_VERSION):
+            raise ArchiveError(
+                f"the archive {describe(self.url)} has the tables of version {found}, this "
+                f"server writes version {SCHEMA_VERSION}: give it a new, empty database"
+            )
         self._ready = True
 
     def _q(self, conn: Any, text: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -178,48 +190,49 @@ class Archive:
 
         return await self._call(read, write=True)
 
-    # --- the checkpoint -------------------------------------------------------------
+    # --- the checkpoints ------------------------------------------------------------
 
-    def _header(self, conn: Any, lock: bool) -> Checkpoint | None:
+    def _checkpoint(self, conn: Any, stream: str, lock: bool) -> StreamCheckpoint | None:
         suffix = self._dialect.lock if lock else ""
-        found = self._q(conn, "SELECT header FROM checkpoint WHERE id = 1" + suffix)
-        return Checkpoint.from_header(found[0][0], {}) if found else None
+        found = self._q(
+            conn,
+            "SELECT stream, ms, seq, entries, totals, baseline_ms FROM checkpoints"
+            " WHERE stream = ?" + suffix,
+            (stream,),
+        )
+        return _read_checkpoint(found[0]) if found else None
 
-    def _checkpoint(self, conn: Any) -> Checkpoint | None:
-        cp = self._header(conn, lock=False)
-        if cp is not None:
-            cp.balances = Counter(
-                {p: int(b) for p, b in self._q(conn, "SELECT player, balance FROM balances")}
-            )
-        return cp
+    def _checkpoints(self, conn: Any) -> dict[str, StreamCheckpoint]:
+        found = self._q(
+            conn, "SELECT stream, ms, seq, entries, totals, baseline_ms FROM checkpoints"
+        )
+        return {r[0]: _read_checkpoint(r) for r in found}
 
-    async def checkpoint(self) -> Checkpoint | None:
-        """The checkpoint, balances included (None before the first)."""
-        return await self._call(self._checkpoint)
+    async def checkpoints(self) -> dict[str, StreamCheckpoint]:
+        """Every stream's checkpoint (a stream the archiver never started has none)."""
+        return await self._call(self._checkpoints)
 
-    async def start_checkpoint(self, first: Checkpoint) -> bool:
-        """Store ``first`` as the checkpoint unless there is one already (whether it was
-        stored)."""
+    async def start_stream(self, first: StreamCheckpoint) -> bool:
+        """Store ``first`` as its stream's checkpoint unless it has one already (whether
+        it was stored: of two archivers starting a stream at once, the key decides)."""
 
         def start(conn: Any) -> bool:
-            if self._header(conn, lock=True) is not None:
-                return False
-            # Two first passes at once find no row to lock: the key decides.
             inserted = conn.execute(
                 self._dialect.sql(
-                    "INSERT INTO checkpoint (id, header, made_ms) VALUES (1, ?, ?)"
-                    " ON CONFLICT (id) DO NOTHING"
+                    "INSERT INTO checkpoints"
+                    " (stream, ms, seq, entries, totals, baseline_ms, made_ms)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (stream) DO NOTHING"
                 ),
-                (first.header(), int(time.time() * 1000)),
+                (
+                    first.stream,
+                    *first.position,
+                    first.entries,
+                    first.totals(),
+                    first.baseline_ms,
+                    _now_ms(),
+                ),
             )
-            if inserted.rowcount != 1:
-                return False
-            self._many(
-                conn,
-                "INSERT INTO balances (player, balance) VALUES (?, ?)",
-                [(p, b) for p, b in first.balances.items() if b],
-            )
-            return True
+            return bool(inserted.rowcount == 1)
 
         return await self._call(start, write=True)
 
@@ -227,41 +240,41 @@ class Archive:
 
     async def put_ledger(self, rows: Sequence[LedgerRow]) -> int:
         """Store ``rows`` (one stream's, in id order), those stored already aside, and
-        add those after the checkpoint to it, in one transaction; how many were added.
-        A checkpoint must exist."""
+        add those after the stream's checkpoint to it, in one transaction; how many were
+        added. The stream must have a checkpoint (:meth:`start_stream`)."""
+        if not rows:
+            return 0
+        stream = rows[0].stream
+        if any(r.stream != stream for r in rows):
+            raise ValueError("the rows of one stream at a time")
 
         def put(conn: Any) -> int:
-            cp = self._header(conn, lock=True)
+            cp = self._checkpoint(conn, stream, lock=True)
             if cp is None:
-                raise ArchiveError("the archive has no checkpoint yet")
+                raise ArchiveError(f"the archive has no checkpoint of {stream} yet")
             self._many(
                 conn,
                 f"INSERT INTO ledger ({_LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (stream, ms, seq) DO NOTHING",
                 [_ledger_values(r) for r in rows],
             )
-            added = cp.fold(rows)  # cp.balances starts empty: it sums the changes
-            self._many(
-                conn,
-                "INSERT INTO balances (player, balance) VALUES (?, ?) ON CONFLICT (player)"
-                " DO UPDATE SET balance = balances.balance + excluded.balance",
-                [(p, d) for p, d in cp.balances.items() if d],
-            )
-            self._note_duplicates(conn, added)
+            added = cp.fold(rows)
+            self._note_duplicates(conn, stream, added)
             self._x(
                 conn,
-                "UPDATE checkpoint SET header = ?, made_ms = ? WHERE id = 1",
-                (cp.header(), int(time.time() * 1000)),
+                "UPDATE checkpoints SET ms = ?, seq = ?, entries = ?, totals = ?, made_ms = ?"
+                " WHERE stream = ?",
+                (*cp.position, cp.entries, cp.totals(), _now_ms(), stream),
             )
             return len(added)
 
         return await self._call(put, write=True)
 
-    def _note_duplicates(self, conn: Any, added: Sequence[LedgerRow]) -> None:
-        """Record every archived row whose key another row has, among the keys of
-        ``added`` (each copy: the audit names them all)."""
+    def _note_duplicates(self, conn: Any, stream: str, added: Sequence[LedgerRow]) -> None:
+        """Record every archived row of ``stream`` whose key another row of it has, among
+        the keys of ``added`` (each copy: the audit names them all)."""
         places: defaultdict[str, set[tuple[str, StreamId]]] = defaultdict(set)
-        for key, stream, entry_id in self._same_keys(conn, {r.key for r in added}):
+        for key, _, entry_id in self._same_keys(conn, stream, {r.key for r in added}):
             places[key].add((stream, entry_id))
         self._many(
             conn,
@@ -275,16 +288,20 @@ class Archive:
             ],
         )
 
-    def _same_keys(self, conn: Any, keys: Iterable[str]) -> list[tuple[str, str, StreamId]]:
+    def _same_keys(
+        self, conn: Any, stream: str, keys: Iterable[str]
+    ) -> list[tuple[str, str, StreamId]]:
+        """Every archived row of ``stream`` whose key is among ``keys``."""
         wanted = sorted(keys)
         out = []
         for i in range(0, len(wanted), _CHUNK):
             chunk = wanted[i : i + _CHUNK]
             marks = ", ".join("?" * len(chunk))
-            for key, stream, ms, seq in self._q(
+            for key, ms, seq in self._q(
                 conn,
-                f"SELECT entry_key, stream, ms, seq FROM ledger WHERE entry_key IN ({marks})",
-                chunk,
+                "SELECT entry_key, ms, seq FROM ledger"
+                f" WHERE stream = ? AND entry_key IN ({marks})",
+                [stream, *chunk],
             ):
                 out.append((key, stream, (int(ms), int(seq))))
         return out
@@ -385,25 +402,32 @@ class Archive:
         self,
         after: Mapping[str, StreamId],
         through: Mapping[str, StreamId],
-        keys: Iterable[str],
+        keys: Mapping[str, Iterable[str]],
     ) -> AuditView:
         """The rows of each stream in ``through`` after its id in ``after`` (default:
-        from its start) up to its id in ``through``; every row whose key is in
-        ``keys`` or among those rows; the duplicates found while archiving."""
-        asked = set(keys)
+        from its start) up to its id in ``through``; every row of a stream whose key is
+        in the stream's ``keys`` or among its rows; the duplicates found while
+        archiving."""
 
         def read(conn: Any) -> AuditView:
             rows: list[LedgerRow] = []
-            for stream, last in sorted(through.items()):
-                first = after.get(stream, (0, 0))
-                found = self._q(
-                    conn,
-                    f"SELECT {_LEDGER_COLUMNS} FROM ledger WHERE stream = ?"
-                    " AND (ms, seq) > (?, ?) AND (ms, seq) <= (?, ?) ORDER BY ms, seq",
-                    (stream, *first, *last),
-                )
-                rows += [_row(r) for r in found]
-            same = self._same_keys(conn, asked | {r.key for r in rows})
+            same: list[tuple[str, str, StreamId]] = []
+            for stream in sorted(set(through) | set(keys)):
+                found: list[LedgerRow] = []
+                if stream in through:
+                    first = after.get(stream, (0, 0))
+                    found = [
+                        _row(r)
+                        for r in self._q(
+                            conn,
+                            f"SELECT {_LEDGER_COLUMNS} FROM ledger WHERE stream = ?"
+                            " AND (ms, seq) > (?, ?) AND (ms, seq) <= (?, ?) ORDER BY ms, seq",
+                            (stream, *first, *through[stream]),
+                        )
+                    ]
+                rows += found
+                asked = set(keys.get(stream, ())) | {r.key for r in found}
+                same += self._same_keys(conn, stream, asked)
             dups = [
                 (key, stream, (int(ms), int(seq)))
                 for stream, ms, seq, key in self._q(
@@ -421,9 +445,24 @@ class Archive:
             (ledger,) = self._q(conn, "SELECT count(*) FROM ledger")[0]
             (logs,) = self._q(conn, "SELECT count(*) FROM game_logs")[0]
             (players,) = self._q(conn, "SELECT count(*) FROM log_players")[0]
-            return ArchiveStats(int(ledger), int(logs), int(players), self._checkpoint(conn))
+            return ArchiveStats(int(ledger), int(logs), int(players), self._checkpoints(conn))
 
         return await self._call(read)
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _read_checkpoint(r: Sequence[Any]) -> StreamCheckpoint:
+    stream, ms, seq, entries, totals, baseline_ms = r
+    return StreamCheckpoint(
+        stream=stream,
+        position=(int(ms), int(seq)),
+        entries=int(entries),
+        pots=StreamCheckpoint.read_totals(totals),
+        baseline_ms=None if baseline_ms is None else int(baseline_ms),
+    )
 
 
 def _row(r: Sequence[Any]) -> LedgerRow:

@@ -82,7 +82,10 @@ def connect_sqlite(path: Path) -> Callable[[], Any]:
     def connect() -> Any:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
-        conn.execute("PRAGMA journal_mode=WAL")
+        # Changing the journal's mode takes a lock that the busy timeout does not wait
+        # for: set only where it is not WAL yet (once per file).
+        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            conn.execute("PRAGMA journal_mode=WAL")
         # Durable at each commit: Redis drops what it copied right after.
         conn.execute("PRAGMA synchronous=FULL")
         return conn

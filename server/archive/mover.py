@@ -2,25 +2,31 @@
 
 A pass, in order (docs/DESIGN.md, "The archive"):
 
-1. The first pass ever stores the first checkpoint: zero, when the ledger streams
-   hold every entry ever appended; else Redis's own totals and balances as of one
-   snapshot (the ledger before it had been trimmed by its length bound).
-2. Each ledger stream (:meth:`~server.store.keys.Keys.ledger_streams`), in its own id
-   order: the players named by the entries appended since the last pass are noted
-   (their game logs have new records), with how far the stream was read.
+1. Each ledger stream (:func:`~server.store.ledgers.ledger_sources`, the names of
+   :meth:`~server.store.keys.Keys.ledger_streams`) the archive has no checkpoint of yet
+   gets its first: zero, when the stream holds every entry ever appended to it; else
+   its owner's own totals (the table's state, or the account's balance and totals) as
+   of the same instant, positioned at the stream's last entry (the stream had been
+   trimmed by its length bound before the archive began).
+2. Each ledger stream, in its own id order: the players named by the entries appended
+   since the last pass are noted (their game logs have new records), with how far the
+   stream was read.
 3. Each ledger stream again, in batches: the entries appended before the window are
-   stored in the archive, and added to the checkpoint, in one transaction; once it is
-   committed, Redis drops them (``XTRIM MINID``, exactly).
+   stored in the archive, and added to the stream's checkpoint, in one transaction;
+   once it is committed, Redis drops them (``XTRIM MINID``, exactly). A closed guest's
+   ledger, once all in the archive, is deleted.
 4. The game logs of the players noted: the records older than the window (and any
    beyond half the list's cap), from the oldest, but never the newest one (the next
-   record's number follows it), are stored, then dropped from Redis; a player whose
-   list holds nothing more to move is no longer noted.
+   record's number follows it) nor one its table may still deliver again, are stored,
+   then dropped from Redis; a player whose list holds nothing more to move is no
+   longer noted.
 5. Idle guests: their game logs are stored, then their account is closed in one
-   script (its chips go back outside by a ledger entry, which a later pass archives).
+   script in the player's slot (its chips go back outside by an entry of its own
+   ledger, which a later pass archives).
 
 Every step is repeatable: a crash (or a failure) between storing and dropping leaves
 records in both places, and the next pass stores them again (the primary keys absorb
-them: the checkpoint adds only entries after its position) and drops them. ``crash``
+them: a checkpoint adds only entries after its position) and drops them. ``crash``
 is called at each point between two steps with the point's name (the tests make it
 fail there).
 """
@@ -38,14 +44,14 @@ import redis.asyncio
 from server.archive.database import Archive
 from server.archive.dialects import ArchiveError
 from server.gamelog import record_ended_ms, record_table
-from server.store.accounts import OUTSIDE
-from server.store.archiving import ArchivingCalls
-from server.store.audit import TableMoney, snapshot
-from server.store.guests import GuestStore
+from server.store.archiving import ArchivingCalls, LedgerStart
+from server.store.audit import TableMoney
+from server.store.guests import Closing, GuestStore
 from server.store.keys import DEFAULT_KEYS, Keys
-from server.store.records import ACCOUNT, Checkpoint, LogRow, parse_id
-from server.store.replies import as_str
-from server.store.tables import DEFAULT_LOG_CAP
+from server.store.ledgers import LedgerSource, ledger_sources
+from server.store.records import CREDITED, REMOVED, LogRow, StreamCheckpoint, parse_id
+from server.store.replies import as_int, as_str
+from server.store.tables import DEFAULT_LOG_CAP, stored_table
 from server.table.ledger import Pot
 
 log = logging.getLogger(__name__)
@@ -98,7 +104,7 @@ class PassReport:
 class Archiver:
     """Moves ledger entries and game logs older than ``after_ms`` from ``client`` (a
     bytes client) to ``archive``, and closes guests idle for ``guest_idle_ms`` (None:
-    never). ``table_money`` reads a stored table's money (for the first checkpoint).
+    never). ``table_money`` reads a stored table's money (for a stream's first checkpoint).
     ``batch``: entries or players per step. ``log_cap``: the game logs' cap in Redis
     (records beyond half of it move whatever their age, before the cap drops them).
     """
@@ -132,6 +138,7 @@ class Archiver:
         self.calls = ArchivingCalls(client, keys=keys)
         self.guests = GuestStore(client, keys=keys)
         self._started = False
+        self._known: set[str] = set()  # streams the archive has a checkpoint of
 
     async def run_once(self) -> PassReport:
         """One pass (see the module docstring): everything old enough now is moved."""
@@ -139,18 +146,20 @@ class Archiver:
         cutoff = now - self.after_ms
         report = PassReport()
         await self._start()
-        streams = await self._streams()
-        for stream in streams:
-            await self._note_players(stream)
-        for stream in streams:
-            await self._move_ledger(stream, cutoff, report)
+        found = await ledger_sources(self.redis, self.keys)
+        for source in found:
+            await self._start_stream(source)
+        for source in found:
+            await self._note_players(source.stream)
+        for source in found:
+            await self._move_ledger(source, cutoff, report)
         await self._move_logs(cutoff, report)
         if self.guest_idle_ms is not None:
             await self._close_guests(now - self.guest_idle_ms, now, report)
         report.guests = await self.guests.count()
         return report
 
-    # --- 1. the first checkpoint ----------------------------------------------------
+    # --- 1. the checkpoints ---------------------------------------------------------
 
     async def _start(self) -> None:
         if self._started:
@@ -165,44 +174,43 @@ class Archiver:
                 f"this Redis's records go to another archive ({as_str(theirs)}, not {mine}): "
                 "give every node the same --archive-url (PostgreSQL for several nodes)"
             )
-        if await self.archive.checkpoint() is None:
-            first = await self.first_checkpoint()
-            if await self.archive.start_checkpoint(first):
-                kind = "zero" if first.baseline_ms is None else "Redis's totals"
-                log.info("archive: first checkpoint (%s)", kind)
-            self.crash("checkpoint-started")
+        self._known = set(await self.archive.checkpoints())
         self._started = True
 
-    async def first_checkpoint(self) -> Checkpoint:
-        """Zero if the ledger streams hold every entry ever appended, else Redis's
-        totals as of one snapshot, positioned at each stream's last entry."""
-        snap = await snapshot(self.redis, self.keys)
-        if snap.complete:
-            return Checkpoint()
+    async def _start_stream(self, source: LedgerSource) -> None:
+        if source.stream in self._known:
+            return
+        first = self.first_checkpoint(source, await self.calls.ledger_start(source))
+        if await self.archive.start_stream(first):
+            kind = "zero" if first.baseline_ms is None else "its owner's totals"
+            log.info("archive: %s starts from %s", source.stream, kind)
+        self._known.add(source.stream)
+        self.crash("checkpoint-started")
+
+    def first_checkpoint(self, source: LedgerSource, start: LedgerStart) -> StreamCheckpoint:
+        """Zero if the stream holds every entry ever appended to it, else its owner's
+        totals as of the same instant, positioned at the stream's last entry."""
+        if start.complete:
+            return StreamCheckpoint(source.stream)
         pots: Counter[str] = Counter()
-        for state in snap.states:
+        if source.table:
+            state = stored_table(start.owner)
             if state is not None:
                 on_tables, held, house = self.table_money(state)
-                pots[Pot.TABLE.value] += on_tables
-                pots[Pot.HELD.value] += held
-                pots[Pot.HOUSE.value] += house
-        credited, removed = snap.money.get("in", 0), snap.money.get("out", 0)
-        pots[ACCOUNT] = sum(snap.balances)
-        pots[OUTSIDE] = removed - credited
-        return Checkpoint(
-            positions={s: parse_id(last) for s, (last, _) in snap.streams.items() if last},
-            entries=snap.money.get("entries", 0),
-            credited=credited,
-            removed=removed,
+                pots.update({Pot.TABLE.value: on_tables, Pot.HELD.value: held})
+                pots[Pot.HOUSE.value] = house
+        else:
+            fields = {as_str(k): as_int(v) for k, v in start.owner.items() if k != b"guest"}
+            pots[Pot.ACCOUNT.value] = fields.get("balance", 0)
+            pots[CREDITED] = fields.get("in", 0)
+            pots[REMOVED] = fields.get("out", 0)
+        return StreamCheckpoint(
+            source.stream,
+            position=parse_id(start.last) if start.last else (0, 0),
+            entries=start.appended,
             pots=pots,
-            balances=Counter(dict(zip(snap.players, snap.balances, strict=True))),
             baseline_ms=self.clock(),
         )
-
-    async def _streams(self) -> list[str]:
-        tables = [as_str(t) for t in await self.redis.smembers(self.keys.tables())]
-        players = [as_str(p) for p in await self.redis.smembers(self.keys.accounts())]
-        return self.keys.ledger_streams(sorted(tables), sorted(players))
 
     # --- 2. who has new game logs ---------------------------------------------------
 
@@ -219,31 +227,37 @@ class Archiver:
 
     # --- 3. the ledger --------------------------------------------------------------
 
-    async def _move_ledger(self, stream: str, cutoff: int, report: PassReport) -> None:
+    async def _move_ledger(self, source: LedgerSource, cutoff: int, report: PassReport) -> None:
+        stream, moved = source.stream, False
         while True:
             rows = await self.calls.old_entries(stream, cutoff, self.batch)
-            if not rows:
-                return
-            report.ledger += await self.archive.put_ledger(rows)
-            self.crash("ledger-stored")
-            report.trimmed += await self.calls.trim_stream(stream, rows[-1].entry_id)
-            self.crash("ledger-trimmed")
+            if rows:
+                report.ledger += await self.archive.put_ledger(rows)
+                self.crash("ledger-stored")
+                report.trimmed += await self.calls.trim_stream(stream, rows[-1].entry_id)
+                self.crash("ledger-trimmed")
+                moved = True
             if len(rows) < self.batch:
-                return
+                break
+        if moved and not source.table:  # a closed guest's, all archived: nothing stays
+            await self.calls.drop_closed_ledger(source.owner)
 
     # --- 4. game logs ---------------------------------------------------------------
 
     async def _move_logs(self, cutoff: int, report: PassReport) -> None:
         after = ""
+        on_their_way: dict[str, set[bytes]] = {}  # per table, read once a pass
         while True:
             players = await self.archive.log_players(after, self.batch)
-            done = [p for p in players if await self._move_log(p, cutoff, report)]
+            done = [p for p in players if await self._move_log(p, cutoff, report, on_their_way)]
             await self.archive.forget_log_players(done)
             if len(players) < self.batch:
                 return
             after = players[-1]
 
-    async def _move_log(self, player: str, cutoff: int, report: PassReport) -> bool:
+    async def _move_log(
+        self, player: str, cutoff: int, report: PassReport, on_their_way: dict[str, set[bytes]]
+    ) -> bool:
         """Move ``player``'s old game logs; whether nothing more is left to move."""
         items = await self.calls.game_log(player)  # newest first
         older = items[1:]  # the newest one stays
@@ -254,7 +268,15 @@ class Archiver:
             ended = record_ended_ms(record)
             if ended >= cutoff and len(items) - len(rows) <= self.log_keep:
                 break
-            rows.append(LogRow(player, ordinal, record_table(record) or "", ended, record))
+            table_id = record_table(record) or ""
+            if table_id not in on_their_way:
+                on_their_way[table_id] = await self.calls.logs_on_their_way([table_id])
+            if record in on_their_way[table_id]:
+                # Its table may deliver it again: the player's list must still show it
+                # (delivered once by its record among the newest), until the table
+                # forgets it.
+                break
+            rows.append(LogRow(player, ordinal, table_id, ended, record))
         if rows:
             await self.archive.put_logs(rows)
             self.crash("logs-stored")
@@ -265,9 +287,9 @@ class Archiver:
     # --- 5. idle guests -------------------------------------------------------------
 
     async def _close_guests(self, before: int, now: int, report: PassReport) -> None:
+        left = 0  # idle guests left listed this pass (a game log came meanwhile)
         while True:
-            idle = await self.guests.idle(before, self.batch)
-            closed = report.guests_closed
+            idle = await self.guests.idle(before, self.batch, skip=left)
             for player in idle:
                 items = await self.calls.game_log(player)
                 rows = [
@@ -278,10 +300,12 @@ class Archiver:
                     await self.archive.put_logs(rows)
                 self.crash("guest-logs-stored")
                 newest = items[0][0] if items else 0
-                chips = await self.guests.close(player, before, newest, now)
+                closed = await self.guests.close(player, before, newest, now)
                 self.crash("guest-closed")
-                if chips is not None:
+                if closed.outcome is Closing.CLOSED:
                     report.guests_closed += 1
-                    report.chips_out += chips
-            if len(idle) < self.batch or report.guests_closed == closed:
+                    report.chips_out += closed.value
+                elif closed.outcome is Closing.LOGS:
+                    left += 1
+            if len(idle) < self.batch:
                 return

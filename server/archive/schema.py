@@ -4,14 +4,15 @@
 table                   holds
 ======================  ======================================================================
 ``ledger``              every archived ledger entry; primary key (stream, ms, seq): its Redis
-                        entry id, so an entry copied twice is stored once; indexed by key
+                        entry id, so an entry copied twice is stored once; indexed by
+                        stream and key
 ``game_logs``           every archived game log (a protocol ``RoundRecord``); primary key
                         (player, ordinal)
-``checkpoint``          one row: the sum of the ledger up to a position per stream, but the
-                        balances (:class:`~server.store.records.Checkpoint`, as JSON)
-``balances``            each account's balance at the checkpoint
-``duplicates``          ledger entries whose key an earlier entry had (found while
-                        archiving): the audit reports them
+``checkpoints``         per ledger stream: the sum of its entries up to an id
+                        (:class:`~server.store.records.StreamCheckpoint`: the id, the count,
+                        the pots' totals as JSON, whether it started from the owner's totals)
+``duplicates``          ledger entries whose key an earlier entry of the same stream had
+                        (found while archiving): the audit reports them
 ``log_players``         players whose game logs in Redis may have records to archive
 ``log_cursor``          per ledger stream, the last entry whose player was noted there
 ``meta``                ``schema``: the version of these tables
@@ -20,7 +21,8 @@ table                   holds
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""1 had one checkpoint for the whole product (before the ledger was split by owner)."""
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -41,7 +43,7 @@ CREATE TABLE IF NOT EXISTS ledger (
     extra TEXT NOT NULL,
     PRIMARY KEY (stream, ms, seq)
 );
-CREATE INDEX IF NOT EXISTS ledger_entry_key ON ledger (entry_key);
+CREATE INDEX IF NOT EXISTS ledger_stream_key ON ledger (stream, entry_key);
 CREATE INDEX IF NOT EXISTS ledger_player ON ledger (player);
 CREATE TABLE IF NOT EXISTS game_logs (
     player TEXT NOT NULL,
@@ -51,14 +53,14 @@ CREATE TABLE IF NOT EXISTS game_logs (
     record {blob} NOT NULL,
     PRIMARY KEY (player, ordinal)
 );
-CREATE TABLE IF NOT EXISTS checkpoint (
-    id INTEGER PRIMARY KEY,
-    header TEXT NOT NULL,
+CREATE TABLE IF NOT EXISTS checkpoints (
+    stream TEXT PRIMARY KEY,
+    ms BIGINT NOT NULL,
+    seq BIGINT NOT NULL,
+    entries BIGINT NOT NULL,
+    totals TEXT NOT NULL,
+    baseline_ms BIGINT,
     made_ms BIGINT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS balances (
-    player TEXT PRIMARY KEY,
-    balance BIGINT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS duplicates (
     stream TEXT NOT NULL,

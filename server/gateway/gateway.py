@@ -167,7 +167,7 @@ class Gateway:
             if admission is not Admission.OK:
                 self.metrics.errors.labels(ErrorCode.GUESTS_LIMITED.value).inc()
                 return guests_limited(hello, admission.value, MINUTE_MS - wall % MINUTE_MS)
-            await self.accounts.ensure_guest(identity.player, self.options.guest_balance)
+            await self.accounts.ensure_guest(identity.player, self.options.guest_balance, wall)
         elif identity.guest:
             await self.guests.touch(identity.player, wall)
         if identity.resumed:
@@ -244,24 +244,34 @@ class Gateway:
             conn.unwatch_silence()
 
     async def _handle(self, conn: Connection, message: ClientMessage, started: float) -> None:
-        """Hand ``message`` to its handler and send its one reply."""
+        """Hand ``message`` to its handler (or to the node holding its table) and send
+        its one reply."""
         kind = type(message).__name__
         counted, timed = self.metrics.for_request(kind)
         counted.inc()
-        table_id = getattr(message, "table_id", None)
         try:
-            result = await HANDLERS[type(message)](self.context, conn, message)
-            if result is not REPLIED:
-                conn.send_bytes(encode(OkReply(rid=message.rid, result=result)))
+            await self.answer(conn, message)
+        finally:
+            timed.observe(time.perf_counter() - started)
+
+    async def answer(self, conn: Connection, message: ClientMessage, *, here: bool = False) -> None:
+        """Answer ``message`` from ``conn``: its one ``ok`` or ``error`` goes to
+        ``conn.send_bytes``. ``here``: by this process's own handlers (a request
+        another node sent to the holder of its table), never sent on."""
+        table_id = getattr(message, "table_id", None)
+        remote = self.presence.remote
+        try:
+            if here or remote is None or not await remote.route(conn, message):
+                result = await HANDLERS[type(message)](self.context, conn, message)
+                if result is not REPLIED:
+                    conn.send_bytes(encode(OkReply(rid=message.rid, result=result)))
         except TableError as exc:
             self.metrics.errors.labels(exc.code.value).inc()
             conn.send_bytes(encode(error_reply(exc.code, exc.message, message.rid, table_id)))
         except Exception:
-            log.exception("request %s failed", kind)
+            log.exception("request %s failed", type(message).__name__)
             self.metrics.errors.labels(ErrorCode.INTERNAL.value).inc()
             reply = error_reply(
                 ErrorCode.INTERNAL, "server fault; try again", message.rid, table_id
             )
             conn.send_bytes(encode(reply))
-        finally:
-            timed.observe(time.perf_counter() - started)

@@ -61,8 +61,8 @@ async def ping(ctx: Context, conn: Connection, msg: Ping) -> Outcome:
 
 
 async def list_tables(ctx: Context, conn: Connection, msg: ListTables) -> Outcome:
-    """The lobby: every table hosted here."""
-    return ctx.presence.list_tables()
+    """The lobby: every table."""
+    return await ctx.presence.list_tables()
 
 
 async def watch(ctx: Context, conn: Connection, msg: Watch) -> Outcome:
@@ -86,7 +86,7 @@ async def unwatch(ctx: Context, conn: Connection, msg: Unwatch) -> Outcome:
 async def balance(ctx: Context, conn: Connection, msg: GetBalance) -> Outcome:
     """The account's balance and the player's balance at each table."""
     account = await ctx.accounts.balance(conn.player) or 0
-    tables = tuple(money.table_balances(ctx.presence, conn.player))
+    tables = tuple(await ctx.presence.table_balances(conn.player))
     return Balances(account=account, tables=tables)
 
 

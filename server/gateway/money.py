@@ -20,7 +20,6 @@ from protocol.messages import CashOut, Join, Leave, OkReply, Rebuy
 from protocol.structs import Balances, Joined, Result, TableBalance
 from server.gateway.connection import Connection
 from server.gateway.context import REPLIED, Context, Outcome, Replied
-from server.gateway.presence import Presence
 from server.host import MoneyRequest
 from server.table import events as ev
 from server.table.machine import Transition
@@ -89,18 +88,6 @@ async def cash_out(ctx: Context, conn: Connection, msg: CashOut) -> Outcome:
     return await _balance_reply(ctx, conn, msg, ev.CashOut(conn.player, msg.amount))
 
 
-def table_balances(presence: Presence, player: str, but: str | None = None) -> list[TableBalance]:
-    """``player``'s balance at each table where they are seated (except ``but``)."""
-    tables = []
-    for host in presence.seated_hosts(player):
-        assert host.state is not None
-        index = host.state.seat_of(player)
-        seat = host.state.seats[index] if index is not None else None
-        if seat is not None and host.table_id != but:
-            tables.append(TableBalance(table_id=host.table_id, balance=seat.balance))
-    return tables
-
-
 async def _balance_reply(
     ctx: Context, conn: Connection, msg: MoneyMessage, event: ev.Event
 ) -> Replied:
@@ -108,9 +95,10 @@ async def _balance_reply(
     it, this table's balance after the change, the others' as they are."""
     player = conn.player
     table_id = msg.table_id
+    # The other tables' balances as they are now (some may be held by other nodes).
+    others = await ctx.presence.table_balances(player, table_id)
 
     def memo(t: Transition) -> bytes:
-        others = table_balances(ctx.presence, player, table_id)
         tables = [(b.table_id, b.balance) for b in others]
         index = t.state.seat_of(player)
         seat = t.state.seats[index] if index is not None else None

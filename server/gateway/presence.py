@@ -6,10 +6,16 @@ events it missed) when it watches or joins, when its hello resumes a session at 
 table, and when a table is hosted here later (:meth:`Presence.table_ready`). A seated
 player's last connection closing makes the seat away (``Disconnect``); their next
 hello makes it connected again (``Reconnect``).
+
+With other nodes on the same Redis (:attr:`Presence.remote`), a table held elsewhere
+is attached through them, and a seat counts as connected while its player has a
+connection on any live node: the seat is changed by whoever holds the table, from what
+every node says (:meth:`Presence.settle`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Iterable
@@ -19,8 +25,9 @@ from redis.exceptions import RedisError
 from protocol import limits as L
 from protocol.codec import encode
 from protocol.errors import CloseCode, ErrorCode
-from protocol.structs import PayLine, TableInfo, TableList, TableSeq, TableSummary
+from protocol.structs import PayLine, TableBalance, TableInfo, TableList, TableSeq, TableSummary
 from server.gateway.connection import Connection
+from server.gateway.remote import Remote
 from server.gateway.session import Close
 from server.host import TableHost, TableUnavailable, now_ms
 from server.rules import bonus as bonus_rules
@@ -49,6 +56,10 @@ class Presence:
         self.by_player: dict[str, set[Connection]] = {}
         # Connections whose hello asked for tables not hosted here yet (Connection.wanted).
         self._wanting: set[Connection] = set()
+        self.remote: Remote | None = None
+        """The other nodes on the same Redis (None: this process is alone)."""
+        # One settling of seats at a time per table (see settle()).
+        self._settling: dict[str, asyncio.Lock] = {}
 
     def host(self, table_id: str) -> TableHost:
         """The host of ``table_id``, ready for requests (else a ``TableError``)."""
@@ -66,10 +77,16 @@ class Presence:
     # --- arrivals and departures ----------------------------------------------------
 
     def resumed_here(self, conn: Connection) -> None:
-        """``conn`` resumed its session: any other connection of it is closed (4005)."""
-        session_id = conn.session.session_id
+        """``conn`` resumed its session: any other connection of it is closed (4005),
+        here and on the other nodes."""
+        self.replaced(conn.session.session_id, but=conn)
+        if self.remote is not None:
+            self.remote.resumed(conn.session.session_id)
+
+    def replaced(self, session_id: str, but: Connection | None = None) -> None:
+        """Close (4005) this node's connections of ``session_id``, except ``but``."""
         for other in list(self.connections):
-            if other is not conn and other.session.session_id == session_id:
+            if other is not but and other.session.session_id == session_id:
                 other.close_soon(REPLACED)
 
     async def arrived(self, conn: Connection, last_seq: Iterable[TableSeq]) -> None:
@@ -86,18 +103,47 @@ class Presence:
         conn.wanted = {e.table_id: e.seq for e in last_seq if e.table_id in self.hosts}
         if conn.wanted:
             self._wanting.add(conn)
+        first = player not in self.by_player
         self.by_player.setdefault(player, set()).add(conn)
+        if first and self.remote is not None:
+            # Said before anything is asked of the player's tables: a holder that
+            # settles their seat from now on counts this connection.
+            await self.remote.arrived(conn)
         for table_id, seq in list(conn.wanted.items()):
-            host = self.hosts[table_id]
-            if host.ready:
-                with contextlib.suppress(TableUnavailable):
-                    await self.attach(conn, host, seq)
+            await self._attach_wanted(conn, table_id, seq)
         for host in self.seated_hosts(player):
             if not host.ready:
                 continue  # table_ready attaches this connection and says the player is back
             with contextlib.suppress(TableError):
                 await self.attach(conn, host, None)  # nothing if attached just above
                 await host.submit(ev.Reconnect(player))
+        if self.remote is not None:
+            for table_id in await self.remote.seated_elsewhere(player):
+                with contextlib.suppress(TableError):
+                    if table_id not in conn.tables:
+                        await self.remote.attach(conn, table_id, None)
+                    await self.remote.settle(table_id, player)
+
+    async def _attach_wanted(self, conn: Connection, table_id: str, seq: int) -> None:
+        """Attach ``conn`` to ``table_id``, which its hello asked for, if some node
+        holds the table (else it waits in ``wanted``)."""
+        host = self.hosts[table_id]
+        if host.ready:
+            with contextlib.suppress(TableUnavailable):
+                await self.attach(conn, host, seq)
+        elif self.remote is not None:
+            with contextlib.suppress(TableError):
+                await self.remote.attach(conn, table_id, seq)
+
+    def waiting_for(self, table_id: str) -> list[Connection]:
+        """The connections whose hello asked for ``table_id`` and wait for it."""
+        return [c for c in self._wanting if table_id in c.wanted]
+
+    async def held_elsewhere(self, table_id: str) -> None:
+        """Another node holds ``table_id`` now: attach the connections waiting for it."""
+        for conn in self.waiting_for(table_id):
+            if table_id not in conn.tables and conn in self.connections:
+                await self._attach_wanted(conn, table_id, conn.wanted[table_id])
 
     async def departed(self, conn: Connection) -> None:
         """``conn`` closed: detach it; the player's last connection makes their seats away."""
@@ -115,11 +161,18 @@ class Presence:
         if others:
             return
         self.by_player.pop(player, None)
+        if self.remote is not None:
+            await self.remote.left(player)
         for host in self.seated_hosts(player):
             if player in self.by_player:
                 return  # back on a new connection meanwhile: not away after all
-            with contextlib.suppress(TableError):
-                await host.submit(ev.Disconnect(player))
+            await self.settle(host, player)
+        if self.remote is not None:
+            for table_id in await self.remote.seated_elsewhere(player):
+                if player in self.by_player:
+                    return
+                with contextlib.suppress(TableError):
+                    await self.remote.settle(table_id, player)
 
     # --- attaching ------------------------------------------------------------------
 
@@ -206,48 +259,101 @@ class Presence:
                 await self.attach(conn, host, conn.wanted.get(table_id))
             except TableUnavailable:
                 return
-        # Assumption: a seated player's connections are all in this process (each
-        # process serves its own clients' tables). When several processes share tables,
-        # "has a connection" must come from all of them, not from by_player alone.
         state = host.state
         players = [seat.player for _, seat in state.occupied()] if state is not None else []
         for player in players:
+            if not await self.settle(host, player):
+                return
+
+    async def settle(self, host: TableHost, player: str) -> bool:
+        """Bring ``player``'s seat at ``host``'s table in line with where they are
+        connected: ``Reconnect`` if they have a connection on some live node and the
+        seat says away, ``Disconnect`` if they have none and it says connected. False
+        if the table is not (or no longer) held here.
+
+        One settling at a time per table, each reading where the player is connected
+        when its turn comes: a node says a player arrived before it asks for their
+        seats to be settled, so the last settling always sees the latest arrival. An
+        event the table refuses (the seat is gone meanwhile) or a store error is
+        logged and skipped.
+        """
+        table_id = host.table_id
+        lock = self._settling.setdefault(table_id, asyncio.Lock())
+        async with lock:
+            state = host.state
+            if not host.ready or state is None:
+                return False
+            index = state.seat_of(player)
+            seat = state.seats[index] if index is not None else None
+            if seat is None:
+                return True  # stood up meanwhile
+            here = await self.connected(player)
             state = host.state
             index = state.seat_of(player) if state is not None else None
             seat = state.seats[index] if state is not None and index is not None else None
-            if seat is None:
-                continue  # stood up meanwhile
-            here = player in self.by_player
-            if here == seat.connected:
-                continue
-            # Decided and queued on the table's lock with no await in between: a hello
-            # or a close that changes ``here`` after this queues its own event behind.
+            if seat is None or here == seat.connected:
+                return True
             event = ev.Reconnect(player) if here else ev.Disconnect(player)
             try:
                 await host.submit(event)
             except TableUnavailable:
-                return
+                return False
             except TableError as exc:
                 log.info("table %s: %s refused: %s", table_id, type(event).__name__, exc)
             except (RedisError, OSError) as exc:
                 log.warning("table %s: %s not stored: %s", table_id, type(event).__name__, exc)
+            return True
+
+    async def connected(self, player: str) -> bool:
+        """Whether ``player`` has a connection here or on another live node."""
+        if player in self.by_player:
+            return True
+        return self.remote is not None and await self.remote.connected_elsewhere(player)
 
     # --- the lobby ------------------------------------------------------------------
 
-    def list_tables(self) -> TableList:
-        """Every table hosted here, in short."""
+    async def table_balances(self, player: str, but: str | None = None) -> list[TableBalance]:
+        """``player``'s balance at each table where they are seated (except ``but``):
+        from the tables held here, and from the other nodes for the rest."""
+        tables = {}
+        for host in self.seated_hosts(player):
+            state = host.state
+            if not host.ready or state is None or host.table_id == but:
+                continue
+            index = state.seat_of(player)
+            seat = state.seats[index] if index is not None else None
+            if seat is not None:
+                tables[host.table_id] = seat.balance
+        if self.remote is not None:
+            elsewhere = [t for t in await self.remote.seated_elsewhere(player) if t != but]
+            tables.update(await self.remote.table_balances(player, elsewhere))
+        return [TableBalance(table_id=t, balance=b) for t, b in tables.items()]
+
+    async def list_tables(self) -> TableList:
+        """Every table, in short (those held elsewhere as their holders last said)."""
         summaries = []
+        elsewhere: dict[str, tuple[Phase, int]] = {}
+        if self.remote is not None:
+            away = [t for t, h in self.hosts.items() if not h.ready]
+            elsewhere = await self.remote.lobby(away)
         for host in self.hosts.values():
             c = host.config
             state = host.state
+            phase = state.phase if state is not None else Phase.IDLE
+            players = len(state.occupied()) if state is not None else 0
+            watchers = len(host.subscribers)
+            if not host.ready and c.table_id in elsewhere:
+                phase, players = elsewhere[c.table_id]
+            if self.remote is not None:
+                watchers += self.remote.watchers_elsewhere(c.table_id)
             summaries.append(
                 TableSummary(
                     table_id=c.table_id,
                     name=c.name[: L.MAX_NAME_LEN],
-                    phase=(state.phase if state is not None else Phase.IDLE).value,
+                    phase=phase.value,
                     seats=c.seats,
-                    players=len(state.occupied()) if state is not None else 0,
-                    watchers=len(host.subscribers),
+                    players=players,
+                    watchers=watchers,
                     min_bet=c.min_bet,
                     max_bet=c.max_bet,
                     max_bonus=c.bonus_max,

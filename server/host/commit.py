@@ -10,7 +10,10 @@ bet writes one seat and the header, not the whole table).
 A money request (:class:`MoneyRequest`) is applied at most once: a repeat is answered
 as the first time, from the record its commit stored. A commit whose reply was lost
 may have been stored: the host reads the table back rather than answer "failed" for a
-change that happened (docs/DESIGN.md, "Money and idempotency").
+change that happened (docs/DESIGN.md, "Money and idempotency"). Chips between the
+table and an account cross in steps (:mod:`server.store.transfers`); a step that
+failed after the commit is finished by the table's recovery
+(:mod:`server.host.recovery`).
 
 When the store waits for replicas, a change the primary stored but no replica holds is
 not acknowledged: the requester gets ``unavailable`` (retry), nothing is sent, and the
@@ -33,7 +36,7 @@ from redis.exceptions import RedisError
 
 from protocol.errors import ErrorCode
 from server.gamelog import pack_record
-from server.host.fanout import FanOut, encode_outbound, pack_outbound
+from server.host.fanout import FanOut, Frames, encode_outbound, pack_outbound
 from server.host.lease import TableLease
 from server.store.accounts import AccountStore
 from server.store.errors import Unreplicated
@@ -90,15 +93,12 @@ class MoneyRequest:
         return f"{self.session}:{self.rid}"
 
 
-def answer_repeat(request: MoneyRequest, record: RequestRecord) -> None:
-    """Answer a request already applied as it was answered then, if it is the same."""
-    if record.fingerprint != request.fingerprint:
-        raise TableError(
-            ErrorCode.RID_REUSED,
-            f"rid {request.rid!r} was used for another request of yours; "
-            "a new request needs a new rid",
-        )
-    request.answer(record.memo, record.account)
+def rid_reused(request: MoneyRequest) -> TableError:
+    """The error of a rid used before for another request."""
+    return TableError(
+        ErrorCode.RID_REUSED,
+        f"rid {request.rid!r} was used for another request of yours; a new request needs a new rid",
+    )
 
 
 class CommitPath:
@@ -114,6 +114,9 @@ class CommitPath:
     clock: Callable[[], int]
     on_commit: Callable[[Transition, float], None] | None
     subscribers: FanOut
+    # Called with the state before, the change stored and its events' frames, once they
+    # went to this process's subscribers: the other nodes' share of them (server/cluster).
+    on_stored: Callable[[TableState | None, Transition, list[tuple[int, Frames]]], None] | None
     state: TableState | None  # as last stored (or loaded), with a changed config stepped in
     # What the table's stored parts hold: each commit writes only the parts of its
     # state that differ from it (to_parts). ``state`` may differ from it by settings
@@ -123,6 +126,7 @@ class CommitPath:
     _lock: asyncio.Lock
     _wake: asyncio.Event  # wakes the host's timer
     _waiting_for: int | None  # the wake-up time the timer waits for
+    _recover: asyncio.Event  # wakes the table's recovery: a transfer was left under way
 
     async def submit(
         self,
@@ -148,18 +152,16 @@ class CommitPath:
         async with self._lock:
             if not self.lease.ready or self.state is None:
                 raise TableUnavailable(self.table_id)
-            if request is not None:
-                # Checked before step(): a repeat may no longer be legal at all (a
-                # join of a player now seated). Under the lock, so of two identical
-                # requests at once the second sees the first one's record.
-                record = await self.store.request(request.player, request.key)
-                if record is not None:
-                    answer_repeat(request, record)
-                    return Transition(state=self.state)
             started = time.perf_counter()
             try:
                 transition = step(self.state, event, self.clock())
             except TableError:
+                # A repeat may no longer be legal at all (a join of a player now
+                # seated): answered as the first time if it is one. (A repeat that is
+                # still legal is found by the commit.) Under the lock, so of two
+                # identical requests at once the second sees the first one's record.
+                if request is not None and await self._repeated(request):
+                    return Transition(state=self.state)
                 raise
             except Exception as exc:
                 log.exception("table %s: state machine fault on %r", self.table_id, event)
@@ -225,6 +227,7 @@ class CommitPath:
         except (RedisError, OSError):
             # The reply was lost: was the change stored? Answering "failed" for a stored
             # change would let a retry move the chips twice. Ask Redis (if it answers).
+            self._recover.set()  # whatever it was, a transfer may be half done
             if not await self._stored_is(t.state):
                 raise  # not stored: nothing happened, a retry is safe
             if self.store.replication is not None:
@@ -232,8 +235,11 @@ class CommitPath:
             log.warning("table %s: commit stored, reply lost; carrying on", self.table_id)
             result = None
         if result is not None and not result.ok:
-            self._refused(result, request)  # raises, unless the request was a repeat
+            await self._refused(result, request)  # raises, unless the request was a repeat
             return False
+        if result is not None and result.pending:
+            self._recover.set()
+        before = self.state
         self.state = self._stored = t.state
         if next_wakeup(t.state) != self._waiting_for:
             # Only when the time to wait for changed: most changes (a bet) leave the
@@ -242,20 +248,27 @@ class CommitPath:
         try:
             if request is not None:
                 assert carried is not None
-                if result is not None:
+                if result is not None and request.player in result.accounts:
                     account = result.accounts[request.player]
+                elif result is not None:
+                    # Applied, but the account's side is not done: its balance is not
+                    # known yet. Retrying is safe (a repeat), and finishes it.
+                    raise TableUnavailable(self.table_id)
                 else:  # the commit's reply was lost: its record has the balance
-                    record = await self.store.request(request.player, request.key)
+                    record = await self.store.request(self.table_id, request.player, request.key)
                     if record is None:
                         raise StoreError("a stored request has no record")
-                    account = record.account
+                    account = await self._recorded_balance(request, record)
                 request.answer(carried.memo, account)
             elif reply is not None:
                 reply(t)
         finally:
             # The change is stored: its events go out even if the reply could not.
-            for event_frames in frames:
-                self.subscribers.send(event_frames)
+            numbered = [(o.seq, f) for o, f in zip(t.events, frames, strict=True)]
+            for seq, event_frames in numbered:
+                self.subscribers.send(event_frames, seq)
+            if self.on_stored is not None:
+                self.on_stored(before, t, numbered)
         return True
 
     def _unreplicated(self) -> NoReturn:
@@ -265,16 +278,18 @@ class CommitPath:
         self.lease.lose()
         raise TableUnavailable(self.table_id)
 
-    def _refused(self, result: CommitResult, request: MoneyRequest | None) -> None:
+    async def _refused(self, result: CommitResult, request: MoneyRequest | None) -> None:
         """What a commit that stored nothing means: a repeat of ``request`` is answered;
         else :class:`TableError` is raised (the table is lost if it was stale)."""
         if result.status is CommitStatus.REPEATED:
-            # Recorded meanwhile by a commit of another table (the submit's own check
-            # ran under this table's lock): nothing was written here.
+            # Applied here before: nothing was written now.
             assert request is not None
             assert result.request is not None
-            answer_repeat(request, result.request)
+            await self._answer_repeat(request, result.request)
             return
+        if result.status is CommitStatus.REUSED:
+            assert request is not None
+            raise rid_reused(request)
         if result.status is CommitStatus.INSUFFICIENT:
             raise TableError(
                 ErrorCode.INSUFFICIENT_BALANCE,
@@ -285,6 +300,35 @@ class CommitPath:
             self.lease.lose()
             raise TableUnavailable(self.table_id)
         raise StoreError(f"table {self.table_id}: commit refused as {result.status}")
+
+    async def _repeated(self, request: MoneyRequest) -> bool:
+        """Whether ``request`` was applied already (then it is answered as then); raises
+        ``rid_reused`` if its rid was claimed by another request, here or elsewhere."""
+        record = await self.store.request(self.table_id, request.player, request.key)
+        if record is not None:
+            await self._answer_repeat(request, record)
+            return True
+        claimed = await self.store.claimed(request.player, request.key)
+        if claimed is not None and claimed[0] != request.fingerprint:
+            raise rid_reused(request)
+        return False
+
+    async def _answer_repeat(self, request: MoneyRequest, record: RequestRecord) -> None:
+        """Answer a request already applied as it was answered then, if it is the same."""
+        if record.fingerprint != request.fingerprint:
+            raise rid_reused(request)
+        request.answer(record.memo, await self._recorded_balance(request, record))
+
+    async def _recorded_balance(self, request: MoneyRequest, record: RequestRecord) -> int:
+        """The requester's account balance right after the request was applied: in its
+        record, or with the chips it paid out (delivered now if they were not yet)."""
+        if record.account is not None:
+            return record.account
+        if record.payout:
+            paid = await self.store.paid_balance(self.table_id, request.player, record.payout)
+            if paid is not None:
+                return paid
+        return await self.accounts.balance(request.player) or 0
 
     async def _stored_is(self, state: TableState) -> bool:
         """Whether the table in Redis is ``state``, written under this host's token."""

@@ -11,7 +11,13 @@ one already past fires at once (docs/DESIGN.md, "Time and deadlines").
 Each time the host becomes ready (it took the lease and loaded the state) it calls
 its ``on_ready`` hook, so that the shell around it (the gateway) can bring the table
 in line with the connections this process holds: the stored state knows nothing of
-connections that a dead owner lost.
+connections that a dead owner lost. Each time it stops holding the table (lost, handed
+over, stopped) it calls ``on_lost``.
+
+With a :class:`Placement` (several nodes on one Redis, ``server/cluster``), the host
+takes the table only while the placement wants it here, and gives it up at the next
+moment between rounds once the placement wants it elsewhere (docs/DESIGN.md, "Several
+nodes on one Redis").
 """
 
 from __future__ import annotations
@@ -22,12 +28,14 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from redis.exceptions import RedisError
 
 from server.host.commit import CommitPath, stored_state
-from server.host.fanout import FanOut, Subscriber
+from server.host.fanout import FanOut, Frames, Subscriber
 from server.host.lease import LeaseKeeper, TableLease
+from server.host.recovery import Recovery
 from server.seating import Seating
 from server.store.accounts import AccountStore
 from server.store.tables import TableStore
@@ -47,7 +55,17 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class TableHost(CommitPath):
+class Placement(Protocol):
+    """Which tables the process's cluster wants held here (``server/cluster``)."""
+
+    def wants(self, table_id: str) -> bool:
+        """Whether this process should hold ``table_id`` now."""
+
+    def handed_over(self, table_id: str) -> None:
+        """``table_id`` was just given up because the placement wants it elsewhere."""
+
+
+class TableHost(CommitPath, Recovery):
     """One table hosted by this process. See the module docstring."""
 
     def __init__(
@@ -62,13 +80,19 @@ class TableHost(CommitPath):
         clock: Callable[[], int] = now_ms,
         on_commit: Callable[[Transition, float], None] | None = None,
         on_ready: Callable[[TableHost], Awaitable[None]] | None = None,
+        on_lost: Callable[[TableHost], None] | None = None,
+        on_stored: Callable[[TableState | None, Transition, list[tuple[int, Frames]]], None]
+        | None = None,
         leases: LeaseKeeper | None = None,
+        placement: Placement | None = None,
     ) -> None:
         """``accounts`` reads the balance a money request that stores nothing is
         answered with. ``seating`` is the process's index of who sits where (one for
         every host and the gateway), kept up to date with :attr:`state`. ``leases``
         renews the lease with the other tables of the process; without one, the host
-        runs a keeper of its own."""
+        runs a keeper of its own. ``on_stored`` is told each change stored, after its
+        events went to this process's subscribers. ``placement``: see the module
+        docstring; without one, the host always wants the table."""
         self.config = config
         self.table_id = config.table_id
         self.store = store
@@ -78,12 +102,17 @@ class TableHost(CommitPath):
         self.clock = clock
         self.on_commit = on_commit
         self.on_ready = on_ready
+        self.on_lost = on_lost
+        self.on_stored = on_stored
+        self.placement = placement
         self.seating = seating
         self._state: TableState | None = None
         self._stored = None
         self.subscribers = FanOut(self.table_id)
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
+        self._placed = asyncio.Event()  # the placement changed: is the table wanted here?
+        self._recover = asyncio.Event()
         self._waiting_for = None
         self._task: asyncio.Task[None] | None = None
         # Lost: the timer wakes up to see that the table is no longer ready here.
@@ -124,7 +153,29 @@ class TableHost(CommitPath):
                 if not task.done():
                     log.warning("table %s: still stopping; cancelling again", self.table_id)
                     task.cancel()
+        held = self.state is not None
         await self.lease.stop()
+        if held:
+            self._released()
+
+    def placed(self) -> None:
+        """The placement changed: take the table if it is now wanted here, or give it
+        up at the next moment between rounds if it is wanted elsewhere."""
+        self._placed.set()
+        self._wake.set()
+
+    def _wanted(self) -> bool:
+        return self.placement is None or self.placement.wants(self.table_id)
+
+    def _released(self) -> None:
+        """No longer held here: forget the state (it is another process's to change
+        now, and the seats index must not count it) and say so."""
+        self.state, self._stored = None, None
+        if self.on_lost is not None:
+            try:
+                self.on_lost(self)
+            except Exception:
+                log.exception("table %s: on-lost hook failed", self.table_id)
 
     @property
     def lock(self) -> asyncio.Lock:
@@ -142,17 +193,29 @@ class TableHost(CommitPath):
 
     async def _run(self) -> None:
         while True:
+            handing_over = False
             try:
                 await self._acquire()
-                await self._host()
+                handing_over = await self._host()
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("table %s: hosting failed; retrying", self.table_id)
             # Give the lease up if it is still ours (we stopped acting on a state we can
             # no longer trust), so that taking the table again need not wait for it.
-            await self.lease.give_up()
-            await asyncio.sleep(self.lease_ms / 4000)
+            # Under the lock: a request being applied finishes first, the next ones find
+            # the table gone from here (and are sent to its new holder).
+            held = self.state is not None
+            async with self._lock:
+                await self.lease.give_up()
+            if held:
+                self._released()
+            if handing_over:
+                log.info("table %s: handed over", self.table_id)
+                if self.placement is not None:
+                    self.placement.handed_over(self.table_id)
+            else:
+                await asyncio.sleep(self.lease_ms / 4000)
 
     async def _acquire(self) -> None:
         """Wait until this process holds the lease, then load (or create) the state.
@@ -161,8 +224,7 @@ class TableHost(CommitPath):
         first get what was stored meanwhile: the events after the last one they were
         sent, or a snapshot, so their sequence has no gap.
         """
-        sent = self.state.seq if self.state is not None else None
-        token, acquired = await self.lease.acquire()
+        token, acquired = await self.lease.acquire(self._wanted, self._placed)
         stored = await self.store.load(self.table_id)
         self.lease.took(token, acquired)
         if stored is None:
@@ -172,8 +234,8 @@ class TableHost(CommitPath):
             self._stored = self.state if stored.parts else None
         if (self.state.pending_config or self.state.config) != self.config:
             self._change_config()
-        if sent is not None and self.state.seq > sent and self.subscribers:
-            await self.subscribers.catch_up(self.store, sent, self.state, self.clock)
+        if self.subscribers:
+            await self.subscribers.catch_up(self.store, self.state, self.clock)
         log.info(
             "table %s: hosting with token %d at version %d",
             self.table_id,
@@ -206,22 +268,38 @@ class TableHost(CommitPath):
         )
         self.state = evolve(changed, version=self.state.version)
 
-    async def _host(self) -> None:
+    async def _host(self) -> bool:
+        """Host the table until the lease is lost (False) or the table is to be handed
+        over to where the placement wants it (True)."""
         self.lease.hold()
         # Beside the timer, not before it: the hook submits events (each waits for the
         # lock like any request) and a deadline already past must not wait for it all.
         announce = asyncio.create_task(self._announce_ready())
+        # Transfers a previous holder (or this one) left half done are finished first,
+        # beside the timer (docs/DESIGN.md, "Keys ready for Redis Cluster").
+        recovery = asyncio.create_task(self._recovery_loop(), name=f"recover-{self.table_id}")
         try:
             # Until the lease is lost, or a commit found the table changed under us.
             while self.lease.ready:
                 await self._timer_step()
+                if self._hand_over_now():
+                    return True
+            return False
         finally:
             self.lease.drop()
             announce.cancel()
+            recovery.cancel()
             # gather, not suppress(CancelledError): a stop() that cancels this task
             # while it waits here must not be swallowed with the hook's own
             # cancellation, or _run would carry on and stop() would wait forever.
-            await asyncio.gather(announce, return_exceptions=True)
+            await asyncio.gather(announce, recovery, return_exceptions=True)
+
+    def _hand_over_now(self) -> bool:
+        """Whether the placement wants the table elsewhere and no round is in play."""
+        state = self.state
+        return (
+            self.lease.ready and not self._wanted() and state is not None and state.between_rounds()
+        )
 
     async def _announce_ready(self) -> None:
         """Run the ``on_ready`` hook once per taking of the table; its failure is logged."""
@@ -240,6 +318,8 @@ class TableHost(CommitPath):
         self._waiting_for = wake
         timeout = None if wake is None else max(0.0, (wake - self.clock()) / 1000)
         self._wake.clear()
+        if self._hand_over_now():
+            return  # the placement changed before the clear: its wake-up is gone
         # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a
         # cancellation that arrives as the wait ends, and stop() would hang.
         with contextlib.suppress(TimeoutError):
@@ -265,8 +345,9 @@ class TableHost(CommitPath):
     # --- subscribers ----------------------------------------------------------------
 
     def subscribe(self, sub: Subscriber) -> None:
-        """Send this table's events to ``sub`` from now on."""
-        self.subscribers.add(sub)
+        """Send this table's events to ``sub`` from now on (it has had those up to the
+        state's ``seq``: call it with the lock held, after a snapshot or a replay)."""
+        self.subscribers.add(sub, self.state.seq if self.state is not None else 0)
 
     def unsubscribe(self, sub: Subscriber) -> None:
         """Stop sending this table's events to ``sub``."""

@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 RENEW_CHUNK = 500
 """Leases renewed by one script call: Redis runs a script alone, so keep each short."""
 
+_AFTER_EXPIRY_S = 0.005
+"""How long after a lease held elsewhere should have run out it is tried again."""
+
 
 @dataclass
 class _Held:
@@ -170,15 +173,37 @@ class TableLease:
         if self._own_keeper:
             self.keeper.start()
 
-    async def acquire(self) -> tuple[int, float]:
+    async def acquire(
+        self, wanted: Callable[[], bool] | None = None, wake: asyncio.Event | None = None
+    ) -> tuple[int, float]:
         """Wait until this process holds the lease: its token, and ``time.monotonic()``
-        before the call that acquired it (its time to live runs from then)."""
+        before the call that acquired it (its time to live runs from then).
+
+        ``wanted``: tried only while it says so; ``wake`` is set when it may have
+        changed (it is cleared here). With them (several nodes), a lease held
+        elsewhere is tried again as soon as it would run out, not a quarter of its
+        life later: a dead holder's tables are taken over sooner.
+        """
         while True:
-            acquired = time.monotonic()
-            token = await self.store.acquire_lease(self.table_id, self.owner, self.lease_ms)
-            if token is not None:
-                return token, acquired
-            await asyncio.sleep(self.lease_ms / 4000)
+            pause = self.lease_ms / 4000
+            if wanted is None or wanted():
+                acquired = time.monotonic()
+                token = await self.store.acquire_lease(self.table_id, self.owner, self.lease_ms)
+                if token is not None:
+                    return token, acquired
+                if wanted is not None:
+                    left_ms = await self.store.lease_ttl_ms(self.table_id)
+                    # -2: released meanwhile, try again at once (but never spin).
+                    pause = min(pause, max(left_ms, 0) / 1000 + _AFTER_EXPIRY_S)
+            elif wake is not None:
+                pause = self.lease_ms / 1000  # until the placement changes, mostly
+            if wake is None:
+                await asyncio.sleep(pause)
+                continue
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(pause):
+                    await wake.wait()
+            wake.clear()
 
     def took(self, token: int, acquired: float) -> None:
         """Adopt the lease :meth:`acquire` gave: commits are fenced with ``token``."""

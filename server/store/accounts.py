@@ -1,24 +1,29 @@
 """Player accounts: balances in Redis, money coming in from outside.
 
 Chips enter the product only here: a guest's starting balance and operator credits,
-each a ledger entry of kind ``credit`` from the ``outside`` pot, counted in the
-``in`` total that the audit balances against everything held. Moves between an
-account and a table are table commits (:mod:`server.store.tables`).
+each a ledger entry of kind ``credit`` from the ``outside`` pot in the account's own
+ledger, counted in the account's ``in`` total that the audit balances against
+everything held; they leave it only when an idle guest account is closed
+(:mod:`server.store.guests`), counted in its ``out``. Every key of an account is in
+the player's slot. Moves between an account and a table are transfers
+(:mod:`server.store.transfers`), made by the table's commits
+(:mod:`server.store.commit`).
 
 The client must return bytes (``decode_responses`` off).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import redis.asyncio
 
 from server.auth.tokens import check_player
+from server.store.account_scripts import CREDIT
 from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.replies import as_int, as_str
-from server.store.scripts import CREDIT
 from server.store.tables import DEFAULT_LEDGER_MAXLEN, MAX_AMOUNT, require_bytes_client
 
 OUTSIDE = "outside"
@@ -57,30 +62,43 @@ class AccountStore:
         self.ledger_maxlen = ledger_maxlen
         self._credit = client.register_script(CREDIT)
 
-    async def _run(self, player: str, amount: int, key: str, mode: str) -> CreditResult:
+    async def _run(
+        self, player: str, amount: int, key: str, mode: str, now_ms: int = 0
+    ) -> CreditResult:
         check_player(player)
         if amount > MAX_AMOUNT:
             raise ValueError(f"amount above {MAX_AMOUNT}: {amount}")
         k = self.keys
+        if mode == "credit" and await self.redis.hexists(k.legacy_credits(), key):
+            # Applied under the first key layout, to an account the migration could
+            # not name (docs/DESIGN.md, "Keys ready for Redis Cluster").
+            return CreditResult(applied=False, balance=await self.balance(player) or 0)
+        # Listed before any chip can reach it (a single-key command: the set has a slot
+        # of its own, apart from the account's).
+        await self.redis.sadd(k.accounts(), player)
         applied, balance = await self._credit(
-            keys=[k.account(player), k.accounts(), k.credits(), k.ledger_stream(), k.money()],
-            args=[player, amount, key, self.ledger_maxlen, mode],
+            keys=[k.account(player), k.credits(player), k.account_ledger(player)],
+            args=[player, amount, key, self.ledger_maxlen, mode, now_ms],
         )
         return CreditResult(applied=bool(applied), balance=int(balance))
 
-    async def ensure_guest(self, player: str, starting_balance: int) -> CreditResult:
-        """Create ``player``'s account with ``starting_balance`` (>= 0) if it has none.
+    async def ensure_guest(
+        self, player: str, starting_balance: int, now_ms: int | None = None
+    ) -> CreditResult:
+        """Create ``player``'s account with ``starting_balance`` (>= 0) if it has none,
+        marked a guest's, active at ``now_ms`` (default: now).
 
         Idempotent: an existing account is left as it is (``applied`` False). The
         starting balance is a ledger credit keyed :func:`guest_key`.
         """
         if starting_balance < 0:
             raise ValueError("a starting balance is not negative")
-        return await self._run(player, starting_balance, guest_key(player), "guest")
+        now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+        return await self._run(player, starting_balance, guest_key(player), "guest", now)
 
     async def credit(self, player: str, amount: int, key: str) -> CreditResult:
         """Add ``amount`` (> 0) chips from outside to ``player``'s account (created if
-        needed), at most once per ``key``: a repeated key changes nothing.
+        needed), at most once per ``key`` and account: a repeated key changes nothing.
         """
         if amount <= 0:
             raise ValueError("a credit is a positive amount")

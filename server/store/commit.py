@@ -1,104 +1,74 @@
-"""Storing one state change of a table, atomically: the commit, in a few named steps.
+"""Storing one state change of a table, and the chips it moves to and from accounts.
 
-:meth:`CommitCalls.commit` checks its arguments, gathers the accounts the change
-touches, builds the ``COMMIT`` script's keys and arguments (their layout is the
-script's header in :mod:`server.store.scripts`) and reads its reply into a
-:class:`CommitResult`. The script writes the new state only if the caller's token is
-the current lease's and the stored version is the one the caller started from, and
-applies the change's ledger entries in the same step, so a stale owner never
-overwrites a newer state and a retried commit never moves chips twice
-(docs/DESIGN.md, "The commit: one Lua script").
+:meth:`CommitCalls.commit` is the whole of it, in named steps:
+
+1. *Before* (only for a money request, or chips coming from an account): the table's
+   holder opens the transfers from accounts in the table's slot, and each account
+   reserves its chips (the requester's also claims the request's rid, once across
+   tables). A refusal here writes nothing at the table, and gives back what was
+   reserved.
+2. *The commit*: one ``COMMIT`` script in the table's slot, which writes the new state
+   only if the caller's token is the current lease's and the stored version is the one
+   the caller started from, applies the change's ledger entries, takes the open
+   transfers and records the chips and game logs going out, all in one step
+   (docs/DESIGN.md, "The commit: one Lua script").
+3. *After*: each account paid by the commit gets its chips, and each player their
+   game logs (awaited, one call per player, all at once: the reply states the balance
+   they leave, and a player who hears of a round's results finds it in their history);
+   the transfers taken are settled and everything finished forgotten in the
+   background.
+
+A crash between two steps leaves the table's slot saying what is under way, and the
+table's next holder finishes it (:meth:`~server.store.transfers.TransferCalls.recover`).
 """
 
 from __future__ import annotations
 
-import enum
+import asyncio
+import logging
 import secrets
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
+import redis.asyncio
 from redis.commands.core import AsyncScript
+from redis.exceptions import RedisError
 
-from server.auth.tokens import check_player
 from server.store.batching import ScriptBatcher
-from server.store.errors import StoreError, Unreplicated
-from server.store.keys import (
-    APPLIED_TTL_MS,
-    REQUEST_TTL_MS,
-    TABLE_PART_PREFIX,
-    Keys,
-    applied_bucket,
+from server.store.commit_script import (
+    CommitResult,
+    CommitStatus,
+    Plan,
+    check_arguments,
+    plan_transfers,
+    read_reply,
+    script_args,
+    script_keys,
 )
-from server.store.replies import as_bytes, as_int, as_str
-from server.store.requests import ClientRequest, RequestRecord
-from server.table.ledger import LedgerEntry, Pot
+from server.store.errors import StoreError, Unreplicated
+from server.store.keys import Keys, applied_bucket
+from server.store.replies import as_int, as_str
+from server.store.requests import ClientRequest, RequestCalls, read_record
+from server.store.transfers import Delivery, TransferCalls, now_ms
+from server.table.ledger import LedgerEntry
 
-MAX_AMOUNT = 10**15
-"""The largest chip amount of one ledger entry (amounts cross into Lua as doubles)."""
-
-Arg = str | int | bytes
-"""One argument of a script call."""
-
-
-class CommitStatus(enum.Enum):
-    """What became of a commit."""
-
-    OK = "ok"  # written
-    DUPLICATE = "duplicate"  # this very commit was already stored; nothing written
-    STALE_LEASE = "stale_lease"  # the token is not the current lease's; nothing written
-    STALE_VERSION = "stale_version"  # the stored version differs; nothing written
-    INSUFFICIENT = "insufficient"  # an account would go negative; nothing written
-    REPEATED = "repeated"  # the commit's request was already applied; nothing written
+log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class CommitResult:
-    """The outcome of :meth:`CommitCalls.commit`.
-
-    ``applied``/``skipped``: entries applied, and entries skipped because their key
-    was already applied (OK only). ``stored_version``: the version found (for
-    STALE_VERSION and DUPLICATE). ``lease_token``: the current lease's token, None if
-    no lease (STALE_LEASE). ``player``, ``balance``, ``needed``: the account that
-    would go negative, its balance and the net amount the commit takes from it
-    (INSUFFICIENT). ``accounts``: player -> account balance for every account an
-    entry of the commit touches and the requester's, read inside the commit: right
-    after it for OK, as stored now for DUPLICATE; empty otherwise. ``request``: the
-    record of the request already applied (REPEATED).
-    """
-
-    status: CommitStatus
-    applied: int = 0
-    skipped: int = 0
-    stored_version: int | None = None
-    lease_token: int | None = None
-    player: str | None = None
-    balance: int | None = None
-    needed: int | None = None
-    accounts: Mapping[str, int] = field(default_factory=dict)
-    request: RequestRecord | None = None
-
-    @property
-    def ok(self) -> bool:
-        """Whether the new state is stored (now or by an earlier identical commit)."""
-        return self.status in (CommitStatus.OK, CommitStatus.DUPLICATE)
-
-    @property
-    def stale(self) -> bool:
-        """Whether the caller lost the table (lease or version): reload before anything."""
-        return self.status in (CommitStatus.STALE_LEASE, CommitStatus.STALE_VERSION)
-
-
-class CommitCalls:
+class CommitCalls(TransferCalls, RequestCalls):
     """The commit method of :class:`~server.store.tables.TableStore`, which sets the
-    key names, the caps, the batcher and the ``COMMIT`` script declared here."""
+    key names, the caps, the batcher and the scripts declared here."""
 
+    redis: redis.asyncio.Redis
     keys: Keys
     events_cap: int
-    log_cap: int
     ledger_maxlen: int
     _batch: ScriptBatcher
     _commit: AsyncScript
+    _background: set[asyncio.Task[None]]
+    _leftovers: set[str]
 
     async def commit(
         self,
@@ -115,7 +85,8 @@ class CommitCalls:
         request: ClientRequest | None = None,
         commit_id: str | None = None,
     ) -> CommitResult:
-        """Store one state change atomically, or nothing.
+        """Store one state change atomically, or nothing; move its chips to and from
+        accounts in the steps of the module docstring.
 
         ``state``: the parts of the new state that differ from those stored (at
         least one; a name is any non-empty text), written over them: the stored
@@ -124,256 +95,330 @@ class CommitCalls:
         deletes the whole.
 
         ``commit_id`` names this commit; None draws a new one, so each call is a
-        commit of its own (a pipeline redis-py sends again carries the same).
+        commit of its own. A commit made again with the same id and token (its reply
+        was lost) is DUPLICATE, and makes every step after it again, each changing
+        nothing the first time did.
 
-        In order: if version ``new_version`` is already stored, written with
-        ``token`` under ``commit_id``, DUPLICATE (this very commit, retried after its
-        reply was lost). Else STALE_LEASE unless ``token`` is the
-        current lease's; else STALE_VERSION unless the stored version (0 for a new
-        table) is ``expected_version``. Else, if ``request`` is given and its
-        player's request with its rid is recorded (by a commit of any table within
-        :data:`~server.store.keys.REQUEST_TTL_MS`), REPEATED with that record. The
-        ``entries`` whose key was not applied yet (within the last
-        :data:`~server.store.keys.APPLIED_WINDOW` versions at least) are applied:
-        those with an ``account`` side change that player's balance, and
-        INSUFFICIENT is returned if any balance would end negative; each goes to the
-        ledger stream. Then the parts and version are written, ``events`` (seq
-        numbers following the stored last seq without a gap) are appended to the
-        replay buffer and published on ``publish_channel`` (see
-        :func:`~server.store.replay.encode_published`), and each ``(player, record)``
-        in ``logs`` is pushed to the player's capped game log; ``request`` is
-        recorded, with the requester's balance after the commit, for
-        :data:`~server.store.keys.REQUEST_TTL_MS`. OK and DUPLICATE carry the balance
-        of every account the entries touch and of the requester
-        (:attr:`CommitResult.accounts`).
+        In order: DUPLICATE if this very commit is stored. Else STALE_LEASE unless
+        ``token`` is the current lease's; STALE_VERSION unless the stored version (0
+        for a new table) is ``expected_version``. With a ``request``: REPEATED with its
+        record if this table applied it (within
+        :data:`~server.store.keys.REQUEST_TTL_MS`), REUSED if its rid was claimed by
+        another request (at any table). INSUFFICIENT if an account cannot pay its
+        entries from the account (each is reserved on its own: a commit that also
+        pays the account does not count). Then the ``entries`` whose key was not
+        applied yet (within the last :data:`~server.store.keys.APPLIED_WINDOW` versions
+        at least) are applied and go to the table's ledger, the parts and version are
+        written, ``events`` (seq numbers following the stored last seq without a gap)
+        are appended to the replay buffer and published on ``publish_channel`` (see
+        :func:`~server.store.replay.encode_published`), ``request`` is recorded; then
+        the chips reach the accounts, and each ``(player, record)`` of ``logs`` reaches
+        the player's capped game log.
 
         Raises ``ValueError`` for arguments that break this contract,
         :class:`~server.store.errors.StoreError` if the event numbers do not follow
         the stored ones, and :class:`~server.store.errors.Unreplicated` (its ``reply``
         the OK or DUPLICATE result) if the store waits for replicas and none
         acknowledged the commit in time: it is stored on the primary, not safe from a
-        failover, and must not be acknowledged.
+        failover, and must not be acknowledged (its transfers are left to the table's
+        next holder). A Redis error after the commit was stored is not raised: the
+        result says ``pending``.
         """
         check_arguments(expected_version, new_version, state, entries, events, logs, request)
-        accounts = touched_accounts(entries, request)
-        keys = script_keys(self.keys, table_id, new_version, accounts, logs, request)
+        commit_id = commit_id if commit_id is not None else secrets.token_hex(8)
+        plan = plan_transfers(table_id, new_version, token, commit_id, entries, logs, request)
+        balances: dict[str, int] = {}
+        duplicate = False
+        if request is not None or plan.incoming:
+            before = await self._before(table_id, token, new_version, commit_id, plan, request)
+            if isinstance(before, CommitResult):
+                if before.status is not CommitStatus.DUPLICATE:
+                    return before
+                duplicate = True
+            else:
+                balances = before
+        # The requester's balance after the request, when the claim knows it (not when
+        # the commit pays the requester out: the account's marker will know it then).
+        account = balances.get(request.player) if request and not plan.payout else None
+        if duplicate:
+            result = CommitResult(CommitStatus.DUPLICATE, stored_version=new_version)
+        else:
+            result = await self._store_change(
+                table_id,
+                token=token,
+                expected_version=expected_version,
+                new_version=new_version,
+                state=state,
+                entries=entries,
+                plan=plan,
+                events=events,
+                request=request,
+                account=account,
+                publish_channel=publish_channel,
+                commit_id=commit_id,
+            )
+            if not result.ok:
+                await self._abort_quietly(table_id, plan)
+                return result
+        return await self._after(table_id, plan, result, request, balances)
+
+    # --- 1. before ------------------------------------------------------------------
+
+    async def _before(
+        self,
+        table_id: str,
+        token: int,
+        new_version: int,
+        commit_id: str,
+        plan: Plan,
+        request: ClientRequest | None,
+    ) -> CommitResult | dict[str, int]:
+        """Open and reserve the chips from accounts, and claim ``request``: each
+        claiming account's balance once done, or the refusal."""
+        skip: set[str] = set()
+        if plan.incoming:
+            opened = await self._open_all(table_id, token, new_version, commit_id, plan, request)
+            if isinstance(opened, CommitResult):
+                return opened
+            skip = opened
+        incoming = [t for t in plan.incoming if t.transfer_id not in skip]
+        by_player: dict[str, list[Any]] = defaultdict(list)
+        for t in incoming:
+            by_player[t.player].append(t)
+        if request is not None:
+            by_player.setdefault(request.player, [])
+        calls = []
+        for player, mine in by_player.items():
+            claimed = request if request is not None and player == request.player else None
+            calls.append(self._claim_all(table_id, player, claimed, mine))
+        try:
+            claims = await asyncio.gather(*calls)
+        except (RedisError, OSError):
+            await self._abort_quietly(table_id, plan)
+            raise
+        refusal: CommitResult | None = None
+        finished = False
+        balances: dict[str, int] = {}
+        for player, (status, value, needed) in zip(by_player, claims, strict=True):
+            if status == "REUSED":
+                refusal = CommitResult(CommitStatus.REUSED, player=player, balance=value)
+            elif status == "INSUFFICIENT" and refusal is None:
+                refusal = CommitResult(
+                    CommitStatus.INSUFFICIENT, player=player, balance=value, needed=needed
+                )
+            elif status == "FINISHED":
+                # The account settled, refunded or refused this commit's transfer
+                # already: the commit was made and finished long ago, or refused.
+                finished = True
+            else:
+                balances[player] = value
+                if (
+                    request is not None
+                    and player == request.player
+                    and status == "MINE"
+                    and not plan.incoming
+                ):
+                    # Claimed before by an attempt that may have been applied here.
+                    record = await self.request(table_id, request.player, request.rid)
+                    if record is not None:
+                        return CommitResult(CommitStatus.REPEATED, request=record)
+        if refusal is not None or finished:
+            await self._abort_quietly(table_id, plan)
+        if finished:
+            raise StoreError(f"table {table_id}: a transfer of this commit is finished")
+        return refusal if refusal is not None else balances
+
+    async def _open_all(
+        self,
+        table_id: str,
+        token: int,
+        new_version: int,
+        commit_id: str,
+        plan: Plan,
+        request: ClientRequest | None,
+    ) -> CommitResult | set[str]:
+        """``TRANSFERS_OPEN``: the transfers not opened (their entry is applied), or
+        the refusal."""
+        k = self.keys
+        bucket = applied_bucket(new_version)
+        inbound = k.transfers_in(table_id)
+        keys = [
+            k.table_lease(table_id),
+            inbound,
+            k.table_request(table_id, request.player, request.rid) if request else inbound,
+            k.table_state(table_id),
+            k.applied(table_id, bucket),
+            k.applied(table_id, bucket - 1),
+        ]
+        ms = now_ms()
+        args: list[Any] = [token, "1" if request else "0", new_version, commit_id]
+        for t in plan.incoming:
+            args += [t.transfer_id, t.record("open", ms), t.key]
+        reply = await self._batch.call(self._open, keys, args)
+        status = as_str(reply[0])
+        if status == "OK":
+            return {as_str(x) for x in reply[1:]}
+        if status == "REPEATED":
+            return CommitResult(CommitStatus.REPEATED, request=read_record(table_id, reply[1:]))
+        if status == "DUPLICATE":
+            return CommitResult(CommitStatus.DUPLICATE, stored_version=new_version)
+        lease = await self.redis.get(k.table_lease(table_id))
+        current = as_str(lease).partition(":")[0] if lease is not None else ""
+        return CommitResult(CommitStatus.STALE_LEASE, lease_token=int(current) if current else None)
+
+    async def _claim_all(
+        self, table_id: str, player: str, request: ClientRequest | None, incoming: list[Any]
+    ) -> tuple[str, int, int]:
+        """One account's claims, one per transfer (the request's with the first):
+        ``(status, balance, needed)`` of the last, or of the first refusal."""
+        result = ("OK", 0, 0)
+        for i, t in enumerate(incoming or [None]):
+            claim = await self.claim(table_id, player, request if i == 0 else None, t)
+            result = (claim.status, claim.balance, claim.needed)
+            if claim.status not in ("OK", "MINE"):
+                break
+        return result
+
+    # --- 2. the commit ----------------------------------------------------------------
+
+    async def _store_change(
+        self,
+        table_id: str,
+        *,
+        token: int,
+        expected_version: int,
+        new_version: int,
+        commit_id: str,
+        **kwargs: Any,
+    ) -> CommitResult:
+        """The ``COMMIT`` script; a lost reply is told from the stored table."""
+        plan: Plan = kwargs["plan"]
+        keys = script_keys(self.keys, table_id, new_version, kwargs["request"])
         args = script_args(
             table_id,
             token=token,
             expected_version=expected_version,
             new_version=new_version,
-            state=state,
-            accounts=accounts,
-            entries=entries,
-            events=events,
-            logs=logs,
-            request=request,
             events_cap=self.events_cap,
             ledger_maxlen=self.ledger_maxlen,
-            log_cap=self.log_cap,
-            publish_channel=publish_channel,
             commit_id=commit_id,
+            **kwargs,
         )
         try:
             reply = await self._batch.call(self._commit, keys, args, durable=True)
         except Unreplicated as exc:
-            result = read_reply(table_id, accounts, exc.reply)
+            result = read_reply(table_id, exc.reply)
             if result.ok:
+                self._leftovers.add(table_id)
                 raise Unreplicated(result) from None
             return result  # a refusal wrote nothing
-        return read_reply(table_id, accounts, reply)
+        except (RedisError, OSError):
+            # The reply was lost: was the change stored? (If Redis cannot say either,
+            # the error stands, and the table's next recovery finishes its transfers.)
+            self._leftovers.add(table_id)
+            if not await self._is_stored(table_id, token, new_version, commit_id):
+                await self._abort_quietly(table_id, plan)
+                raise
+            log.warning("table %s: commit stored, its reply lost", table_id)
+            return CommitResult(CommitStatus.DUPLICATE, stored_version=new_version)
+        try:
+            return read_reply(table_id, reply)
+        except StoreError:
+            await self._abort_quietly(table_id, plan)
+            raise
 
+    async def _is_stored(self, table_id: str, token: int, version: int, commit_id: str) -> bool:
+        """Whether version ``version`` of the table is this commit's."""
+        stored = await self.redis.hmget(self.keys.table_state(table_id), ["v", "tok", "cid"])
+        v, tok, cid = stored
+        return as_int(v) == version and as_int(tok) == token and as_str(cid or b"") == commit_id
 
-def check_arguments(
-    expected_version: int,
-    new_version: int,
-    state: Mapping[str, bytes],
-    entries: Sequence[LedgerEntry],
-    events: Sequence[tuple[int, bytes]],
-    logs: Sequence[tuple[str, bytes]],
-    request: ClientRequest | None,
-) -> None:
-    """Raise ``ValueError`` unless a commit's arguments keep its contract: the version
-    grows, at least one named part, event numbers from 1 without a gap, a request with
-    a fingerprint, amounts Lua can hold, and player names fit for keys."""
-    if new_version <= expected_version or expected_version < 0:
-        raise ValueError("the new version must be above the expected one")
-    if not state or not all(state):
-        raise ValueError("a commit writes at least one part, each with a name")
-    for i in range(1, len(events)):
-        if events[i][0] != events[i - 1][0] + 1:
-            raise ValueError("event sequence numbers follow each other")
-    if events and events[0][0] < 1:
-        raise ValueError("event sequence numbers start at 1")
-    for player, _ in logs:
-        check_player(player)  # a name becomes part of a key
-    if request is not None:
-        if not request.fingerprint:
-            raise ValueError("a request's fingerprint is not empty")
-        check_player(request.player)
-    for entry in entries:
-        if entry.amount > MAX_AMOUNT:
-            raise ValueError(f"amount above {MAX_AMOUNT}: {entry.amount}")
-        if Pot.ACCOUNT in (entry.source, entry.dest):
-            check_player(entry.player)
+    # --- 3. after -----------------------------------------------------------------------
 
-
-def touched_accounts(
-    entries: Sequence[LedgerEntry], request: ClientRequest | None
-) -> dict[str, int]:
-    """Player -> index (from 1) of each account the commit reads or changes, in the
-    order the script receives them: the requester's first (their balance is part of
-    every reply, moved or not), then each player of an entry with an account side."""
-    accounts: dict[str, int] = {}
-    if request is not None:
-        accounts[request.player] = 1
-    for entry in entries:
-        if entry.player not in accounts and Pot.ACCOUNT in (entry.source, entry.dest):
-            accounts[entry.player] = len(accounts) + 1
-    return accounts
-
-
-def script_keys(
-    keys: Keys,
-    table_id: str,
-    new_version: int,
-    accounts: Collection[str],
-    logs: Sequence[tuple[str, bytes]],
-    request: ClientRequest | None,
-) -> list[str]:
-    """The ``COMMIT`` script's keys: the table's, the product's, then one per account,
-    one per game log and the request's record."""
-    k = keys
-    bucket = applied_bucket(new_version)
-    names = [
-        k.table_lease(table_id),
-        k.table_state(table_id),
-        k.table_events(table_id),
-        k.applied(table_id, bucket),
-        k.applied(table_id, bucket - 1),
-        k.applied(table_id, bucket - 2),
-        k.ledger_stream(),
-        k.money(),
-        k.tables(),
-        k.accounts(),
-        *(k.account(p) for p in accounts),
-        *(k.game_log(p) for p, _ in logs),
-    ]
-    if request is not None:
-        names.append(k.request(request.player, request.rid))
-    return names
-
-
-def script_args(
-    table_id: str,
-    *,
-    token: int,
-    expected_version: int,
-    new_version: int,
-    state: Mapping[str, bytes],
-    accounts: Mapping[str, int],
-    entries: Sequence[LedgerEntry],
-    events: Sequence[tuple[int, bytes]],
-    logs: Sequence[tuple[str, bytes]],
-    request: ClientRequest | None,
-    events_cap: int,
-    ledger_maxlen: int,
-    log_cap: int,
-    publish_channel: str | None,
-    commit_id: str | None,
-) -> list[Arg]:
-    """The ``COMMIT`` script's arguments: 19 numbers and texts (the commit's own, the
-    store's caps and time limits, and how many of each item follow), then the account
-    players, 7 per entry, 2 per event, 1 per game log and 2 per part of the state."""
-    args: list[Arg] = [
-        token,
-        expected_version,
-        new_version,
-        len(state),
-        table_id,
-        events_cap,
-        ledger_maxlen,
-        log_cap,
-        publish_channel or "",
-        APPLIED_TTL_MS,
-        len(accounts),
-        len(entries),
-        len(events),
-        len(logs),
-        request.fingerprint if request is not None else "",
-        request.memo if request is not None else "",
-        REQUEST_TTL_MS,
-        1 if request is not None else 0,  # the requester's account index
-        commit_id if commit_id is not None else secrets.token_hex(8),
-        *accounts,
-    ]
-    for entry in entries:
-        has_account = Pot.ACCOUNT in (entry.source, entry.dest)
-        args += [
-            entry.key,
-            entry.kind.value,
-            entry.player,
-            entry.amount,
-            entry.source.value,
-            entry.dest.value,
-            accounts[entry.player] if has_account else 0,
-        ]
-    for seq, payload in events:
-        args += [seq, payload]
-    args += [record for _, record in logs]
-    for name, part in state.items():
-        args += [TABLE_PART_PREFIX + name, part]
-    return args
-
-
-def read_reply(table_id: str, accounts: Collection[str], reply: Any) -> CommitResult:
-    """The :class:`CommitResult` of the script's ``reply`` (with the balances of
-    ``accounts``, in order); raises :class:`StoreError` for a reply that breaks the
-    contract (``BAD_SEQ``: the events do not follow the stored ones)."""
-    status = as_str(reply[0])
-    if status == "OK":
-        return CommitResult(
-            CommitStatus.OK,
-            applied=int(reply[1]),
-            skipped=int(reply[2]),
-            accounts=_balances(accounts, reply[3:]),
+    async def _after(
+        self,
+        table_id: str,
+        plan: Plan,
+        result: CommitResult,
+        request: ClientRequest | None,
+        claimed: Mapping[str, int],
+    ) -> CommitResult:
+        """Pay the accounts and deliver the game logs (awaited: a reply states the
+        balance, and a player who sees the round's results finds it in their history),
+        then settle and forget (in the background); ``result`` with the balances
+        (``claimed``: the claiming accounts' after their claim)."""
+        accounts = dict(claimed)
+        pending = False
+        by_player: dict[str, list[Delivery]] = defaultdict(list)
+        for d in [*plan.out, *plan.logs]:
+            by_player[d.player].append(d)
+        paid = await asyncio.gather(
+            *(self.deliver(table_id, p, items) for p, items in by_player.items()),
+            return_exceptions=True,
         )
-    if status == "DUPLICATE":
-        return CommitResult(
-            CommitStatus.DUPLICATE,
-            stored_version=int(reply[1]),
-            accounts=_balances(accounts, reply[2:]),
-        )
-    if status == "REPEATED":
-        return CommitResult(
-            CommitStatus.REPEATED,
-            request=RequestRecord(
-                fingerprint=as_bytes(reply[1]),
-                memo=as_bytes(reply[2]),
-                account=int(reply[3]),
-                table_id=as_str(reply[4]),
-                version=int(reply[5]),
-            ),
-        )
-    if status == "STALE_LEASE":
-        current = as_str(reply[1])
-        return CommitResult(CommitStatus.STALE_LEASE, lease_token=int(current) if current else None)
-    if status == "STALE_VERSION":
-        return CommitResult(CommitStatus.STALE_VERSION, stored_version=int(reply[1]))
-    if status == "INSUFFICIENT":
-        return CommitResult(
-            CommitStatus.INSUFFICIENT,
-            player=as_str(reply[1]),
-            balance=int(reply[2]),
-            needed=int(reply[3]),
-        )
-    if status == "BAD_SEQ":
-        raise StoreError(f"table {table_id}: events must continue after seq {int(reply[1])}")
-    raise StoreError(f"unexpected commit reply {reply!r}")
+        delivered: list[Delivery] = []
+        for (player, items), balances in zip(by_player.items(), paid, strict=True):
+            if isinstance(balances, BaseException) and not isinstance(balances, Exception):
+                raise balances  # not a failed call: the caller is being stopped
+            if isinstance(balances, BaseException):
+                log.warning("table %s: delivering to %s failed (%s)", table_id, player, balances)
+                pending = True
+                accounts.pop(player, None)  # its balance after the payout is not known
+                continue
+            chips = [b for d, b in zip(items, balances, strict=True) if not d.is_log]
+            if chips:
+                accounts[player] = chips[-1]
+            delivered += items
+        if result.status is CommitStatus.DUPLICATE:
+            # Which transfers from accounts it took is known to the table only: void
+            # settles those it took and refunds the others.
+            finishing = self._finish_quietly(table_id, [], delivered, plan.incoming)
+        else:
+            taken = [t for t in plan.incoming if t.transfer_id in result.taken]
+            left = [t for t in plan.incoming if t.transfer_id not in result.taken]
+            finishing = self._finish_quietly(table_id, taken, delivered, left)
+        for t in plan.incoming:  # as they are now, for an entry applied before
+            if t.player not in accounts:
+                raw = await self.redis.hget(self.keys.account(t.player), "balance")
+                accounts[t.player] = as_int(raw)
+        self._in_background(table_id, finishing)
+        if request is not None and request.player not in accounts:
+            pending = True
+        if pending:
+            self._leftovers.add(table_id)
+        return replace(result, accounts=accounts, pending=pending)
 
+    async def _finish_quietly(
+        self,
+        table_id: str,
+        taken: Sequence[Any],
+        delivered: Sequence[Delivery],
+        left: Sequence[Any],
+    ) -> None:
+        await self.finish(table_id, received=taken, delivered=delivered)
+        if left:
+            await self.abort(table_id, left)
 
-def _balances(accounts: Collection[str], values: Sequence[object]) -> dict[str, int]:
-    """The script's account balances (one per account, in order) by player."""
-    if len(values) != len(accounts):
-        raise StoreError(f"expected {len(accounts)} balances from the commit, got {len(values)}")
-    return {p: as_int(v) for p, v in zip(accounts, values, strict=True)}
+    async def _abort_quietly(self, table_id: str, plan: Plan) -> None:
+        """Undo the plan's transfers from accounts; a failure is left to recovery."""
+        try:
+            await self.abort(table_id, plan.incoming)
+        except (RedisError, OSError) as exc:
+            log.warning("table %s: transfers not undone (%s); left to recovery", table_id, exc)
+            self._leftovers.add(table_id)
+
+    def _in_background(self, table_id: str, work: Any) -> None:
+        """Run ``work`` (a coroutine) beside the caller; a failure is left to recovery."""
+
+        async def run() -> None:
+            try:
+                await work
+            except (RedisError, OSError) as exc:
+                log.warning(
+                    "table %s: transfers not finished (%s); left to recovery", table_id, exc
+                )
+                self._leftovers.add(table_id)
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)

@@ -10,9 +10,11 @@ too, with a clearer error) go through redis-py's own packer.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import hiredis
 import redis.asyncio
+from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.connection import (
     AbstractConnection,
     BlockingConnectionPool,
@@ -22,6 +24,7 @@ from redis.asyncio.connection import (
     parse_url,
 )
 from redis.asyncio.sentinel import SentinelManagedConnection, SentinelManagedSSLConnection
+from redis.crc import key_slot as _key_slot
 
 from server.store.sentinel import (
     SentinelBlockingPool,
@@ -97,12 +100,96 @@ def blocking_pool(
     return BlockingConnectionPool(max_connections=max_connections, timeout=timeout, **options)
 
 
+CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
+"""URL schemes of a Redis Cluster: ``redis+cluster://host:port,host:port,...``."""
+
+
+def is_cluster_url(url: str) -> bool:
+    """Whether ``url`` names a Redis Cluster (:data:`CLUSTER_SCHEMES`)."""
+    return url.split(":", 1)[0].lower() in CLUSTER_SCHEMES
+
+
+def parse_cluster_url(url: str) -> tuple[list[tuple[str, int]], bool, dict[str, str]]:
+    """``(nodes, tls, options)`` of ``redis+cluster://[user:password@]host:port,...
+    [?socket_timeout=...]``: the nodes to start from (any of the cluster's will do),
+    whether to speak TLS, and the query's options. ``ValueError`` if malformed."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in CLUSTER_SCHEMES:
+        raise ValueError(f"not a cluster URL: {url!r}")
+    hosts = parts.netloc.rpartition("@")[2]
+    nodes = []
+    for item in hosts.split(","):
+        host, _, port = item.strip().rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"a cluster URL names host:port pairs: {url!r}")
+        nodes.append((host.strip("[]"), int(port)))
+    options = {name: values[-1] for name, values in parse_qs(parts.query).items()}
+    options |= {"username": parts.username or "", "password": parts.password or ""}
+    return nodes, parts.scheme.lower().startswith("rediss"), options
+
+
+def cluster_client(
+    url: str, max_connections: int, socket_timeout: float = SOCKET_TIMEOUT_S
+) -> RedisCluster:
+    """A bytes client of the Redis Cluster ``url`` names (:func:`parse_cluster_url`),
+    packing with hiredis, with at most ``max_connections`` connections per node.
+
+    redis-py's cluster client refuses a call when a node's connections are all busy
+    (no waiting pool, ``MaxConnectionsError``, a connection error the tables retry): the
+    store's scripts share pipelines (one per node in flight,
+    :mod:`~server.store.batching`), so only the plain reads beside them (balances,
+    sessions) take connections of their own, and a generous bound is not reached in
+    practice.
+    """
+    nodes, tls, options = parse_cluster_url(url)
+    timeout = float(options.get("socket_timeout", socket_timeout))
+    client = RedisCluster(
+        startup_nodes=[ClusterNode(host, port) for host, port in nodes],
+        max_connections=max_connections,
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        username=options["username"] or None,
+        password=options["password"] or None,
+        ssl=tls,
+    )
+    packing = HiredisSSLConnection if tls else HiredisConnection
+    # The cluster client takes no connection class: every node it creates reads it
+    # from these connection arguments (the start nodes have their own copy).
+    client.connection_kwargs["connection_class"] = packing
+    client.nodes_manager.connection_kwargs["connection_class"] = packing
+    for node in client.nodes_manager.startup_nodes.values():
+        node.connection_class = packing
+    return client
+
+
+Client = redis.asyncio.Redis | RedisCluster
+"""A client of one Redis (or of the primary sentinels name) or of a Redis Cluster."""
+
+
+def is_cluster(client: object) -> bool:
+    """Whether ``client`` talks to a Redis Cluster."""
+    return isinstance(client, RedisCluster)
+
+
+def key_slot(key: str) -> int:
+    """The Redis Cluster slot of ``key`` (its hash tag's, if it has one)."""
+    return int(_key_slot(key.encode()))
+
+
 def redis_client(
     url: str, max_connections: int, timeout: float, socket_timeout: float = SOCKET_TIMEOUT_S
 ) -> redis.asyncio.Redis:
     """A bytes client on a pool as :func:`blocking_pool` makes, for any URL the server
-    takes: one Redis (``redis://``, ``rediss://``, ``unix://``), or the primary that
-    sentinels name (``redis+sentinel://``, see :mod:`server.store.sentinel`)."""
+    takes: one Redis (``redis://``, ``rediss://``, ``unix://``), the primary that
+    sentinels name (``redis+sentinel://``, see :mod:`server.store.sentinel`), or a Redis
+    Cluster (``redis+cluster://``, :func:`cluster_client`, typed as the stores take it:
+    they use the commands both clients have)."""
+    if is_cluster_url(url):
+        # Four times the bound per node: the cluster client refuses a call past it
+        # rather than wait (see cluster_client).
+        cluster: Any = cluster_client(url, 4 * max_connections, socket_timeout)
+        client: redis.asyncio.Redis = cluster
+        return client
     if is_sentinel_url(url):
         tls = parse_sentinel_url(url).tls
         pool: BlockingConnectionPool = sentinel_pool(
@@ -119,6 +206,9 @@ def redis_client(
 
 async def close_client(client: redis.asyncio.Redis) -> None:
     """Close ``client``, its pool and, for Sentinel, its connections to the sentinels."""
+    if is_cluster(client):
+        await client.aclose()
+        return
     pool = client.connection_pool
     await client.aclose(close_connection_pool=True)
     if isinstance(pool, SentinelBlockingPool):

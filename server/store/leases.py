@@ -3,11 +3,14 @@
 A process owns a table while it holds the table's lease, ``<token>:<owner>`` with a
 time to live; each new owner gets a larger fencing token from the table's counter, and
 every commit is checked against it (docs/DESIGN.md, "Leases and fencing tokens"). The
-renewals of many tables go in one script call.
+renewals of many tables go in one script call (one per slot on a Redis Cluster, where a
+script touches one slot: they share one pipeline per node).
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,6 +18,7 @@ import redis.asyncio
 from redis.commands.core import AsyncScript
 
 from server.store.batching import ScriptBatcher
+from server.store.connection import is_cluster, key_slot
 from server.store.errors import Unreplicated
 from server.store.keys import Keys
 from server.store.replies import as_int, as_str
@@ -48,7 +52,12 @@ class LeaseCalls:
             if exc.reply is not None:
                 await self.release_lease(table_id, owner, as_int(exc.reply))
             return None
-        return None if token is None else int(token)
+        if token is None:
+            return None
+        # Listed for the audit before the table's first commit can hold a chip (a
+        # single-key command: the set has a slot of its own).
+        await self.redis.sadd(k.tables(), table_id)
+        return int(token)
 
     async def renew_leases(
         self, owner: str, leases: Sequence[tuple[str, int]], ttl_ms: int
@@ -59,8 +68,25 @@ class LeaseCalls:
             return []
         keys = [self.keys.table_lease(table_id) for table_id, _ in leases]
         args: list[Any] = [f"{token}:{owner}" for _, token in leases]
-        done = await self._batch.call(self._renew, keys, [*args, ttl_ms])
-        return [bool(ours) for ours in done]
+        if not is_cluster(self.redis):
+            done = await self._batch.call(self._renew, keys, [*args, ttl_ms])
+            return [bool(ours) for ours in done]
+        by_slot: dict[int, list[int]] = defaultdict(list)
+        for i, key in enumerate(keys):
+            by_slot[key_slot(key)].append(i)
+        replies = await asyncio.gather(
+            *(
+                self._batch.call(
+                    self._renew, [keys[i] for i in index], [*(args[i] for i in index), ttl_ms]
+                )
+                for index in by_slot.values()
+            )
+        )
+        ours = [False] * len(keys)
+        for index, done in zip(by_slot.values(), replies, strict=True):
+            for i, still in zip(index, done, strict=True):
+                ours[i] = bool(still)
+        return ours
 
     async def renew_lease(self, table_id: str, owner: str, token: int, ttl_ms: int) -> bool:
         """:meth:`renew_leases` for one lease."""
@@ -73,10 +99,24 @@ class LeaseCalls:
         )
         return bool(done)
 
+    async def lease_ttl_ms(self, table_id: str) -> int:
+        """Milliseconds the table's lease has left: -2 when nobody holds it."""
+        left: int = await self.redis.pttl(self.keys.table_lease(table_id))
+        return left
+
+    async def lease_holders(self, table_ids: Sequence[str]) -> list[tuple[int, str] | None]:
+        """:meth:`lease_holder` of each table, in one call."""
+        if not table_ids:
+            return []
+        raws = await self.redis.mget([self.keys.table_lease(t) for t in table_ids])
+        return [None if raw is None else _holder(raw) for raw in raws]
+
     async def lease_holder(self, table_id: str) -> tuple[int, str] | None:
         """``(token, owner)`` of the current lease, or None."""
         raw = await self.redis.get(self.keys.table_lease(table_id))
-        if raw is None:
-            return None
-        token, _, owner = as_str(raw).partition(":")
-        return int(token), owner
+        return None if raw is None else _holder(raw)
+
+
+def _holder(raw: bytes | str) -> tuple[int, str]:
+    token, _, owner = as_str(raw).partition(":")
+    return int(token), owner

@@ -1,14 +1,15 @@
-"""What the archive holds: ledger entries, game logs and the checkpoint, as plain records.
+"""What the archive holds: ledger entries, game logs and the checkpoints, as plain records.
 
 A ledger entry keeps its stream and its Redis entry id (``ms-seq``, compared as a pair
 of integers): the id is the entry's primary key in the archive, so an entry copied
 twice (a crash between the copy and the trim of Redis) is stored once. A game log
 keeps its player and ordinal, its primary key for the same reason.
 
-The :class:`Checkpoint` sums every ledger entry up to a position in each stream: each
-account's balance, each pot's total, the chips credited from outside and taken back
-out, and how many entries it folded. The audit starts from it and replays only the
-entries after it (docs/DESIGN.md, "The archive"). The archive itself is :mod:`server.archive`.
+Each ledger stream (a table's or an account's, :meth:`server.store.keys.Keys.ledger_streams`)
+has its own :class:`StreamCheckpoint`: the sum of its entries up to an id, as each pot's
+net total, the chips credited from outside and taken back out, and how many entries it
+folded. The audit starts each stream from it and replays only the entries after it
+(docs/DESIGN.md, "The archive"). The archive itself is :mod:`server.archive`.
 """
 
 from __future__ import annotations
@@ -19,15 +20,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from server.store.accounts import CREDIT_KIND, OUTSIDE
-from server.table.ledger import Pot
 
 StreamId = tuple[int, int]
 """A Redis stream entry id ``ms-seq`` as two integers, ordered as Redis orders them."""
 
 ZERO_ID: StreamId = (0, 0)
 
-ACCOUNT = Pot.ACCOUNT.value
 LEDGER_FIELDS = ("key", "kind", "player", "amount", "source", "dest", "table")
+
+CREDITED = "credited"
+"""The total of a checkpoint's pots that counts chips credited from outside."""
+REMOVED = "removed"
+"""The total of a checkpoint's pots that counts chips taken back outside (a guest closed)."""
 
 
 def parse_id(text: str) -> StreamId:
@@ -50,8 +54,8 @@ def next_id(entry_id: StreamId) -> StreamId:
 class LedgerRow:
     """One ledger entry of stream ``stream``, id ``entry_id``.
 
-    ``extra``: the entry's other fields as JSON ("" when it has none), so that a
-    stream with more fields (a transfer between streams, say) archives them too.
+    ``extra``: the entry's other fields as JSON ("" when it has none): the transfer
+    id ``xfer`` of a movement between an account and a table, for one.
     """
 
     stream: str
@@ -98,9 +102,9 @@ class LogRow:
 @dataclass(frozen=True, slots=True)
 class AuditView:
     """What the audit reads from the archive, in one snapshot: the ledger rows after the
-    checkpoint it was given (up to the ids asked for), every archived row sharing a key
-    with the ``keys`` asked about or with those rows, as ``(key, stream, id)``, and the
-    duplicates found while archiving, likewise."""
+    checkpoints it was given (up to the ids asked for), every archived row of the same
+    stream sharing a key with the ``keys`` asked about or with those rows, as ``(key,
+    stream, id)``, and the duplicates found while archiving, likewise."""
 
     rows: list[LedgerRow]
     same_keys: list[tuple[str, str, StreamId]]
@@ -108,73 +112,51 @@ class AuditView:
 
 
 @dataclass(slots=True)
-class Checkpoint:
-    """The sum of the ledger up to ``positions`` (stream -> last id folded in; a stream
-    not named is folded from its start).
+class StreamCheckpoint:
+    """The sum of ``stream``'s entries up to id ``position`` (``(0, 0)``: none yet).
 
-    ``baseline_ms``: None when the sum starts from the first entry ever appended; else
-    when it was taken from Redis's own totals, the ledger before it having been trimmed
-    (by its length bound) before the archive existed.
+    ``pots``: each pot's net total (chips in less chips out), and :data:`CREDITED` and
+    :data:`REMOVED`. ``baseline_ms``: None when the sum starts from the stream's first
+    entry; else when it was taken from the owner's own totals (its table state, or its
+    account's balance and totals), the stream having been trimmed (by its length bound)
+    before the archive began.
     """
 
-    positions: dict[str, StreamId] = field(default_factory=dict)
+    stream: str
+    position: StreamId = ZERO_ID
     entries: int = 0
-    credited: int = 0
-    removed: int = 0
     pots: Counter[str] = field(default_factory=Counter)
-    balances: Counter[str] = field(default_factory=Counter)
     baseline_ms: int | None = None
 
-    def position(self, stream: str) -> StreamId:
-        """The last id folded in from ``stream``."""
-        return self.positions.get(stream, ZERO_ID)
-
     def fold(self, rows: Iterable[LedgerRow]) -> list[LedgerRow]:
-        """Add the rows after this checkpoint's positions (each stream's rows in id
-        order); those at or before are skipped. Returns the rows added."""
+        """Add this stream's rows after the position (in id order); those at or before
+        it are skipped. Returns the rows added."""
         added = []
         for row in rows:
-            if row.entry_id <= self.position(row.stream):
+            if row.stream != self.stream or row.entry_id <= self.position:
                 continue
-            self.positions[row.stream] = row.entry_id
+            self.position = row.entry_id
             self.entries += 1
             self.pots[row.source] -= row.amount
             self.pots[row.dest] += row.amount
-            if row.source == ACCOUNT:
-                self.balances[row.player] -= row.amount
-            if row.dest == ACCOUNT:
-                self.balances[row.player] += row.amount
             if row.source == OUTSIDE and row.kind == CREDIT_KIND:
-                self.credited += row.amount
+                self.pots[CREDITED] += row.amount
             if row.dest == OUTSIDE:
-                self.removed += row.amount
+                self.pots[REMOVED] += row.amount
             added.append(row)
         return added
 
-    def header(self) -> str:
-        """Everything but the balances, as JSON (the archive keeps balances in rows)."""
-        return json.dumps(
-            {
-                "positions": {s: format_id(i) for s, i in self.positions.items()},
-                "entries": self.entries,
-                "credited": self.credited,
-                "removed": self.removed,
-                "pots": dict(self.pots),
-                "baseline_ms": self.baseline_ms,
-            },
-            sort_keys=True,
+    def copy(self) -> StreamCheckpoint:
+        """A copy to fold more rows into."""
+        return StreamCheckpoint(
+            self.stream, self.position, self.entries, Counter(self.pots), self.baseline_ms
         )
 
+    def totals(self) -> str:
+        """The pots as JSON (the archive keeps the rest in columns)."""
+        return json.dumps({k: v for k, v in self.pots.items() if v}, sort_keys=True)
+
     @staticmethod
-    def from_header(text: str, balances: Mapping[str, int]) -> Checkpoint:
-        """The checkpoint of a :meth:`header` and its balances."""
-        data = json.loads(text)
-        return Checkpoint(
-            positions={s: parse_id(i) for s, i in data["positions"].items()},
-            entries=int(data["entries"]),
-            credited=int(data["credited"]),
-            removed=int(data["removed"]),
-            pots=Counter({k: int(v) for k, v in data["pots"].items()}),
-            balances=Counter(dict(balances)),
-            baseline_ms=data["baseline_ms"],
-        )
+    def read_totals(text: str) -> Counter[str]:
+        """The pots of :meth:`totals`."""
+        return Counter({k: int(v) for k, v in json.loads(text).items()})

@@ -51,62 +51,50 @@ return 0
 """
 
 COMMIT = """
--- One state change of a table, all or nothing.
+-- One state change of a table, all or nothing, every key in the table's slot.
 -- KEYS: 1 lease, 2 table hash, 3 events stream, 4 applied bucket (current),
 --       5 applied bucket (previous), 6 applied bucket (two back, deleted),
---       7 ledger stream, 8 money hash, 9 tables set, 10 accounts set,
---       then one account hash per distinct player with an account entry (and the
---       requester's, when there is a request), then one game-log list per log
---       record, then the request record (when there is a request).
+--       7 table ledger, 8 transfers in, 9 transfers out, 10 logs out,
+--       11 the request's record (when there is a request).
 -- ARGV: 1 token, 2 expected version, 3 new version, 4 #parts, 5 table id,
---       6 events cap, 7 ledger maxlen, 8 log cap, 9 channel ('' = none),
---       10 applied ttl ms, 11 #accounts, 12 #entries, 13 #events, 14 #logs,
---       15 request fingerprint ('' = no request), 16 request memo, 17 request ttl
---       ms, 18 requester's account index, 19 commit id (names this commit: a
---       retry of it carries the same),
---       then the account players, then 7 per entry (key kind player amount source
---       dest account-index, 0 when no side is 'account'), then 2 per event (seq
---       payload), then 1 per log (record), then 2 per part of the state (field of
---       the table hash, value): the parts this commit changes, at least one.
--- Replies: {'OK', applied, skipped, balance per account} (balances after the commit,
--- in the order of the account players); {'DUPLICATE', stored version, balance per
--- account} (as they are now); {'REPEATED', fingerprint, memo, account, table,
--- version} (the request was already applied, by the commit recorded there); or a
--- refusal ({'STALE_LEASE', token}, ...).
-local n_acc = tonumber(ARGV[11])
-local n_ent = tonumber(ARGV[12])
-local n_evt = tonumber(ARGV[13])
-local n_log = tonumber(ARGV[14])
-local has_request = ARGV[15] ~= ''
-local request_key = KEYS[10 + n_acc + n_log + 1]
-local acc_base = 19
-local ent_base = acc_base + n_acc
-local evt_base = ent_base + 7 * n_ent
+--       6 events cap, 7 ledger maxlen, 8 channel ('' = none), 9 applied ttl ms,
+--       10 #entries, 11 #events, 12 #logs, 13 request fingerprint ('' = no request),
+--       14 request memo, 15 request ttl ms, 16 the requester's account balance after
+--       the request ('' = not known here), 17 the transfer that pays the requester out
+--       ('' = none), 18 commit id (names this commit: a retry of it carries the same),
+--       then 8 per entry (key kind player amount source dest transfer-id transfer),
+--       then 2 per event (seq payload), then 2 per log (transfer-id record), then 2
+--       per part of the state (field of the table hash, value): at least one part.
+-- An entry from an account names the transfer the account reserved for it: its
+-- record in KEYS[8] must be open, for that player and amount, and becomes
+-- 'received'. An entry to an account starts a transfer: KEYS[9][id] = transfer.
+-- Replies: {'OK', applied, skipped, id of each transfer from an account it took};
+-- {'DUPLICATE', stored version}; {'REPEATED',
+-- fingerprint, memo, account ('' unknown), payout transfer, version} (the request was
+-- applied already, by the commit recorded there); {'VOIDED', transfer id} (a transfer
+-- from an account is no longer open: refused, or never opened); or a refusal
+-- ({'STALE_LEASE', token}, ...).
+local n_ent = tonumber(ARGV[10])
+local n_evt = tonumber(ARGV[11])
+local n_log = tonumber(ARGV[12])
+local has_request = ARGV[13] ~= ''
+local ent_base = 18
+local evt_base = ent_base + 8 * n_ent
 local log_base = evt_base + 2 * n_evt
+local part_base = log_base + 2 * n_log
 local n_part = tonumber(ARGV[4])
-local part_base = log_base + n_log
 local new_version = tonumber(ARGV[3])
-
--- Whether this very commit is stored already (a retry after a lost reply): its
--- version, by this writer, under its id. Comparing its parts instead would take
--- another commit of that version whose parts happen to match for this one.
-local function stored_already(stored_v)
-  if stored_v ~= new_version then
-    return false
-  end
-  local mine = redis.call('HMGET', KEYS[2], 'tok', 'cid')
-  return mine[1] == ARGV[1] and mine[2] == ARGV[19]
-end
 
 -- 1. Checks; no write before the last of them.
 local stored_v = tonumber(redis.call('HGET', KEYS[2], 'v') or '0')
--- The very same commit already stored (a retry after a lost reply): say so.
-if stored_already(stored_v) then
-  local reply = {'DUPLICATE', stored_v}
-  for a = 1, n_acc do
-    reply[2 + a] = tonumber(redis.call('HGET', KEYS[10 + a], 'balance') or '0')
+-- The very same commit already stored (a retry after a lost reply): its version, by
+-- this writer, under its id. Comparing its parts instead would take another commit
+-- of that version whose parts happen to match for this one.
+if stored_v == new_version then
+  local mine = redis.call('HMGET', KEYS[2], 'tok', 'cid')
+  if mine[1] == ARGV[1] and mine[2] == ARGV[18] then
+    return {'DUPLICATE', stored_v}
   end
-  return reply
 end
 local lease = redis.call('GET', KEYS[1])
 if not lease then
@@ -131,81 +119,73 @@ if n_evt > 0 then
   end
   last_seq = tonumber(ARGV[evt_base + 2 * (n_evt - 1) + 1])
 end
--- A client's money request applies once per (player, key): a repeat (a retry after a
--- lost reply, or the same request sent twice) changes nothing, whatever it
--- would do now (even what the account could no longer afford), and gets what the
--- first one was told.
+-- A client's money request applies once per (player, key) at this table (the claim
+-- in the player's slot keeps it once across tables): a repeat changes nothing and
+-- gets what the first one was told.
 if has_request then
-  local done = redis.call('HMGET', request_key, 'f', 'm', 'a', 't', 'v')
+  local done = redis.call('HMGET', KEYS[11], 'f', 'm', 'a', 'x', 'v')
   if done[1] then
-    return {'REPEATED', done[1], done[2] or '', tonumber(done[3] or '0'), done[4] or '',
+    return {'REPEATED', done[1], done[2] or '', done[3] or '', done[4] or '',
       tonumber(done[5] or '0')}
   end
 end
 
--- Entries not yet applied (by an earlier commit, or earlier in this one).
+-- Entries not yet applied (by an earlier commit, or earlier in this one); chips
+-- from an account only on an open transfer of that player and amount.
 local fresh = {}
 local seen = {}
-local delta = {}
-for a = 1, n_acc do delta[a] = 0 end
 for i = 0, n_ent - 1 do
-  local b = ent_base + 7 * i
+  local b = ent_base + 8 * i
   local key = ARGV[b + 1]
   if not seen[key]
       and redis.call('HEXISTS', KEYS[4], key) == 0
       and redis.call('HEXISTS', KEYS[5], key) == 0 then
     fresh[#fresh + 1] = b
-    local a = tonumber(ARGV[b + 7])
-    if a > 0 then
-      local amount = tonumber(ARGV[b + 4])
-      if ARGV[b + 5] == 'account' then
-        delta[a] = delta[a] - amount
-      else
-        delta[a] = delta[a] + amount
+    if ARGV[b + 5] == 'account' then
+      local want = 'open:' .. ARGV[b + 3] .. ':' .. ARGV[b + 4] .. ':'
+      local have = redis.call('HGET', KEYS[8], ARGV[b + 7])
+      if not have or string.sub(have, 1, #want) ~= want then
+        return {'VOIDED', ARGV[b + 7]}
       end
     end
   end
   seen[key] = true
 end
--- The net change per account must not overdraw it (the commit is one step, so
--- only its end result counts).
-for a = 1, n_acc do
-  if delta[a] < 0 then
-    local balance = tonumber(redis.call('HGET', KEYS[10 + a], 'balance') or '0')
-    if balance + delta[a] < 0 then
-      return {'INSUFFICIENT', ARGV[acc_base + a], balance, -delta[a]}
-    end
-  end
-end
 
 -- 2. Writes.
--- Each account's balance once this commit is applied: the caller's reply states it,
--- and a balance read before the commit may be stale by then (other tables, credits).
-local balances = {}
-for a = 1, n_acc do
-  if delta[a] ~= 0 then
-    balances[a] = redis.call('HINCRBY', KEYS[10 + a], 'balance', delta[a])
-    redis.call('SADD', KEYS[10], ARGV[acc_base + a])
-  else
-    balances[a] = tonumber(redis.call('HGET', KEYS[10 + a], 'balance') or '0')
-  end
-end
+local moved = 0
+local taken = {}
 for _, b in ipairs(fresh) do
-  local id = redis.call('XADD', KEYS[7], 'MAXLEN', '~', ARGV[7], '*',
-    'key', ARGV[b + 1], 'kind', ARGV[b + 2], 'player', ARGV[b + 3],
-    'amount', ARGV[b + 4], 'source', ARGV[b + 5], 'dest', ARGV[b + 6],
-    'table', ARGV[5])
+  local fields = {'key', ARGV[b + 1], 'kind', ARGV[b + 2], 'player', ARGV[b + 3],
+    'amount', ARGV[b + 4], 'source', ARGV[b + 5], 'dest', ARGV[b + 6], 'table', ARGV[5]}
+  local xid = ARGV[b + 7]
+  if xid ~= '' then
+    fields[#fields + 1] = 'xfer'
+    fields[#fields + 1] = xid
+    moved = moved + 1
+    if ARGV[b + 5] == 'account' then
+      local have = redis.call('HGET', KEYS[8], xid)
+      redis.call('HSET', KEYS[8], xid, 'received' .. string.sub(have, 5))
+      taken[#taken + 1] = xid
+    else
+      redis.call('HSET', KEYS[9], xid, ARGV[b + 8])
+    end
+  end
+  local id = redis.call('XADD', KEYS[7], 'MAXLEN', '~', ARGV[7], '*', unpack(fields))
   redis.call('HSET', KEYS[4], ARGV[b + 1], id)
 end
 if #fresh > 0 then
-  redis.call('PEXPIRE', KEYS[4], ARGV[10])
-  redis.call('HINCRBY', KEYS[8], 'entries', #fresh)
+  redis.call('PEXPIRE', KEYS[4], ARGV[9])
+  redis.call('HINCRBY', KEYS[2], 'n', #fresh)
+end
+if moved > 0 then
+  redis.call('HINCRBY', KEYS[2], 'xn', moved)
 end
 -- Buckets two windows back are never consulted again.
 redis.call('DEL', KEYS[6])
 
 local table_fields = {'v', ARGV[3], 'seq', string.format('%d', last_seq), 'tok', ARGV[1],
-  'cid', ARGV[19]}
+  'cid', ARGV[18]}
 for i = 1, 2 * n_part do
   table_fields[8 + i] = ARGV[part_base + i]
 end
@@ -215,34 +195,31 @@ redis.call('HSET', KEYS[2], unpack(table_fields))
 -- nothing, not even to the append-only file.
 redis.call('HDEL', KEYS[2], 's')
 if has_request then
-  redis.call('HSET', request_key, 'f', ARGV[15], 'm', ARGV[16],
-    'a', string.format('%d', balances[tonumber(ARGV[18])]), 't', ARGV[5], 'v', ARGV[3])
-  redis.call('PEXPIRE', request_key, ARGV[17])
+  redis.call('HSET', KEYS[11], 'f', ARGV[13], 'm', ARGV[14], 'v', ARGV[3])
+  if ARGV[16] ~= '' then
+    redis.call('HSET', KEYS[11], 'a', ARGV[16])
+  end
+  if ARGV[17] ~= '' then
+    redis.call('HSET', KEYS[11], 'x', ARGV[17])
+  end
+  redis.call('PEXPIRE', KEYS[11], ARGV[15])
 end
-redis.call('SADD', KEYS[9], ARGV[5])
 
 for i = 0, n_evt - 1 do
   local seq = ARGV[evt_base + 2 * i + 1]
   local payload = ARGV[evt_base + 2 * i + 2]
   redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[6], seq .. '-0', 'e', payload)
-  if ARGV[9] ~= '' then
-    redis.call('PUBLISH', ARGV[9], struct.pack('>I8', tonumber(seq)) .. payload)
+  if ARGV[8] ~= '' then
+    redis.call('PUBLISH', ARGV[8], struct.pack('>I8', tonumber(seq)) .. payload)
   end
 end
 
-for i = 1, n_log do
-  local key = KEYS[10 + n_acc + i]
-  local head = redis.call('LINDEX', key, 0)
-  local ordinal = 1
-  if head then
-    ordinal = struct.unpack('>I8', head) + 1
-  end
-  redis.call('LPUSH', key, struct.pack('>I8', ordinal) .. ARGV[log_base + i])
-  redis.call('LTRIM', key, 0, tonumber(ARGV[8]) - 1)
+for i = 0, n_log - 1 do
+  redis.call('HSET', KEYS[10], ARGV[log_base + 2 * i + 1], ARGV[log_base + 2 * i + 2])
 end
 
 local reply = {'OK', #fresh, n_ent - #fresh}
-for a = 1, n_acc do reply[3 + a] = balances[a] end
+for _, xid in ipairs(taken) do reply[#reply + 1] = xid end
 return reply
 """
 
@@ -263,110 +240,216 @@ end
 return redis.call('LRANGE', KEYS[1], start, start + tonumber(ARGV[2]) - 1)
 """
 
-CREDIT = """
--- Money from outside into an account.
--- KEYS: 1 account hash, 2 accounts set, 3 credits hash, 4 ledger stream, 5 money hash.
--- ARGV: 1 player, 2 amount (>= 0), 3 ledger key, 4 ledger maxlen,
---       5 mode: 'credit' (idempotent by key) or 'guest' (only if no account yet).
--- Returns {1 if applied else 0, balance}.
-if ARGV[5] == 'guest' then
-  if redis.call('EXISTS', KEYS[1]) == 1 then
-    return {0, tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')}
-  end
-elseif redis.call('HEXISTS', KEYS[3], ARGV[3]) == 1 then
-  return {0, tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')}
+TRANSFERS_OPEN = """
+-- Before chips come from accounts: the commit already stored?, the request's record
+-- at this table, and the transfers the accounts will reserve (by the table's holder
+-- only, and not for entries the table applied already).
+-- KEYS: 1 lease, 2 transfers in, 3 the request's record (or KEYS[2]: none),
+--       4 table hash, 5 applied bucket (current), 6 applied bucket (previous).
+-- ARGV: 1 token, 2 '1' if KEYS[3] is a request's record, 3 the commit's new version,
+--       4 its commit id, then 3 per transfer (id, 'open:<player>:<amount>:<ms>:<kind>',
+--       the ledger key of its entry).
+-- Replies: {'OK', id of each transfer not opened because its entry was applied};
+-- {'STALE_LEASE'}; {'DUPLICATE'} (this very commit is stored); {'REPEATED',
+-- fingerprint, memo, account ('' unknown), payout transfer, version} (the request
+-- was applied here already). Only OK writes, and never over a transfer recorded.
+local lease = redis.call('GET', KEYS[1])
+if not lease or string.match(lease, '^(%d+):') ~= ARGV[1] then
+  return {'STALE_LEASE'}
 end
-local balance = redis.call('HINCRBY', KEYS[1], 'balance', ARGV[2])
-redis.call('SADD', KEYS[2], ARGV[1])
-if tonumber(ARGV[2]) > 0 then
-  local id = redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], '*',
-    'key', ARGV[3], 'kind', 'credit', 'player', ARGV[1], 'amount', ARGV[2],
-    'source', 'outside', 'dest', 'account', 'table', '')
-  redis.call('HINCRBY', KEYS[5], 'in', ARGV[2])
-  redis.call('HINCRBY', KEYS[5], 'entries', 1)
-  if ARGV[5] == 'credit' then
-    redis.call('HSET', KEYS[3], ARGV[3], id)
+local stored = redis.call('HMGET', KEYS[4], 'v', 'tok', 'cid')
+if stored[1] == ARGV[3] and stored[2] == ARGV[1] and stored[3] == ARGV[4] then
+  return {'DUPLICATE'}
+end
+if ARGV[2] == '1' then
+  local done = redis.call('HMGET', KEYS[3], 'f', 'm', 'a', 'x', 'v')
+  if done[1] then
+    return {'REPEATED', done[1], done[2] or '', done[3] or '', done[4] or '',
+      tonumber(done[5] or '0')}
   end
 end
-return {1, balance}
+local out = {'OK'}
+for i = 5, #ARGV, 3 do
+  if redis.call('HEXISTS', KEYS[5], ARGV[i + 2]) == 1
+      or redis.call('HEXISTS', KEYS[6], ARGV[i + 2]) == 1 then
+    out[#out + 1] = ARGV[i]
+  else
+    redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1])
+  end
+end
+return out
 """
 
-TRIM_LOG = """
--- KEYS[1] a game-log list (newest first, each record behind its 8-byte ordinal);
--- ARGV[1] an ordinal. Removes from the tail (the oldest end) every record numbered up
--- to it, never the newest: the next record's ordinal follows the newest one's. Run
--- after the archive stored those records; running it again removes nothing more.
--- Returns how many records it removed.
-local through = tonumber(ARGV[1])
-local removed = 0
-while redis.call('LLEN', KEYS[1]) > 1 do
-  local tail = redis.call('LINDEX', KEYS[1], -1)
-  if struct.unpack('>I8', tail) > through then
-    break
+TRANSFERS_VOID = """
+-- Refuse transfers from accounts that the table has not received: once void, no
+-- commit can take them, so their chips may go back to the accounts.
+-- KEYS[1] transfers in; ARGV the transfer ids. Returns each one's record as it was
+-- ('' : none), an open one now void.
+local out = {}
+for i = 1, #ARGV do
+  local have = redis.call('HGET', KEYS[1], ARGV[i])
+  out[i] = have or ''
+  if have and string.sub(have, 1, 5) == 'open:' then
+    redis.call('HSET', KEYS[1], ARGV[i], 'void' .. string.sub(have, 5))
   end
-  redis.call('RPOP', KEYS[1])
-  removed = removed + 1
 end
-return removed
+return out
 """
 
-GUEST_ADMIT = """
--- A new guest, if the limits allow one more this minute.
--- KEYS: 1 guests created this minute, 2 the same from the client's address, 3 guests set.
--- ARGV: 1 limit in total (0: none), 2 limit per address (0: none), 3 the counters'
---       ttl ms, 4 player, 5 now ms.
--- Returns 'ok' (counted, and the guest listed with its activity), or which limit
--- refused it: 'total' or 'address' (nothing written).
-local total = tonumber(redis.call('GET', KEYS[1]) or '0')
-local mine = tonumber(redis.call('GET', KEYS[2]) or '0')
-if ARGV[1] ~= '0' and total >= tonumber(ARGV[1]) then
-  return 'total'
+TRANSFERS_FORGET = """
+-- Transfers finished on both sides, and game logs delivered: forgotten by the table.
+-- KEYS: 1 transfers in, 2 transfers out, 3 logs out. ARGV: 1 #in, 2 #out, then the
+-- ids of each, in that order (the rest are logs).
+local n_in = tonumber(ARGV[1])
+local n_out = tonumber(ARGV[2])
+for i = 3, #ARGV do
+  local key = KEYS[3]
+  if i < 3 + n_in then
+    key = KEYS[1]
+  elseif i < 3 + n_in + n_out then
+    key = KEYS[2]
+  end
+  redis.call('HDEL', key, ARGV[i])
 end
-if ARGV[2] ~= '0' and mine >= tonumber(ARGV[2]) then
-  return 'address'
-end
-redis.call('INCR', KEYS[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('INCR', KEYS[2])
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
-redis.call('ZADD', KEYS[3], ARGV[5], ARGV[4])
-return 'ok'
+return 1
 """
 
-CLOSE_GUEST = """
--- Close an idle guest's account: its chips go back outside the product by a ledger
--- entry, and the account, its game log and its place in the guests set go.
--- KEYS: 1 guests set, 2 account hash, 3 accounts set, 4 game log, 5 ledger stream,
---       6 money hash, 7 display names hash.
--- ARGV: 1 player, 2 idle before (ms: only a guest whose last activity is older),
---       3 ordinal of the newest game log the archive holds (0: none), 4 ledger
---       maxlen, 5 the entry's ledger key.
--- Nothing is done (reply {0, 0}) when the guest is gone already, was active since,
--- or has a game log the archive does not hold yet. Else {1, chips taken out}.
-local seen = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not seen or tonumber(seen) >= tonumber(ARGV[2]) then
-  return {0, 0}
+TABLE_SNAPSHOT = """
+-- A table's money as of one instant: its hash, its transfers in and out, and the id
+-- of its ledger's last entry ('' : none).
+-- KEYS: 1 table hash, 2 transfers in, 3 transfers out, 4 table ledger.
+local last = redis.call('XREVRANGE', KEYS[4], '+', '-', 'COUNT', 1)[1]
+return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]),
+  redis.call('HGETALL', KEYS[3]), last and last[1] or ''}
+"""
+
+# --- several nodes on one Redis (server/cluster) ---------------------------------------
+
+NODES_BEAT = """
+-- A node's heartbeat, and the live nodes.
+-- KEYS[1] the nodes sorted set (member: instance, score: when it expires, ms),
+-- KEYS[2] the node's hash. ARGV[1] the instance ('' : only read), ARGV[2] ttl ms,
+-- ARGV[3..] field, value pairs for the node's hash.
+-- Forgets the nodes whose registration ran out (by Redis's clock), renews this one's,
+-- and returns {now, instance, expires, instance, expires, ...} of the live nodes.
+redis.replicate_commands()
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', now))
+if ARGV[1] ~= '' then
+  local ttl = tonumber(ARGV[2])
+  redis.call('ZADD', KEYS[1], string.format('%d', now + ttl), ARGV[1])
+  if #ARGV > 2 then
+    redis.call('HSET', KEYS[2], unpack(ARGV, 3))
+  end
+  redis.call('PEXPIRE', KEYS[2], ttl)
 end
-local head = redis.call('LINDEX', KEYS[4], 0)
-local newest = 0
-if head then
-  newest = struct.unpack('>I8', head)
+local live = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+table.insert(live, 1, string.format('%d', now))
+return live
+"""
+
+PUBLISH_COMMIT = """
+-- What the other nodes learn of a table's stored change, in one call after it.
+-- KEYS[1] the table's summary, then the seats set of each player who sat down, then
+-- of each who stood up. ARGV[1] table id, ARGV[2] the summary ('' : unchanged),
+-- ARGV[3] how many sat down, ARGV[4] how many stood up, then (channel, message) pairs,
+-- published in order: the players' private frames before the table's events.
+if ARGV[2] ~= '' then
+  redis.call('SET', KEYS[1], ARGV[2])
 end
-if newest ~= tonumber(ARGV[3]) then
-  return {0, 0}
+local sat = tonumber(ARGV[3])
+local stood = tonumber(ARGV[4])
+for i = 1, sat do
+  redis.call('SADD', KEYS[1 + i], ARGV[1])
 end
-local balance = tonumber(redis.call('HGET', KEYS[2], 'balance') or '0')
-if balance > 0 then
-  redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[4], '*',
-    'key', ARGV[5], 'kind', 'close', 'player', ARGV[1],
-    'amount', string.format('%d', balance), 'source', 'account', 'dest', 'outside',
-    'table', '')
-  redis.call('HINCRBY', KEYS[6], 'out', balance)
-  redis.call('HINCRBY', KEYS[6], 'entries', 1)
+for i = 1, stood do
+  redis.call('SREM', KEYS[1 + sat + i], ARGV[1])
 end
-redis.call('DEL', KEYS[2], KEYS[4])
-redis.call('SREM', KEYS[3], ARGV[1])
-redis.call('HDEL', KEYS[7], ARGV[1])
-redis.call('ZREM', KEYS[1], ARGV[1])
-return {1, balance}
+for i = 5, #ARGV, 2 do
+  redis.call('PUBLISH', ARGV[i], ARGV[i + 1])
+end
+return 1
+"""
+
+PUBLISH_ONE = """
+-- ARGV[1] channel, ARGV[2] message: PUBLISH, as a script so that it shares a pipeline.
+return redis.call('PUBLISH', ARGV[1], ARGV[2])
+"""
+
+EVENTS_FOR = """
+-- A table's events after a seq, as some players see them: the replay a node that
+-- relays the table needs, without the private frames of players not connected there.
+-- KEYS[1] table hash, KEYS[2] events stream; ARGV[1] the seq after which to read,
+-- ARGV[2..] the players. Returns {last seq, oldest seq kept (0: none)}, then, if the
+-- stream reaches back to ARGV[1] + 1, per event: seq, public frame, and each player's
+-- private frame ('' : none). Each stored event is the msgpack array [public frame,
+-- {player: private frame}] (server/host/fanout.py, pack_outbound), read here by hand:
+-- the Lua msgpack library of Redis 6 does not know its binary type.
+local function item(s, i)
+  local b = string.byte(s, i)
+  local n, h
+  if b >= 0xa0 and b <= 0xbf then
+    n, h = b - 0xa0, 1
+  elseif b == 0xc4 or b == 0xd9 then
+    n, h = string.byte(s, i + 1), 2
+  elseif b == 0xc5 or b == 0xda then
+    n, h = struct.unpack('>I2', s, i + 1), 3
+  elseif b == 0xc6 or b == 0xdb then
+    n, h = struct.unpack('>I4', s, i + 1), 5
+  else
+    error('unexpected msgpack type ' .. b)
+  end
+  return string.sub(s, i + h, i + h + n - 1), i + h + n
+end
+local function frames(s)
+  if string.byte(s, 1) ~= 0x92 then
+    error('a stored event is an array of two')
+  end
+  local public, i = item(s, 2)
+  local b = string.byte(s, i)
+  local n
+  if b >= 0x80 and b <= 0x8f then
+    n, i = b - 0x80, i + 1
+  elseif b == 0xde then
+    n, i = struct.unpack('>I2', s, i + 1), i + 3
+  elseif b == 0xdf then
+    n, i = struct.unpack('>I4', s, i + 1), i + 5
+  else
+    error('unexpected msgpack type ' .. b)
+  end
+  local private = {}
+  for _ = 1, n do
+    local k, v
+    k, i = item(s, i)
+    v, i = item(s, i)
+    private[k] = v
+  end
+  return public, private
+end
+local after = tonumber(ARGV[1])
+local last = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
+local first = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 1)[1]
+local oldest = first and tonumber(string.match(first[1], '^(%d+)')) or 0
+local out = {last, oldest}
+if after >= last or oldest == 0 or oldest > after + 1 then
+  return out
+end
+local from = string.format('%d', after + 1) .. '-0'
+for _, entry in ipairs(redis.call('XRANGE', KEYS[2], from, '+')) do
+  local fields = entry[2]
+  local blob = ''
+  for j = 1, #fields, 2 do
+    if fields[j] == 'e' then
+      blob = fields[j + 1]
+    end
+  end
+  local public, private = frames(blob)
+  out[#out + 1] = tonumber(string.match(entry[1], '^(%d+)'))
+  out[#out + 1] = public
+  for p = 2, #ARGV do
+    out[#out + 1] = private[ARGV[p]] or ''
+  end
+end
+return out
 """

@@ -1,13 +1,13 @@
 """Resumable sessions: who a resume token speaks for, while the session lives.
 
-A session is a hash ``session:{id}`` (see :mod:`server.store.keys`) holding the
+A session is a hash ``session:<id>`` (see :mod:`server.store.keys`) holding the
 player, their display name, whether they are a guest, when the credential that opened
 it expires (``exp``) and when it was opened (``at``), with a TTL renewed at every
 hello but never past ``exp``. A resume token names the session, never the player
 directly, so a session that has expired cannot be resumed (``welcome.resumed`` is
 false).
 
-An operator ends a player's sessions by recording the time (``revoked:{p}``): a
+An operator ends a player's sessions by recording the time (``player:{p}:revoked``): a
 session opened before it is refused at its next resume, and every node closes the
 player's connections when told on the ``sessions:revoked`` channel
 (docs/DESIGN.md, "Sessions").
@@ -15,6 +15,7 @@ player's connections when told on the ``sessions:revoked`` channel
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 
@@ -70,11 +71,14 @@ class SessionStore:
         }
         if session.expires_ms is not None:
             mapping["exp"] = session.expires_ms
+        # The session in a transaction of its own (one key: one slot of a Redis
+        # Cluster), the name beside it: the names hash has a slot of its own.
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.hset(key, mapping=mapping)
             pipe.pexpire(key, ttl_ms)
-            pipe.hset(self.keys.names(), session.player, session.name)
-            await pipe.execute()
+            await asyncio.gather(
+                pipe.execute(), self.redis.hset(self.keys.names(), session.player, session.name)
+            )
 
     async def load(self, session_id: str) -> Session | None:
         """The live session ``session_id``, or None when it is unknown or expired."""

@@ -18,13 +18,16 @@ parts and events are opaque bytes.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import redis.asyncio
 
+from server.store.account_scripts import CLAIM, DELIVER, REFUND, SETTLE
 from server.store.batching import Replication, ScriptBatcher
-from server.store.commit import MAX_AMOUNT, CommitCalls, CommitResult, CommitStatus
+from server.store.commit import CommitCalls
+from server.store.commit_script import MAX_AMOUNT, CommitResult, CommitStatus
 from server.store.errors import StoreError, require_bytes_client
 from server.store.history import HistoryCalls, HistoryPage
 from server.store.keys import DEFAULT_KEYS, TABLE_PART_PREFIX, Keys
@@ -32,7 +35,16 @@ from server.store.leases import LeaseCalls
 from server.store.replay import ReplayCalls, decode_published, encode_published
 from server.store.replies import as_bytes, as_int, as_str
 from server.store.requests import ClientRequest, RequestCalls, RequestRecord
-from server.store.scripts import COMMIT, HISTORY, LEASE_ACQUIRE, LEASE_RELEASE, LEASE_RENEW
+from server.store.scripts import (
+    COMMIT,
+    HISTORY,
+    LEASE_ACQUIRE,
+    LEASE_RELEASE,
+    LEASE_RENEW,
+    TRANSFERS_FORGET,
+    TRANSFERS_OPEN,
+    TRANSFERS_VOID,
+)
 
 __all__ = [  # what this module held before it was split, for its importers
     "DEFAULT_EVENTS_CAP",
@@ -99,7 +111,8 @@ def stored_table(fields: Mapping[bytes | str, bytes | str]) -> StoredTable | Non
 
 
 class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCalls):
-    """Table state, leases, events and game logs in one Redis.
+    """Table state, leases, events, game logs, and the chips between tables and
+    accounts, in one Redis or a Redis Cluster (every script in one slot).
 
     ``events_cap``: events kept per table for replay. ``log_cap``: game logs kept per
     player. ``ledger_maxlen``: approximate bound of the ledger stream. ``replication``:
@@ -130,6 +143,17 @@ class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCall
         self._release = client.register_script(LEASE_RELEASE)
         self._commit = client.register_script(COMMIT)
         self._history = client.register_script(HISTORY)
+        self._open = client.register_script(TRANSFERS_OPEN)
+        self._void = client.register_script(TRANSFERS_VOID)
+        self._forget = client.register_script(TRANSFERS_FORGET)
+        self._claim = client.register_script(CLAIM)
+        self._refund = client.register_script(REFUND)
+        self._settle = client.register_script(SETTLE)
+        self._deliver = client.register_script(DELIVER)
+        # Steps after a commit that nobody waits for (settling, forgetting), and the
+        # tables whose transfers a failed step left under way.
+        self._background: set[asyncio.Task[None]] = set()
+        self._leftovers: set[str] = set()
         # Commits and renewals of many tables share round trips (see batching.py).
         self._batch = ScriptBatcher(client, replication=replication)
         self.replication = replication
@@ -138,7 +162,28 @@ class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCall
         """The stored table, or None if it was never committed."""
         return stored_table(await self.redis.hgetall(self.keys.table_state(table_id)))
 
+    async def drain(self, within: float = 10.0) -> None:
+        """Wait (at most ``within`` seconds) for the steps running in the background."""
+        if self._background:
+            done, _ = await asyncio.wait(set(self._background), timeout=within)
+            for task in done:  # a step stopped by anything but Redis: seen, not reraised
+                if not task.cancelled():
+                    task.exception()
+
+    def has_leftovers(self, table_id: str) -> bool:
+        """Whether a step of the table's transfers failed since the last call (then its
+        holder recovers them): the answer is True once per failure."""
+        if table_id in self._leftovers:
+            self._leftovers.discard(table_id)
+            return True
+        return False
+
     async def table_ids(self) -> list[str]:
-        """Every table with a stored state, sorted."""
-        members = await self.redis.smembers(self.keys.tables())
-        return sorted(as_str(m) for m in members)
+        """Every table with a stored state, sorted (the tables set also lists the ones
+        that took a lease and have not committed yet)."""
+        listed = sorted(as_str(m) for m in await self.redis.smembers(self.keys.tables()))
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for table_id in listed:
+                pipe.hexists(self.keys.table_state(table_id), "v")
+            stored = await pipe.execute()
+        return [t for t, found in zip(listed, stored, strict=True) if found]

@@ -535,11 +535,11 @@ class LostReplies(TableStore):
             raise RedisConnectionError("connection lost after the write")
         return result
 
-    async def request(self, player: str, rid: str) -> RequestRecord | None:
+    async def request(self, table_id: str, player: str, rid: str) -> RequestRecord | None:
         if self._failing_record:
             self._failing_record = False
             raise RedisConnectionError("connection lost reading the record")
-        return await super().request(player, rid)
+        return await super().request(table_id, player, rid)
 
 
 class RecordedParts(TableStore):

@@ -18,16 +18,16 @@ from server.app import App
 from server.auth import tokens
 from server.config import Settings
 from server.store.accounts import AccountStore
-from server.store.embedded import EmbeddedRedis
 from server.store.guests import GuestLimits, GuestStore
+from server.store.keys import Keys
 from tests.helpers import url
 from tests.server.helpers import Client, run_cli
 
 SECRET = "cli-test-secret-0123456789"
 
 
-def cli(redis_server: EmbeddedRedis, *args: str) -> tuple[int, str, str]:
-    done = run_cli(["--redis-url", redis_server.url, "--token-secret", SECRET, *args])
+def cli(redis_url: str, *args: str) -> tuple[int, str, str]:
+    done = run_cli(["--redis-url", redis_url, "--token-secret", SECRET, *args])
     return done.returncode, done.stdout, done.stderr
 
 
@@ -52,46 +52,44 @@ def test_token_is_signed_and_expires() -> None:
 
 
 @pytest.mark.asyncio
-async def test_accounts_and_audit(
-    redis_server: EmbeddedRedis, redis_client: redis.asyncio.Redis
-) -> None:
-    code, out, err = cli(redis_server, "account", "list")
+async def test_accounts_and_audit(redis_url: str, redis_client: redis.asyncio.Redis) -> None:
+    code, out, err = cli(redis_url, "account", "list")
     assert (code, out) == (0, "no accounts yet\n")
-    assert f"using the Redis at {redis_server.url} (--redis-url)" in err
-    code, out, _ = cli(redis_server, "account", "credit", "alice", "500", "--key", "k1")
+    assert f"using the Redis at {redis_url} (--redis-url)" in err
+    code, out, _ = cli(redis_url, "account", "credit", "alice", "500", "--key", "k1")
     assert code == 0
     assert out.split() == ["alice", "500", "credited"]
-    code, out, _ = cli(redis_server, "account", "credit", "alice", "500", "--key", "k1")
+    code, out, _ = cli(redis_url, "account", "credit", "alice", "500", "--key", "k1")
     assert code == 0
     assert out.startswith("alice\t500\talready applied")
-    code, out, _ = cli(redis_server, "account", "credit", "bob", "250")
+    code, out, _ = cli(redis_url, "account", "credit", "bob", "250")
     assert code == 0
-    code, out, _ = cli(redis_server, "account", "show", "alice")
+    code, out, _ = cli(redis_url, "account", "show", "alice")
     assert (code, out) == (0, "player  name  balance\nalice   -         500\n")
-    code, out, err = cli(redis_server, "account", "show", "nobody")
+    code, out, err = cli(redis_url, "account", "show", "nobody")
     assert code == 1
     assert "no account" in err
-    code, _, err = cli(redis_server, "account", "credit", "alice", "0")
+    code, _, err = cli(redis_url, "account", "credit", "alice", "0")
     assert code == 2
     assert "positive" in err
-    code, out, _ = cli(redis_server, "account", "list")
+    code, out, _ = cli(redis_url, "account", "list")
     assert (code, out) == (
         0,
         "player  name  balance\nalice   -         500\nbob     -         250\n",
     )
-    code, out, _ = cli(redis_server, "account", "list", "--json")
+    code, out, _ = cli(redis_url, "account", "list", "--json")
     assert code == 0
     assert json.loads(out) == [
         {"player": "alice", "name": None, "balance": 500},
         {"player": "bob", "name": None, "balance": 250},
     ]
-    code, out, _ = cli(redis_server, "audit")
+    code, out, _ = cli(redis_url, "audit")
     assert code == 0, out
     assert out.strip().endswith("audit passed"), out
 
     # A balance changed behind the ledger's back: the audit fails and says why.
-    await redis_client.hset("pg:account:alice", "balance", 900)
-    code, out, _ = cli(redis_server, "audit")
+    await redis_client.hset(Keys().account("alice"), "balance", 900)
+    code, out, _ = cli(redis_url, "audit")
     assert code == 1, out
     assert "audit FAILED" in out
     assert "chips do not add up: 750 credited from outside" in out
@@ -100,7 +98,7 @@ async def test_accounts_and_audit(
 
 @pytest.mark.asyncio
 async def test_audit_beside_a_live_table(
-    app: App, server_settings: Settings, redis_server: EmbeddedRedis
+    app: App, server_settings: Settings, redis_url: str
 ) -> None:
     """The audit runs against a server in play (bets held) and passes."""
     client = await Client.hello(url(app))
@@ -108,7 +106,7 @@ async def test_audit_beside_a_live_table(
         await client.ok(Join, table_id="slow", buy_in=1000)
         await client.ok(Bet, table_id="slow", amount=100)
         await client.phase("slow", "setting")
-        done = await asyncio.to_thread(run_cli, ["--redis-url", redis_server.url, "audit"])
+        done = await asyncio.to_thread(run_cli, ["--redis-url", redis_url, "audit"])
         assert done.returncode == 0, done.stdout
         assert "held bets: 100" in done.stdout
     finally:
@@ -176,7 +174,7 @@ async def test_the_commands_find_the_server_on_its_data_folder(
 
 @pytest.mark.asyncio
 async def test_account_list_guests_counts_them(
-    redis_server: EmbeddedRedis, redis_client: redis.asyncio.Redis
+    redis_url: str, redis_client: redis.asyncio.Redis
 ) -> None:
     guests, accounts = GuestStore(redis_client), AccountStore(redis_client)
     for i, player in enumerate(("g-a", "g-b")):
@@ -184,12 +182,12 @@ async def test_account_list_guests_counts_them(
         await accounts.ensure_guest(player, 100 * (i + 1))
     await accounts.credit("alice", 5, "op:1")  # not a guest
     listing = ("account", "list", "--guests")
-    code, out, err = await asyncio.to_thread(cli, redis_server, *listing, "--json")
+    code, out, err = await asyncio.to_thread(cli, redis_url, *listing, "--json")
     assert code == 0, err
     assert json.loads(out) == [
         {"player": "g-a", "active": "2023-11-14T22:13:20Z", "balance": 100},
         {"player": "g-b", "active": "2023-11-14T22:13:20Z", "balance": 200},
     ]
-    code, out, _ = await asyncio.to_thread(cli, redis_server, *listing)
+    code, out, _ = await asyncio.to_thread(cli, redis_url, *listing)
     assert code == 0
     assert out.rstrip().endswith("2 guests")

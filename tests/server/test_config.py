@@ -50,6 +50,7 @@ def test_every_setting_from_its_variable() -> None:
         "PAIGOW_HEARTBEAT_MS": "3000",
         "PAIGOW_HANDSHAKE_MS": "4000",
         "PAIGOW_LEASE_MS": "6000",
+        "PAIGOW_NODE_NAME": "node-7",
         "PAIGOW_SERVER_NAME": "east",
         "PAIGOW_LOG_LEVEL": "WARNING",
         "PAIGOW_LOG_FORMAT": "json",
@@ -81,6 +82,7 @@ def test_every_setting_from_its_variable() -> None:
         heartbeat_ms=3000,
         handshake_ms=4000,
         lease_ms=6000,
+        node_name="node-7",
         server_name="east",
         log_level="warning",
         log_format="json",
@@ -190,5 +192,8 @@ def test_every_setting_reaches_the_container_and_is_documented() -> None:
             assert f'{d.env}: "${{{d.env}:?' in compose
         elif d.env == "PAIGOW_TABLES_FILE":  # a path in the container: see compose.yaml
             assert f"# {d.env}: /etc/paigow/tables.toml" in compose
+        elif d.env == "PAIGOW_NODE_NAME":  # each node's own
+            for n in (1, 2, 3):
+                assert f"      {d.env}: node-{n}\n" in compose
         else:
             assert f'    {d.env}: "${{{d.env}:-}}"' in compose, d.env

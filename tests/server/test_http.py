@@ -8,11 +8,13 @@ import gc
 import time
 
 import pytest
+import redis.asyncio
 from prometheus_client.parser import text_string_to_metric_families
 
-from protocol.messages import Join
+from protocol.messages import Bet, Join
 from server.app import App
 from server.config import Settings
+from server.store.tables import TableStore
 from tests.helpers import until, url
 from tests.server.helpers import Client, http_get
 
@@ -78,29 +80,33 @@ async def test_metrics_show_loop_stalls_and_collector_pauses(app: App) -> None:
 
 
 @pytest.mark.asyncio
-async def test_not_ready_while_a_table_is_owned_elsewhere(
-    app: App, server_settings: Settings
+async def test_not_ready_while_no_live_node_holds_a_table(
+    server_settings: Settings, redis_client: redis.asyncio.Redis
 ) -> None:
-    """``/readyz`` says 503 and names the tables another process still holds."""
-    second = App(server_settings)  # same Redis: the tables are the first one's
-    starting = asyncio.create_task(second.start())
+    """``/readyz`` says 503 and names the tables no live node holds: here a node that
+    died with its lease of ``fast`` not run out yet. A request for it gets
+    ``unavailable`` (retryable); once the lease is gone, the table is taken at once.
+    (A table held by another live node is served through it: tests/server/cluster.)"""
+    lease = TableStore(redis_client).keys.table_lease("fast")
+    await redis_client.set(lease, b"7:dead-node#1", px=60_000)
+    app = App(server_settings)
+    starting = asyncio.create_task(app.start())
     client: Client | None = None
     try:
-        await until(lambda: second.server is not None, what="the second server to listen")
-        status, body = await asyncio.to_thread(http_get, second.port, "/readyz")
+        await until(lambda: app.server is not None, what="the server to listen")
+        await until(lambda: app.hosts["slow"].ready, what="the free table to be taken")
+        status, body = await asyncio.to_thread(http_get, app.port, "/readyz")
         assert status == 503
-        assert "fast" in body
-        assert "slow" in body
-        status, _ = await asyncio.to_thread(http_get, second.port, "/healthz")
+        assert body.removeprefix("not ready: ").split() == ["fast"]
+        status, _ = await asyncio.to_thread(http_get, app.port, "/healthz")
         assert status == 200
-        # A request for a table hosted elsewhere: unavailable (retryable), nothing else.
-        client = await Client.hello(url(second))
+        client = await Client.hello(url(app))
         error = await client.error(Join, "unavailable", table_id="fast", buy_in=500)
         assert error.retryable
-        # The first process stops and gives its leases up: the second takes over at once.
-        await app.stop()
+        # The dead node's lease goes: the table is taken over at once.
+        await redis_client.delete(lease)
         await asyncio.wait_for(starting, 5)
-        status, body = await asyncio.to_thread(http_get, second.port, "/readyz")
+        status, body = await asyncio.to_thread(http_get, app.port, "/readyz")
         assert (status, body) == (200, "ready\n")
         await client.ok(Join, table_id="fast", buy_in=500)
     finally:
@@ -109,4 +115,30 @@ async def test_not_ready_while_a_table_is_owned_elsewhere(
         starting.cancel()
         with contextlib.suppress(BaseException):
             await starting
+        await app.stop()
+
+
+@pytest.mark.asyncio
+async def test_a_second_node_is_ready_and_serves_the_tables_of_the_first(
+    app: App, server_settings: Settings
+) -> None:
+    """Two nodes on one Redis: the second is ready once every table is held (by either
+    one), serves them all, and holds them all once the first one stops."""
+    second = App(server_settings)
+    client: Client | None = None
+    try:
+        await second.start()
+        status, body = await asyncio.to_thread(http_get, second.port, "/readyz")
+        assert (status, body) == (200, "ready\n")
+        client = await Client.hello(url(second))
+        await client.ok(Join, table_id="fast", buy_in=500)
+        await client.ok(Join, table_id="slow", buy_in=500)
+        await app.stop()  # hands its tables over
+        await until(lambda: all(h.ready for h in second.hosts.values()), what="every table")
+        status, body = await asyncio.to_thread(http_get, second.port, "/readyz")
+        assert (status, body) == (200, "ready\n")
+        await client.ok(Bet, table_id="slow", amount=10)
+    finally:
+        if client is not None:
+            await client.close()
         await second.stop()

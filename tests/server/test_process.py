@@ -30,7 +30,6 @@ from protocol.messages import (
     Watch,
 )
 from protocol.structs import Balances, HandChoice
-from server.store.embedded import EmbeddedRedis
 from server.store.parts import stored_state
 from server.store.tables import TableStore
 from tests.server.helpers import (
@@ -81,7 +80,7 @@ def processes() -> Iterator[list[ServerProcess]]:
 
 def start(
     processes: list[ServerProcess],
-    redis_server: EmbeddedRedis,
+    redis_url: str,
     tmp_path: Path,
     *,
     setting_ms: int,
@@ -95,29 +94,29 @@ def start(
         TABLES.format(setting_ms=setting_ms, betting_ms=betting_ms, grace_ms=grace_ms)
     )
     args = server_args(
-        redis_server.url, tables, tmp_path / "data", secret=SECRET, lease_ms=lease_ms, port=port
+        redis_url, tables, tmp_path / "data", secret=SECRET, lease_ms=lease_ms, port=port
     )
     process = ServerProcess(args, tmp_path / f"server-{len(processes)}.log")
     processes.append(process)
     return process
 
 
-def audit_passes(redis_server: EmbeddedRedis) -> str:
-    done = run_cli(["--redis-url", redis_server.url, "audit"])
+def audit_passes(redis_url: str) -> str:
+    done = run_cli(["--redis-url", redis_url, "audit"])
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
 
 @pytest.mark.asyncio
 async def test_sigkill_while_setting_then_restart(
-    redis_server: EmbeddedRedis,
+    redis_url: str,
     redis_client: redis.asyncio.Redis,
     tmp_path: Path,
     processes: list[ServerProcess],
 ) -> None:
     setting_ms = 6000
     lease_ms = 1000
-    first = start(processes, redis_server, tmp_path, setting_ms=setting_ms, lease_ms=lease_ms)
+    first = start(processes, redis_url, tmp_path, setting_ms=setting_ms, lease_ms=lease_ms)
     await first.started()
     players = [await Client.hello(first.url, label=f"p{i}") for i in range(3)]
     clients = list(players)
@@ -141,7 +140,7 @@ async def test_sigkill_while_setting_then_restart(
             closed = await p.wait_closed()
             assert closed.code is None  # no close frame: the process just vanished
 
-        second = start(processes, redis_server, tmp_path, setting_ms=setting_ms, lease_ms=lease_ms)
+        second = start(processes, redis_url, tmp_path, setting_ms=setting_ms, lease_ms=lease_ms)
         await second.started()  # after the dead owner's lease expired
         assert now_ms() < deadline - 1500, "too slow to test the resumed setting phase"
 
@@ -214,20 +213,20 @@ async def test_sigkill_while_setting_then_restart(
         await close_all(clients)
         stored = await TableStore(redis_client).load("k")
         assert stored is not None
-        assert audit_passes(redis_server).strip().endswith("audit passed")
+        assert audit_passes(redis_url).strip().endswith("audit passed")
     finally:
         await close_all(clients)
 
 
 @pytest.mark.asyncio
 async def test_sigterm_closes_1001_and_hands_the_tables_over(
-    redis_server: EmbeddedRedis,
+    redis_url: str,
     redis_client: redis.asyncio.Redis,
     tmp_path: Path,
     processes: list[ServerProcess],
 ) -> None:
     lease_ms = 15_000  # a takeover that waited for the lease would take this long
-    first = start(processes, redis_server, tmp_path, setting_ms=3000, lease_ms=lease_ms)
+    first = start(processes, redis_url, tmp_path, setting_ms=3000, lease_ms=lease_ms)
     await first.started()
     player = await Client.hello(first.url, label="p")
     watcher = await Client.hello(first.url, label="w")
@@ -251,7 +250,7 @@ async def test_sigterm_closes_1001_and_hands_the_tables_over(
         assert stored is not None
 
         began = time.monotonic()
-        second = start(processes, redis_server, tmp_path, setting_ms=3000, lease_ms=lease_ms)
+        second = start(processes, redis_url, tmp_path, setting_ms=3000, lease_ms=lease_ms)
         await second.started()
         assert time.monotonic() - began < lease_ms / 2000, "the new process waited for a lease"
 
@@ -267,14 +266,14 @@ async def test_sigterm_closes_1001_and_hands_the_tables_over(
         assert snap.phase in ("dealing", "setting")
         # Marked away when its connection closed, back now.
         await back.event("k", SeatChange, lambda m: m.seat.seat == 3 and m.seat.status == "playing")
-        assert audit_passes(redis_server).strip().endswith("audit passed")
+        assert audit_passes(redis_url).strip().endswith("audit passed")
     finally:
         await close_all(clients)
 
 
 @pytest.mark.asyncio
 async def test_a_player_who_never_comes_back_after_a_sigkill_is_away_then_stood_up(
-    redis_server: EmbeddedRedis,
+    redis_url: str,
     redis_client: redis.asyncio.Redis,
     tmp_path: Path,
     processes: list[ServerProcess],
@@ -289,7 +288,7 @@ async def test_a_player_who_never_comes_back_after_a_sigkill_is_away_then_stood_
     def launch() -> ServerProcess:
         return start(
             processes,
-            redis_server,
+            redis_url,
             tmp_path,
             setting_ms=2000,
             lease_ms=1000,
@@ -351,14 +350,14 @@ async def test_a_player_who_never_comes_back_after_a_sigkill_is_away_then_stood_
         assert kept is not None
         assert kept.connected
         await close_all(clients)
-        assert audit_passes(redis_server).strip().endswith("audit passed")
+        assert audit_passes(redis_url).strip().endswith("audit passed")
     finally:
         await close_all(clients)
 
 
 @pytest.mark.asyncio
 async def test_hellos_before_the_restarted_server_hosts_the_table_are_attached_later(
-    redis_server: EmbeddedRedis,
+    redis_url: str,
     redis_client: redis.asyncio.Redis,
     tmp_path: Path,
     processes: list[ServerProcess],
@@ -369,7 +368,7 @@ async def test_hellos_before_the_restarted_server_hosts_the_table_are_attached_l
     p1, away since its connection dropped before the crash, gets a snapshot with its
     cards and is marked back."""
     setting_ms = 60_000  # the round waits in its setting phase throughout
-    first = start(processes, redis_server, tmp_path, setting_ms=setting_ms, lease_ms=1000)
+    first = start(processes, redis_url, tmp_path, setting_ms=setting_ms, lease_ms=1000)
     await first.started()
     players = [await Client.hello(first.url, label=f"p{i}") for i in range(2)]
     clients = list(players)
@@ -391,7 +390,7 @@ async def test_hellos_before_the_restarted_server_hosts_the_table_are_attached_l
         await redis_client.set(lease, b"0:the-dead-process")
         port = free_port()
         second = start(
-            processes, redis_server, tmp_path, setting_ms=setting_ms, lease_ms=1000, port=port
+            processes, redis_url, tmp_path, setting_ms=setting_ms, lease_ms=1000, port=port
         )
         await second.serving(port)
         resumed = [
@@ -432,6 +431,6 @@ async def test_hellos_before_the_restarted_server_hosts_the_table_are_attached_l
         assert_gapless(kept + resumed[0].table("k"), "p0")
         assert_gapless(resumed[1].table("k"), "p1")
         await close_all(clients)
-        assert audit_passes(redis_server).strip().endswith("audit passed")
+        assert audit_passes(redis_url).strip().endswith("audit passed")
     finally:
         await close_all(clients)

@@ -20,9 +20,11 @@ from server.store.accounts import AccountStore
 from server.store.audit import AuditReport, audit
 from server.store.guests import GuestLimits, GuestStore
 from server.store.keys import Keys
-from server.store.replies import as_bytes
+from server.store.ledgers import ledger_sources
+from server.store.replies import as_bytes, as_int
 from server.store.tables import StoredTable, TableStore
 from server.table.ledger import Kind, LedgerEntry, Pot
+from tests.server.store.helpers import ledger_len
 
 T = "t1"
 PLAYERS = ("ann", "bob")
@@ -99,6 +101,7 @@ class Casino:
             logs=logs,
         )
         assert result.ok, result
+        await self.tables.drain()  # the chips and game logs delivered, the transfers done
         self.version += 1
 
     async def play(self, rounds: int = 1, players: Sequence[str] = ("ann", "bob")) -> None:
@@ -156,12 +159,23 @@ class Casino:
             **kwargs,  # type: ignore[arg-type]
         )
 
+    @property
+    def ledger(self) -> str:
+        """The table's ledger stream."""
+        return self.keys.table_ledger(T)
+
     async def ledger_len(self) -> int:
-        return int(await self.redis.xlen(self.keys.ledger_stream()))
+        """Entries in every ledger stream (the table's and each account's)."""
+        return await ledger_len(self.redis)
 
     async def entries(self) -> int:
-        """Ledger entries ever appended."""
-        return int(await self.redis.hget(self.keys.money(), "entries") or 0)
+        """Ledger entries ever appended, to every stream (each owner's ``n``)."""
+        total = 0
+        for source in await ledger_sources(self.redis, self.keys):
+            k = self.keys
+            owner = k.table_state(source.owner) if source.table else k.account(source.owner)
+            total += as_int(await self.redis.hget(owner, "n"))
+        return total
 
     async def log_ordinals(self, player: str) -> list[int]:
         """The ordinals of ``player``'s game logs in Redis, newest first."""

@@ -11,7 +11,8 @@ import redis.asyncio
 from server.archive import Archive, ArchiveError
 from server.archive.history import history_page
 from server.store.accounts import OUTSIDE
-from server.store.records import LogRow
+from server.store.ledgers import ledger_sources
+from server.store.records import CREDITED, LogRow
 from server.store.replies import stream_entries
 from tests.helpers import until
 from tests.server.archive.helpers import HOUR_MS, Casino, round_of, wall_ms
@@ -33,10 +34,17 @@ async def test_old_ledger_entries_move_once_and_the_audit_replays_the_checkpoint
     assert (report.ledger, report.trimmed) == (appended, appended)
     assert await casino.ledger_len() == 0
     stats = await archive.stats()
-    assert stats.ledger == appended
-    assert stats.checkpoint is not None
-    assert stats.checkpoint.entries == appended
-    assert stats.checkpoint.balances == {"ann": 500, "bob": 500}
+    assert stats.ledger == stats.folded == appended
+    # One checkpoint per stream: the table's, and each account's with its balance.
+    keys = casino.keys
+    assert set(stats.checkpoints) == {
+        keys.table_ledger("t1"),
+        keys.account_ledger("ann"),
+        keys.account_ledger("bob"),
+    }
+    for player in ("ann", "bob"):
+        pots = stats.checkpoints[keys.account_ledger(player)].pots
+        assert (pots["account"], pots[CREDITED]) == (500, 1000)
 
     # Once more: nothing left to move, nothing counted twice.
     again = await casino.archiver(archive).run_once()
@@ -135,24 +143,20 @@ async def test_a_lost_entry_and_a_wrong_balance_are_found_across_redis_and_the_a
     await casino.play(3)
     await casino.archiver(archive).run_once()
     await casino.play(2)
-    [(entry_id, fields)] = stream_entries(
-        await redis_client.xrevrange(casino.keys.ledger_stream(), count=1)
-    )
-    await redis_client.xdel(casino.keys.ledger_stream(), entry_id)
+    [(entry_id, fields)] = stream_entries(await redis_client.xrevrange(casino.ledger, count=1))
+    await redis_client.xdel(casino.ledger, entry_id)
     report = await casino.audit(archive)
     assert not report.ok
-    assert "entries lost" in report.explain()
+    assert "ledger entries lost: pg:table:{t1}:ledger: 32 appended" in report.explain()
 
-    await redis_client.xadd(  # put it back (another id), then tamper with a balance
-        casino.keys.ledger_stream(),
-        dict(fields.items()),
-    )
+    await redis_client.xadd(casino.ledger, dict(fields.items()))  # back (another id)
     assert (await casino.audit(archive)).ok
+    # Then tamper with a balance (an account's archived ledger says otherwise).
     await redis_client.hincrby(casino.keys.account("ann"), "balance", 7)
-    await redis_client.hincrby(casino.keys.money(), "in", 7)  # the sum still adds up
+    await redis_client.hincrby(casino.keys.account("ann"), "in", 7)  # the sum adds up
     wrong = (await casino.audit(archive)).explain()
     assert "ann: balance 507, ledger says 500" in wrong
-    assert "the ledger's credits sum to 2000, the credited total is 2007" in wrong
+    assert "ann: credited 1007, ledger says 1000" in wrong
 
 
 @pytest.mark.asyncio
@@ -173,8 +177,8 @@ async def test_a_key_applied_twice_across_the_archive_is_found(
         "dest": "table",
         "table": "t1",
     }
-    await redis_client.xadd(casino.keys.ledger_stream(), fields)  # type: ignore[arg-type]
-    await redis_client.hincrby(casino.keys.money(), "entries", 1)
+    await redis_client.xadd(casino.ledger, fields)  # type: ignore[arg-type]
+    await redis_client.hincrby(casino.keys.table_state("t1"), "n", 1)
     report = await casino.audit(archive)
     assert list(report.duplicates) == ["t1:r1:ann:win"]
     # Archived too, the duplicate is remembered past the checkpoint.
@@ -183,23 +187,36 @@ async def test_a_key_applied_twice_across_the_archive_is_found(
 
 
 @pytest.mark.asyncio
-async def test_a_ledger_trimmed_before_the_archive_starts_from_redis_s_totals(
+async def test_a_ledger_trimmed_before_the_archive_starts_from_its_owner_s_totals(
     redis_client: redis.asyncio.Redis, archive: Archive
 ) -> None:
     casino = Casino(redis_client)
     await casino.open()
     await casino.play(3)
-    await redis_client.xtrim(casino.keys.ledger_stream(), maxlen=4, approximate=False)
+    await redis_client.xtrim(casino.ledger, maxlen=4, approximate=False)
+    await redis_client.xtrim(casino.keys.account_ledger("ann"), maxlen=1, approximate=False)
     await casino.play(1)
     mover = casino.archiver(archive)
-    first = await mover.first_checkpoint()
-    assert first.baseline_ms is not None
+    firsts = {
+        s.stream: mover.first_checkpoint(s, await mover.calls.ledger_start(s))
+        for s in await ledger_sources(redis_client)
+    }
+    table, ann, bob = (
+        firsts[casino.ledger],
+        firsts[casino.keys.account_ledger("ann")],
+        firsts[casino.keys.account_ledger("bob")],
+    )
+    assert table.baseline_ms is not None
+    assert (table.pots["table"], table.pots["held"], table.pots["house"]) == (992, 0, 8)
+    assert ann.baseline_ms is not None
+    assert (ann.entries, ann.pots["account"], ann.pots[CREDITED]) == (2, 500, 1000)
+    assert bob.baseline_ms is None  # bob's stream holds every entry: from zero
     await mover.run_once()
     await casino.play(2)
     report = await casino.audit(archive)
     assert report.ok, report.explain()
     assert report.ledger_complete
-    assert "checkpoint of Redis's own totals" in report.explain()
+    assert "the replay of 2 ledger streams starts from their owners' totals" in report.explain()
 
 
 @pytest.mark.asyncio
@@ -218,16 +235,31 @@ async def test_an_idle_guest_is_closed_and_leaves_only_its_archived_history(
     mover = casino.archiver(archive, guest_idle_ms=HOUR_MS)
     report = await mover.run_once()
     assert (report.guests_closed, report.chips_out, report.guests) == (1, 300, 1)
-    assert not await redis_client.exists(casino.keys.account("g-1"), casino.keys.game_log("g-1"))
+    keys = casino.keys
+    # Of g-1 only a small record stays in Redis: its totals, for the audit.
+    left = await redis_client.hgetall(keys.account("g-1"))
+    assert {k: v for k, v in left.items() if k != b"closed"} == {
+        b"balance": b"0",
+        b"in": b"300",
+        b"out": b"300",
+        b"n": b"2",
+        b"guest": b"1",
+    }
+    assert not await redis_client.exists(keys.game_log("g-1"))
     assert await casino.accounts.balance("g-2") == 300
     assert await archive.history("g-1", None, 10) == [(1, b"\x80")]
-    # The chips went outside by a ledger entry: the audit still adds up, then archived.
-    assert (await casino.audit(archive)).ok
+    # The chips went outside by an entry of its own ledger: the audit still adds up.
+    after_close = await casino.audit(archive)
+    assert after_close.ok, after_close.explain()
+    assert (after_close.credited, after_close.removed) == (1600, 300)
+    # Archived by the next pass, with the rest of its ledger, which Redis then forgets.
     await casino.archiver(archive, guest_idle_ms=HOUR_MS).run_once()
+    assert not await redis_client.exists(keys.account_ledger("g-1"))
     final = await casino.audit(archive)
     assert final.ok, final.explain()
     assert final.ledger_complete
-    closing = await archive.audit_view({}, {casino.keys.ledger_stream(): (2**62, 0)}, ())
+    stream = keys.account_ledger("g-1")
+    closing = await archive.audit_view({}, {stream: (2**62, 0)}, {})
     [closed] = [r for r in closing.rows if r.kind == "close"]
     assert (closed.player, closed.amount, closed.dest) == ("g-1", 300, OUTSIDE)
 

@@ -16,7 +16,6 @@ import redis.asyncio
 from server.archive import Archive
 from server.archive.mover import CRASH_POINTS, Archiver
 from server.store.accounts import AccountStore
-from server.store.embedded import EmbeddedRedis
 from tests.helpers import until
 from tests.server.archive.helpers import HOUR_MS, Casino
 from tests.server.helpers import ROOT
@@ -65,7 +64,9 @@ async def check_everything_moved_once(casino: Casino, archive: Archive, appended
         archived = [o for o, _ in await archive.history(player, None, 100)]
         assert archived == [5, 4, 3, 2, 1]
     assert await archive.history("g-idle", None, 100) == [(1, b"\x80")]
-    assert not await casino.redis.exists(casino.keys.account("g-idle"))
+    keys = casino.keys
+    assert await casino.redis.hget(keys.account("g-idle"), "closed") is not None
+    assert not await casino.redis.exists(keys.game_log("g-idle"), keys.account_ledger("g-idle"))
     assert await casino.accounts.balance("g-busy") == 300
 
 
@@ -120,7 +121,7 @@ async def test_two_archivers_at_once_move_each_record_once(
 @pytest.mark.asyncio
 @pytest.mark.slow
 async def test_the_archive_command_killed_mid_pass_loses_and_repeats_nothing(
-    redis_server: EmbeddedRedis, redis_client: redis.asyncio.Redis, archive_url: str
+    redis_url: str, redis_client: redis.asyncio.Redis, archive_url: str
 ) -> None:
     """``paigow-server archive`` killed with SIGKILL three times while it moves a
     backlog, then run to the end."""
@@ -136,7 +137,7 @@ async def test_the_archive_command_killed_mid_pass_loses_and_repeats_nothing(
         "-m",
         "server",
         "--redis-url",
-        redis_server.url,
+        redis_url,
         "--archive-url",
         archive_url,
         "--archive-after-ms",

@@ -26,9 +26,9 @@ from server.auth import tokens
 from server.config import Settings
 from server.host import TableHost
 from server.store.accounts import AccountStore
-from server.store.keys import Keys
 from tests.helpers import until, url
 from tests.server.helpers import Client, LostReplies, Reply, audit_report, close_all
+from tests.server.store.helpers import ledger_len
 
 ACCOUNT = 1000
 BUY_IN = 300
@@ -88,7 +88,7 @@ async def holdings(app: App, client: redis.asyncio.Redis, player: str) -> tuple[
     return (
         await AccountStore(client).balance(player),
         None if seat is None else (index, seat.balance),
-        await client.xlen(Keys().ledger_stream()),
+        await ledger_len(client),
     )
 
 

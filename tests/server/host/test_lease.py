@@ -13,14 +13,16 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from server.host.lease import LeaseKeeper, TableLease
+from server.store.connection import key_slot
 from server.store.tables import TableStore
+from server.store.topology import LocalCluster
 from tests.conftest import evalsha_calls
 from tests.helpers import until
 
 
 @pytest.mark.asyncio
 async def test_every_lease_renewed_together_and_a_lost_one_reported_once(
-    redis_client: redis.asyncio.Redis,
+    redis_client: redis.asyncio.Redis, redis_cluster: LocalCluster | None
 ) -> None:
     store = TableStore(redis_client)
     keeper = LeaseKeeper(store, "node-a", lease_ms=2_000)
@@ -39,8 +41,12 @@ async def test_every_lease_renewed_together_and_a_lost_one_reported_once(
     assert await store.acquire_lease("t5", "node-b", 60_000) is not None
 
     before = await evalsha_calls(redis_client)
+    pipelines = store._batch.pipelines
     await keeper.renew_now()
-    assert await evalsha_calls(redis_client) - before == 1
+    # One call (on a cluster, one per slot, in one pipeline per node sent together).
+    slots = {key_slot(store.keys.table_lease(f"t{i}")) for i in range(30)}
+    assert await evalsha_calls(redis_client) - before == (len(slots) if redis_cluster else 1)
+    assert store._batch.pipelines - pipelines == 1
     assert lost == ["t5"]
     await keeper.renew_now()
     assert lost == ["t5"]  # reported once, then no longer renewed

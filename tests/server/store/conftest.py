@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import pytest
+import pytest_asyncio
 import redis.asyncio
 
 from server.store.accounts import AccountStore
 from server.store.tables import TableStore
 
 
-@pytest.fixture
-def store(redis_client: redis.asyncio.Redis) -> TableStore:
-    return TableStore(redis_client, events_cap=5, log_cap=4)
+@pytest_asyncio.fixture
+async def store(redis_client: redis.asyncio.Redis) -> AsyncIterator[TableStore]:
+    """A table store; its steps still running in the background are awaited after
+    the test, before its client closes."""
+    tables = TableStore(redis_client, events_cap=5, log_cap=4)
+    yield tables
+    await tables.drain()
 
 
 @pytest.fixture

@@ -1,15 +1,18 @@
-"""What the store's tests share: one table, ledger entries, its lease, its next commit."""
+"""What the store's tests share: one table, ledger entries, its lease, its next commit, and
+a store that dies between two steps of a transfer."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import redis.asyncio
 
-from server.store.commit import CommitResult
-from server.store.keys import Keys
+from server.store.commit_script import CommitResult
+from server.store.ledgers import ledger_streams
 from server.store.requests import ClientRequest
 from server.store.tables import TableStore
+from server.store.transfers import Incoming
 from server.table.ledger import Kind, LedgerEntry, Pot
 
 T = "t1"
@@ -72,4 +75,47 @@ async def expired(store: TableStore) -> bool:
 
 
 async def ledger_len(client: redis.asyncio.Redis) -> int:
-    return int(await client.xlen(Keys().ledger_stream()))
+    """Entries in every ledger stream (each table's and each account's)."""
+    return sum([int(await client.xlen(s)) for s in await ledger_streams(client)])
+
+
+class Crash(BaseException):
+    """The process dies here."""
+
+
+class CrashingStore(TableStore):
+    """The real store, dying at ``crash_at`` (the name of the step it would run next)."""
+
+    crash_at = ""
+
+    def _die(self, point: str) -> None:
+        if self.crash_at == point:
+            raise Crash(point)
+
+    async def _claim_all(self, *args: Any) -> Any:
+        self._die("claim")
+        return await super()._claim_all(*args)
+
+    async def _store_change(self, table_id: str, **kwargs: Any) -> CommitResult:
+        self._die("commit")
+        return await super()._store_change(table_id, **kwargs)
+
+    async def _after(self, *args: Any) -> CommitResult:
+        self._die("after")
+        return await super()._after(*args)
+
+    async def deliver(self, table_id: str, player: str, items: Any) -> list[int]:
+        self._die("deliver")
+        return await super().deliver(table_id, player, items)
+
+    async def settle(self, transfer: Incoming) -> str:
+        self._die("settle")
+        return await super().settle(transfer)
+
+    async def refund(self, table_id: str, transfer: Incoming) -> str:
+        self._die("refund")
+        return await super().refund(table_id, transfer)
+
+    async def forget_transfers(self, table_id: str, *args: Any, **kwargs: Any) -> None:
+        self._die("forget")
+        await super().forget_transfers(table_id, *args, **kwargs)

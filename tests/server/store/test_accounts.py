@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 import redis.asyncio
+from redis.asyncio.cluster import RedisCluster
 
 from server.store.accounts import AccountStore
 from server.store.keys import Keys
 from server.store.replies import stream_entries
 from server.store.tables import StoreError
+from server.store.topology import LocalCluster
 
 
 @pytest.fixture
@@ -40,8 +43,8 @@ async def test_credit_is_idempotent_by_key(
     assert (await accounts.credit("ann", 50, "op-2")).balance == 150
     assert await accounts.balance("ann") == 150
     keys = Keys()
-    assert await redis_client.hget(keys.money(), "in") == b"150"
-    entries = stream_entries(await redis_client.xrange(keys.ledger_stream()))
+    assert await redis_client.hget(keys.account("ann"), "in") == b"150"
+    entries = stream_entries(await redis_client.xrange(keys.account_ledger("ann")))
     assert [fields["key"] for _, fields in entries] == [b"op-1", b"op-2"]
     assert {fields["source"] for _, fields in entries} == {b"outside"}
     assert {fields["kind"] for _, fields in entries} == {b"credit"}
@@ -68,9 +71,25 @@ async def test_bad_arguments(accounts: AccountStore) -> None:
 
 
 @pytest.mark.asyncio
-async def test_refuses_a_decoding_client(redis_client: redis.asyncio.Redis) -> None:
-    kwargs = redis_client.connection_pool.connection_kwargs
-    text_client = redis.asyncio.Redis(unix_socket_path=kwargs["path"], decode_responses=True)
+async def test_a_credit_key_is_the_accounts_own(accounts: AccountStore) -> None:
+    """Each account keeps its credit keys in its own slot: a key is applied once per
+    account (two accounts credited with one key are two credits)."""
+    assert (await accounts.credit("ann", 10, "op-1")).applied
+    assert not (await accounts.credit("ann", 10, "op-1")).applied
+    assert (await accounts.credit("bob", 10, "op-1")).applied
+    assert await accounts.list_accounts() == [("ann", 10), ("bob", 10)]
+
+
+@pytest.mark.asyncio
+async def test_refuses_a_decoding_client(
+    redis_client: redis.asyncio.Redis, redis_cluster: LocalCluster | None
+) -> None:
+    if redis_cluster is not None:
+        node = redis_cluster.nodes[0]
+        text_client: Any = RedisCluster(host="127.0.0.1", port=node.port, decode_responses=True)
+    else:
+        kwargs = redis_client.connection_pool.connection_kwargs
+        text_client = redis.asyncio.Redis(unix_socket_path=kwargs["path"], decode_responses=True)
     try:
         with pytest.raises(StoreError, match="decode_responses"):
             AccountStore(text_client)

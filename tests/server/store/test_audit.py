@@ -84,7 +84,9 @@ async def test_consistent_store_passes(played: TableStore) -> None:
     assert report.credited == 1500
     assert (report.accounts_total, report.tables_total, report.house_total) == (1000, 498, 2)
     assert report.ledger_complete
-    assert report.ledger_scanned == 10
+    # Each account's credit and buy-in (its half), the table's eight entries.
+    assert report.ledger_scanned == 12
+    assert report.in_transit == 0
     assert report.explain().endswith("audit passed")
 
 
@@ -111,7 +113,7 @@ async def test_settlement_applied_twice(played: TableStore) -> None:
     # Simulate a double payout written around the store's idempotency.
     r, k = played.redis, played.keys
     await r.xadd(
-        k.ledger_stream(),
+        k.table_ledger("t1"),
         {
             "key": "t1:r1:ann:win",
             "kind": "win",
@@ -122,7 +124,7 @@ async def test_settlement_applied_twice(played: TableStore) -> None:
             "table": "t1",
         },
     )
-    await r.hincrby(k.money(), "entries", 1)
+    await r.hincrby(k.table_state("t1"), "n", 1)
     report = await audit(r, table_money)
     assert not report.ok
     assert list(report.duplicates) == ["t1:r1:ann:win"]
@@ -143,11 +145,11 @@ async def test_account_that_differs_from_the_ledger(played: TableStore) -> None:
 
 @pytest.mark.asyncio
 async def test_trimmed_ledger_is_noted(played: TableStore) -> None:
-    await played.redis.xtrim(played.keys.ledger_stream(), maxlen=3, approximate=False)
+    await played.redis.xtrim(played.keys.table_ledger("t1"), maxlen=3, approximate=False)
     report = await audit(played.redis, table_money)
     assert report.ok, report.explain()
     assert not report.ledger_complete
-    assert "holds 3 of 10 entries" in report.explain()
+    assert "hold 7 of 12 entries" in report.explain()
 
 
 @pytest.mark.asyncio
@@ -156,3 +158,32 @@ async def test_unreadable_state(played: TableStore) -> None:
     report = await audit(played.redis, table_money)
     assert not report.ok
     assert "table t1: state unreadable" in report.explain()
+
+
+@pytest.mark.asyncio
+async def test_a_transfer_the_two_sides_disagree_on(played: TableStore) -> None:
+    """A buy-in the table took but its account never reserved (its marker gone, as a
+    store writing around the transfers would leave it): chips made from nothing."""
+    token = await played.lease_holder("t1")
+    assert token is not None
+    result = await played.commit(
+        "t1",
+        token=token[0],
+        expected_version=3,
+        new_version=4,
+        state=state(table=598),
+        entries=[e("t1:ann:rebuy:1", Kind.REBUY, "ann", 100, Pot.ACCOUNT, Pot.TABLE)],
+    )
+    assert result.ok
+    await played.drain()  # settled and forgotten beside the commit
+    report = await audit(played.redis, table_money)
+    assert report.ok, report.explain()
+    # A transfer the table says it received, of which the account knows nothing, with
+    # the chips on the account all the same.
+    key = played.keys.transfers_in("t1")
+    await played.redis.hset(key, "x1", "received:ann:100:0:rebuy")
+    await played.redis.hincrby(played.keys.account("ann"), "balance", 100)
+    report = await audit(played.redis, table_money)
+    assert not report.ok
+    text = report.explain()
+    assert "transfers the two sides disagree on: t1 received x1 of ann, account says ''" in text

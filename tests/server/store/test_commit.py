@@ -1,27 +1,28 @@
-"""The commit against a real Redis: fencing, versions, retries, parts, applied keys,
-balances and races."""
+"""The commit against a real Redis (or Redis Cluster): fencing, versions, retries,
+parts, applied keys, balances and races."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import pytest
 import redis.asyncio
 
 from server.store.accounts import AccountStore
-from server.store.commit import (
+from server.store.commit_script import (
     CommitResult,
     CommitStatus,
+    plan_transfers,
     read_reply,
     script_args,
     script_keys,
-    touched_accounts,
 )
-from server.store.embedded import EmbeddedRedis
 from server.store.errors import StoreError
 from server.store.keys import APPLIED_TTL_MS, APPLIED_WINDOW, REQUEST_TTL_MS, Keys
 from server.store.requests import ClientRequest
 from server.store.tables import TableStore
+from server.store.transfers import LOG, Delivery, Incoming
 from tests.helpers import until
 from tests.server.store.helpers import (
     T,
@@ -96,14 +97,15 @@ async def test_retried_commit_pays_once(
     assert await attempt() is CommitStatus.OK
     assert await attempt() is CommitStatus.DUPLICATE  # the reply was lost; retry
     assert await accounts.balance("ann") == 700
-    assert await ledger_len(redis_client) == 3  # the credit and the two entries
+    # The credit, the buy-in's two halves (the account's, the table's) and the bet.
+    assert await ledger_len(redis_client) == 4
 
     # The same keys in a later commit (a state machine replaying them) are skipped.
     later = await next_commit(store, token, after=1, state={"h": b"s2"}, entries=entries)
     assert later.status is CommitStatus.OK
     assert (later.applied, later.skipped) == (0, 2)
     assert await accounts.balance("ann") == 700
-    assert await ledger_len(redis_client) == 3
+    assert await ledger_len(redis_client) == 4
 
 
 @pytest.mark.asyncio
@@ -240,6 +242,10 @@ async def test_insufficient_balance_writes_nothing(
     await accounts.credit("ann", 100, "c-ann")
     await accounts.credit("bob", 100, "c-bob")
     token = await lease(store)
+    alone = await next_commit(store, token, entries=[buy_in("b", "bob", 101)])
+    assert alone.status is CommitStatus.INSUFFICIENT
+    assert (alone.player, alone.balance, alone.needed) == ("bob", 100, 101)
+    assert await ledger_len(redis_client) == 2  # the two credits only
     result = await next_commit(
         store,
         token,
@@ -251,38 +257,46 @@ async def test_insufficient_balance_writes_nothing(
     assert (result.player, result.balance, result.needed) == ("bob", 100, 101)
     assert await store.load(T) is None
     assert await accounts.balance("ann") == 100
-    assert await ledger_len(redis_client) == 2  # the two credits only
+    # Each account reserves its chips on its own: ann's, reserved before bob's was
+    # refused, went back (the reservation and its refund are in her ledger).
+    assert await redis_client.xlen(store.keys.table_ledger(T)) == 0
+    assert await redis_client.xlen(store.keys.account_ledger("ann")) == 3
     assert await store.events_since(T, 0) == []
     assert (await store.history("ann")).items == []
+    assert not await store.pending(T)
     # Nothing was marked applied: the same keys go through once affordable.
     ok = await next_commit(store, token, entries=[buy_in("a", "ann", 60), buy_in("b", "bob", 100)])
     assert ok.applied == 2
+    assert ok.accounts == {"ann": 40, "bob": 0}
 
 
 @pytest.mark.asyncio
-async def test_net_change_counts_and_cash_out_creates_account(
+async def test_each_account_pays_on_its_own_and_a_cash_out_creates_the_account(
     store: TableStore, accounts: AccountStore
 ) -> None:
+    """Chips from an account are reserved before the commit, chips to it delivered
+    after: a commit paying an account does not fund that account's buy-in."""
     await accounts.credit("ann", 10, "c1")
     token = await lease(store)
-    result = await next_commit(
-        store,
-        token,
-        entries=[cash_out("x", "ann", 50), buy_in("y", "ann", 60), cash_out("z", "cid", 7)],
-    )
+    both = [cash_out("x", "ann", 50), buy_in("y", "ann", 60), cash_out("z", "cid", 7)]
+    refused = await next_commit(store, token, entries=both)
+    assert refused.status is CommitStatus.INSUFFICIENT
+    assert (refused.player, refused.balance, refused.needed) == ("ann", 10, 60)
+    result = await next_commit(store, token, entries=[cash_out("x", "ann", 50), both[2]])
     assert result.status is CommitStatus.OK
-    assert await accounts.balance("ann") == 0
+    assert result.accounts == {"ann": 60, "cid": 7}
+    assert await accounts.balance("ann") == 60
     assert await accounts.balance("cid") == 7
     assert ("cid", 7) in await accounts.list_accounts()
 
 
 @pytest.mark.asyncio
 async def test_racing_commits_for_the_same_chips(
-    redis_server: EmbeddedRedis, accounts: AccountStore
+    new_client: Callable[[], redis.asyncio.Redis], accounts: AccountStore
 ) -> None:
     """Two tables (two owners, two connections) buy in with the same account at once."""
     await accounts.credit("ann", 100, "c1")
-    clients = [redis_server.client(), redis_server.client()]
+    clients = [new_client(), new_client()]
     try:
         stores = [TableStore(c) for c in clients]
         tokens = [await s.acquire_lease(f"t{i}", f"n{i}", 10_000) for i, s in enumerate(stores)]
@@ -300,6 +314,7 @@ async def test_racing_commits_for_the_same_chips(
             assert await accounts.balance("ann") == 30
             # Reset for the next round of the race.
             for i, s in enumerate(stores):
+                await s.drain()
                 await s.redis.delete(s.keys.table_state(f"t{i}"))
                 await s.redis.delete(s.keys.applied(f"t{i}", 0))
             await s.redis.hset(s.keys.account("ann"), "balance", 100)
@@ -310,10 +325,10 @@ async def test_racing_commits_for_the_same_chips(
 
 @pytest.mark.asyncio
 async def test_racing_commits_same_table_one_wins(
-    redis_server: EmbeddedRedis, store: TableStore
+    new_client: Callable[[], redis.asyncio.Redis], store: TableStore
 ) -> None:
     # ``store`` only to start from a flushed database.
-    clients = [redis_server.client(), redis_server.client()]
+    clients = [new_client(), new_client()]
     try:
         stores = [TableStore(c) for c in clients]
         token = await stores[0].acquire_lease(T, "n", 10_000)
@@ -340,63 +355,65 @@ async def test_player_names_are_checked_before_they_become_keys(store: TableStor
 
 def test_the_steps_lay_out_what_the_script_reads() -> None:
     """The commit's keys and arguments in the order of the ``COMMIT`` script's header
-    (server/store/scripts.py): the requester's account first, every account once, 7
-    arguments per entry with its account's index (0: no account side); and its reply
-    read back by account."""
+    (server/store/scripts.py): every key in the table's slot, 8 arguments per entry
+    with its transfer (an id for chips from or to an account, the packed delivery for
+    chips to one), 2 per log; and its reply read back."""
     request = ClientRequest("bob", "s:1", b"fp", b"memo")
     entries = [buy_in("k1", "ann", 5), bet("k2", "ann", 3), cash_out("k3", "bob", 2)]
-    accounts = touched_accounts(entries, request)
-    assert accounts == {"bob": 1, "ann": 2}
-    k = Keys("x:")
     logs = [("ann", b"log")]
-    assert script_keys(k, "t", APPLIED_WINDOW + 1, accounts, logs, request) == [
+    plan = plan_transfers("t", APPLIED_WINDOW + 1, 3, "c", entries, logs, request)
+    ids = [f"t.{APPLIED_WINDOW + 1}.{i}.3.c" for i in range(3)]
+    assert plan.incoming == [Incoming(ids[0], "ann", 5, "buy_in", "k1")]
+    paid = Delivery(ids[1], "bob", "cash_out", 2, "k3")
+    assert plan.out == [paid]
+    assert plan.logs == [Delivery(ids[2], "ann", LOG, record=b"log")]
+    assert plan.payout == ids[1]  # the requester's chips out
+    k = Keys("x:")
+    names = script_keys(k, "t", APPLIED_WINDOW + 1, request)
+    assert names == [
         k.table_lease("t"),
         k.table_state("t"),
         k.table_events("t"),
         k.applied("t", 1),
         k.applied("t", 0),
         k.applied("t", -1),
-        k.ledger_stream(),
-        k.money(),
-        k.tables(),
-        k.accounts(),
-        k.account("bob"),
-        k.account("ann"),
-        k.game_log("ann"),
-        k.request("bob", "s:1"),
+        k.table_ledger("t"),
+        k.transfers_in("t"),
+        k.transfers_out("t"),
+        k.logs_out("t"),
+        k.table_request("t", "bob", "s:1"),
     ]
+    assert all("{t}" in name for name in names)  # one hash tag: one slot
     args = script_args(
         "t",
         token=3,
         expected_version=APPLIED_WINDOW,
         new_version=APPLIED_WINDOW + 1,
         state={"h": b"H"},
-        accounts=accounts,
         entries=entries,
+        plan=plan,
         events=[(9, b"e")],
-        logs=logs,
         request=request,
+        account=None,
         events_cap=5,
         ledger_maxlen=6,
-        log_cap=7,
         publish_channel=None,
         commit_id="c",
     )
-    header = [3, APPLIED_WINDOW, APPLIED_WINDOW + 1, 1, "t", 5, 6, 7, "", APPLIED_TTL_MS]
-    header += [2, 3, 1, 1, b"fp", b"memo", REQUEST_TTL_MS, 1, "c"]
+    header = [3, APPLIED_WINDOW, APPLIED_WINDOW + 1, 1, "t", 5, 6, "", APPLIED_TTL_MS]
+    header += [3, 1, 1, b"fp", b"memo", REQUEST_TTL_MS, "", ids[1], "c"]
     assert args == [
         *header,
-        *("bob", "ann"),
-        *("k1", "buy_in", "ann", 5, "account", "table", 2),
-        *("k2", "bet", "ann", 3, "table", "held", 0),
-        *("k3", "cash_out", "bob", 2, "table", "account", 1),
+        *("k1", "buy_in", "ann", 5, "account", "table", ids[0], b""),
+        *("k2", "bet", "ann", 3, "table", "held", "", b""),
+        *("k3", "cash_out", "bob", 2, "table", "account", ids[1], paid.pack()),
         *(9, b"e"),
-        b"log",
+        *(ids[2], plan.logs[0].pack()),
         *("s.h", b"H"),
     ]
-    ok = read_reply("t", accounts, [b"OK", 3, 0, b"10", b"20"])
-    assert ok == CommitResult(CommitStatus.OK, applied=3, accounts={"bob": 10, "ann": 20})
-    with pytest.raises(StoreError, match="2 balances"):
-        read_reply("t", accounts, [b"OK", 3, 0, b"10"])
+    ok = read_reply("t", [b"OK", 3, 0, ids[0].encode()])
+    assert ok == CommitResult(CommitStatus.OK, applied=3, taken=(ids[0],))
     with pytest.raises(StoreError, match="after seq 4"):
-        read_reply("t", accounts, [b"BAD_SEQ", b"4"])
+        read_reply("t", [b"BAD_SEQ", b"4"])
+    with pytest.raises(StoreError, match="not open"):
+        read_reply("t", [b"VOIDED", b"x"])

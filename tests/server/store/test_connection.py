@@ -25,9 +25,15 @@ from server.store.connection import (
     HiredisSSLConnection,
     HiredisUnixConnection,
     blocking_pool,
+    close_client,
     connection_class,
+    is_cluster,
+    is_cluster_url,
+    parse_cluster_url,
+    redis_client,
 )
 from server.store.embedded import EmbeddedRedis
+from server.store.topology import LocalCluster
 
 _ARG = st.one_of(
     st.text(),
@@ -131,3 +137,36 @@ async def test_a_hung_redis_fails_the_call_instead_of_holding_it(tmp_path: Path)
                 os.kill(pid, signal.SIGCONT)
         finally:
             await client.aclose(close_connection_pool=True)
+
+
+def test_a_cluster_url_names_its_nodes() -> None:
+    nodes, tls, options = parse_cluster_url(
+        "redis+cluster://u:p@10.0.0.1:7000,10.0.0.2:7001?socket_timeout=2"
+    )
+    assert nodes == [("10.0.0.1", 7000), ("10.0.0.2", 7001)]
+    assert not tls
+    assert (options["username"], options["password"], options["socket_timeout"]) == ("u", "p", "2")
+    assert parse_cluster_url("rediss+cluster://h:1")[1]
+    assert is_cluster_url("redis+cluster://h:1")
+    assert not is_cluster_url("redis://h:1")
+    with pytest.raises(ValueError, match="host:port"):
+        parse_cluster_url("redis+cluster://h")
+
+
+@pytest.mark.asyncio
+async def test_a_cluster_client_packs_with_hiredis_on_every_node(
+    redis_cluster: LocalCluster | None,
+) -> None:
+    if redis_cluster is None:
+        pytest.skip("needs --redis-cluster")
+    client: Any = redis_client(redis_cluster.url, max_connections=4, timeout=5)
+    try:
+        assert is_cluster(client)
+        await client.set("{a}x", b"1")
+        await client.set("{b}y", b"2")  # another slot, maybe another node
+        assert await client.get("{a}x") == b"1"
+        nodes = client.get_nodes()
+        assert len(nodes) == 3
+        assert {n.connection_class for n in nodes} == {HiredisConnection}
+    finally:
+        await close_client(client)

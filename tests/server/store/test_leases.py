@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 import redis.asyncio
 
+from server.store.connection import key_slot
 from server.store.tables import TableStore
+from server.store.topology import LocalCluster
 from tests.conftest import evalsha_calls
 from tests.helpers import until
 from tests.server.store.helpers import T, expired
@@ -25,18 +27,23 @@ async def test_lease_is_exclusive_and_tokens_grow(store: TableStore) -> None:
 
 @pytest.mark.asyncio
 async def test_many_leases_are_renewed_in_one_call_each_answered(
-    store: TableStore, redis_client: redis.asyncio.Redis
+    store: TableStore, redis_client: redis.asyncio.Redis, redis_cluster: LocalCluster | None
 ) -> None:
     tables = [f"t{i}" for i in range(50)]
     tokens = [await store.acquire_lease(t, "node-a", 10_000) for t in tables]
     assert all(token is not None for token in tokens)
     assert await store.renew_lease("t0", "node-a", tokens[0] or 0, 20_000)  # script loaded
     before = await evalsha_calls(redis_client)
+    pipelines = store._batch.pipelines
     leases = [(t, token or 0) for t, token in zip(tables, tokens, strict=True)]
     leases.insert(3, ("t9", (tokens[9] or 0) + 1))  # a stale token: refused, the rest unharmed
     results = await store.renew_leases("node-a", leases, 20_000)
     assert results == [True] * 3 + [False] + [True] * 47
-    assert await evalsha_calls(redis_client) - before == 1
+    # One call; on a cluster one per slot (a script touches one), all in one pipeline
+    # (one per node, sent together).
+    calls = len({key_slot(store.keys.table_lease(t)) for t in tables}) if redis_cluster else 1
+    assert await evalsha_calls(redis_client) - before == calls
+    assert store._batch.pipelines - pipelines == 1
     assert 10_000 < await redis_client.pttl(store.keys.table_lease("t7")) <= 20_000
     assert await store.renew_leases("node-b", leases[:1], 20_000) == [False]  # not its own
 

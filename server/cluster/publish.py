@@ -1,0 +1,93 @@
+"""What a table's holder tells the other nodes after each stored change.
+
+One script call per change (``PUBLISH_COMMIT``, sharing round trips with the node's
+other publications, in order): each private frame on its player's channel, then the
+change's events on the table's channel (so that a node receives a player's frame
+before the event it belongs to), the table's lobby summary when it changed, and the
+seats index of the players who sat down or stood up. It follows the commit rather
+than being part of it: a holder that dies in between leaves a gap, which the other
+nodes fill from the table's replay buffer when the next holder says it holds the table
+(:func:`~server.cluster.wire.held`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from server.cluster import wire
+from server.cluster.lobby import summary
+from server.host.fanout import Frames
+from server.store.cluster import ClusterStore
+from server.table.machine import Transition
+from server.table.state import TableState
+
+log = logging.getLogger(__name__)
+
+
+def _seated(state: TableState | None) -> set[str]:
+    return {seat.player for _, seat in state.occupied()} if state is not None else set()
+
+
+class Publisher:
+    """The publications of the tables this node holds."""
+
+    def __init__(self, store: ClusterStore, instance: str) -> None:
+        self.store = store
+        self.instance = instance
+        self._summaries: dict[str, bytes] = {}  # as last written, per table held here
+        self.published = 0
+        """Changes published so far."""
+
+    def committed(
+        self,
+        table_id: str,
+        before: TableState | None,
+        t: Transition,
+        numbered: list[tuple[int, Frames]],
+    ) -> None:
+        """A change of ``table_id`` was stored (its events went to this node's
+        subscribers): publish what the other nodes need of it."""
+        keys = self.store.keys
+        messages: list[tuple[str, bytes]] = []
+        if numbered:
+            table_message, private = wire.events(self.instance, table_id, numbered)
+            messages = [(keys.player_channel(p), m) for p, m in sorted(private.items())]
+            messages.append((keys.table_channel(table_id), table_message))
+        was, now = _seated(before), _seated(t.state)
+        self._send(table_id, t.state, sorted(now - was), sorted(was - now), messages)
+
+    def held(self, table_id: str, state: TableState) -> None:
+        """``table_id`` is held here from now: say so, with its summary and seats."""
+        self._summaries.pop(table_id, None)
+        notice = (self.store.keys.table_channel(table_id), wire.held(self.instance, state.seq))
+        self._send(table_id, state, sorted(_seated(state)), [], [notice])
+
+    def released(self, table_id: str) -> None:
+        """``table_id`` is no longer held here."""
+        self._summaries.pop(table_id, None)
+
+    def _send(
+        self,
+        table_id: str,
+        state: TableState,
+        sat: list[str],
+        stood: list[str],
+        messages: list[tuple[str, bytes]],
+    ) -> None:
+        fresh = summary(state)
+        changed = self._summaries.get(table_id) != fresh
+        if not (messages or sat or stood or changed):
+            return
+        self._summaries[table_id] = fresh
+        future = self.store.publish_commit(
+            table_id, fresh if changed else None, sat, stood, messages
+        )
+        future.add_done_callback(self._done)
+        self.published += 1
+
+    def _done(self, future: asyncio.Future[Any]) -> None:
+        if not future.cancelled() and future.exception() is not None:
+            # The other nodes find the gap at the next event, or the next holder's notice.
+            log.warning("publication failed: %s", future.exception())

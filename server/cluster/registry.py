@@ -1,0 +1,181 @@
+"""The node's membership: its heartbeat in Redis, the live nodes, where each table
+should be held and where it is.
+
+Every quarter of ``ttl_ms`` the node renews its registration (``NODES_BEAT``, timed by
+Redis's clock) and reads the live nodes; when they change, the placement
+(:mod:`~server.cluster.placement`) is computed again and the hosts are told. It also
+reads who holds each table (the leases' owners), for the operator and for
+``/readyz``, and writes how many connections watch each table here.
+
+A node whose registration ran out while it was alive (paused, or cut off from Redis)
+was taken for dead meanwhile: the others took its tables and marked its players away.
+When it is back it says so (``on_lapsed``), so that its players' seats are brought in
+line again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+from redis.exceptions import RedisError
+
+from server.cluster.placement import assign
+from server.store.cluster import ClusterStore, LiveNodes
+from server.store.tables import TableStore
+
+log = logging.getLogger(__name__)
+
+
+class Membership:
+    """This node among the live ones; see the module docstring. It is the hosts'
+    ``Placement`` (``server/host/host.py``)."""
+
+    def __init__(
+        self,
+        store: ClusterStore,
+        tables: TableStore,
+        table_ids: Sequence[str],
+        instance: str,
+        info: Mapping[str, str],
+        ttl_ms: int,
+        *,
+        on_placed: Callable[[], None],
+        on_lapsed: Callable[[], None],
+        on_handed_over: Callable[[str, str], None],
+    ) -> None:
+        """``on_placed()``: the placement changed. ``on_handed_over(table_id, to)``: a
+        table was given up for node instance ``to``."""
+        self.store = store
+        self.tables = tables
+        self.table_ids = sorted(table_ids)
+        self.instance = instance
+        self.info = dict(info)
+        self.ttl_ms = ttl_ms
+        self.on_placed = on_placed
+        self.on_lapsed = on_lapsed
+        self.on_handed_over = on_handed_over
+        self.live: list[str] = []
+        """The live node instances (this one included while it is registered), sorted."""
+        self.placed: dict[str, str] = {}
+        """Table -> the instance that should hold it."""
+        self.holders: dict[str, str] = {}
+        """Table -> the instance that holds its lease (as last read or announced)."""
+        self.draining = False
+        self.beats = 0
+        self._expires: int | None = None  # this node's registration, by Redis's clock
+        self._beat_ok = time.monotonic()
+        self._counts: dict[str, int] = {}
+        self._written: dict[str, int] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    # --- Placement ---------------------------------------------------------------------
+
+    def wants(self, table_id: str) -> bool:
+        """Whether this node should hold ``table_id`` now."""
+        return not self.draining and self.placed.get(table_id) == self.instance
+
+    def handed_over(self, table_id: str) -> None:
+        """``table_id`` was given up here: tell its placement's choice to take it now."""
+        to = self.placed.get(table_id)
+        if to is not None and to != self.instance:
+            self.on_handed_over(table_id, to)
+
+    # --- life ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Register, then keep the registration alive in the background."""
+        await self.beat()
+        self._task = asyncio.create_task(self._run(), name="membership")
+
+    async def stop(self) -> None:
+        """Stop the heartbeat (the registration runs out by itself)."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def leave(self) -> None:
+        """Stop being a node at once (draining): the others compute the placement
+        without this one, and this one wants no table any more."""
+        await self.stop()
+        self.draining = True
+        try:
+            await self.store.leave(self.instance)
+        except (RedisError, OSError) as exc:
+            log.warning("could not unregister (%s): the registration runs out by itself", exc)
+        self._place([i for i in self.live if i != self.instance])
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.ttl_ms / 4000)
+            try:
+                await self.beat()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("heartbeat failed")
+
+    async def beat(self) -> None:
+        """One heartbeat: register, read the live nodes and the tables' holders."""
+        try:
+            live = await self.store.beat(self.instance, self.ttl_ms, self.info)
+        except (RedisError, OSError) as exc:
+            if time.monotonic() - self._beat_ok > self.ttl_ms / 1000:
+                log.warning("not registered for %d ms (%s)", self.ttl_ms, exc)
+            return
+        self._beat_ok = time.monotonic()
+        self.beats += 1
+        lapsed = self._expires is not None and live.now > self._expires
+        self._expires = live.expires.get(self.instance)
+        self._place(live.instances)
+        await self._read_holders(live)
+        await self._write_counts()
+        if lapsed:
+            log.warning("this node was taken for dead (its registration ran out): back now")
+            self.on_lapsed()
+
+    def _place(self, instances: list[str]) -> None:
+        if instances == self.live and self.placed:
+            return
+        self.live = instances
+        self.placed = assign(self.table_ids, instances)
+        self.on_placed()
+
+    async def _read_holders(self, live: LiveNodes) -> None:
+        found = await self.tables.lease_holders(self.table_ids)
+        self.holders = {t: h[1] for t, h in zip(self.table_ids, found, strict=True) if h}
+
+    # --- what others may read --------------------------------------------------------
+
+    @property
+    def registered(self) -> bool:
+        """Whether the last successful heartbeat is recent enough that this node's
+        registration still holds."""
+        return not self.draining and time.monotonic() - self._beat_ok < self.ttl_ms / 1000
+
+    def held(self, table_id: str, instance: str) -> None:
+        """A notice said ``instance`` holds ``table_id`` now."""
+        self.holders[table_id] = instance
+
+    def holder(self, table_id: str) -> str | None:
+        """The live instance holding ``table_id``'s lease, as last known."""
+        holder = self.holders.get(table_id)
+        return holder if holder in self.live else None
+
+    def unheld(self) -> list[str]:
+        """The tables no live node holds, as last known."""
+        return [t for t in self.table_ids if self.holder(t) is None]
+
+    def watchers(self, table_id: str, count: int) -> None:
+        """``table_id`` has ``count`` watching connections here (written at the next beat)."""
+        self._counts[table_id] = count
+
+    async def _write_counts(self) -> None:
+        changed = {t: n for t, n in self._counts.items() if self._written.get(t, 0) != n}
+        if not changed:
+            return
+        await self.store.set_watchers(self.instance, changed, 24 * 3600 * 1000)
+        self._written.update(changed)

@@ -1,0 +1,285 @@
+"""The gateway's way to the tables held by other nodes: the cluster's ``Remote``
+(``server/gateway/remote.py``).
+
+A request for a table held elsewhere goes to its holder as the client sent it, with
+who sent it (player, session, name), and the holder's own handlers answer it: a money
+request is applied at most once per (session, rid) whichever node it came through
+(protocol/PROTOCOL.md, section 3). The events the request causes may reach this node
+before its reply: the connection's events are held back until the reply is sent, so
+the ``ok`` comes before them as on one node. A connection is attached to a table held
+elsewhere by listening to the table's events first, then asking its holder for a
+snapshot (or the events missed), which only the holder may make: its state holds cards
+this node may not see.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+
+from protocol import limits as L
+from protocol.codec import decode_server, encode
+from protocol.errors import ErrorCode
+from protocol.messages import (
+    Bet,
+    CashOut,
+    Clear,
+    ClientMessage,
+    ErrorReply,
+    HouseWay,
+    Join,
+    Leave,
+    OkReply,
+    Rebet,
+    Rebuy,
+    SetHand,
+    SitOut,
+    Unwatch,
+    Watch,
+)
+from server.cluster import wire
+from server.cluster.feed import Feeds
+from server.cluster.forward import Forwarder, NoHolder
+from server.cluster.lobby import Lobby
+from server.gateway.connection import Connection
+from server.gateway.presence import Presence
+from server.host import TableHost
+from server.store.cluster import ClusterStore
+from server.table.errors import TableError
+from server.table.state import Phase
+
+log = logging.getLogger(__name__)
+
+CALLS: frozenset[type[ClientMessage]] = frozenset(
+    {Join, Leave, Rebuy, CashOut, Bet, Rebet, Clear, SitOut, SetHand, HouseWay}
+)
+"""The requests answered by a table's holder (the others need no table state)."""
+
+
+def _refused(frames: Sequence[bytes]) -> bool:
+    """Whether the holder's answer is an ``error``."""
+    return any(isinstance(decode_server(f), ErrorReply) for f in frames)
+
+
+class Router:
+    """The other nodes, as the gateway sees them (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: ClusterStore,
+        instance: str,
+        hosts: Mapping[str, TableHost],
+        presence: Presence,
+        feeds: Feeds,
+        forwarder: Forwarder,
+        lobby: Lobby,
+        live: Callable[[], Sequence[str]],
+    ) -> None:
+        self.store = store
+        self.instance = instance
+        self.hosts = hosts
+        self.presence = presence
+        self.feeds = feeds
+        self.forwarder = forwarder
+        self._lobby = lobby
+        self.live = live
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # --- requests --------------------------------------------------------------------
+
+    async def route(self, conn: Connection, message: ClientMessage) -> bool:
+        """Answer ``message`` through the holder of its table if that is another node."""
+        table_id = getattr(message, "table_id", None)
+        host = self.hosts.get(table_id) if isinstance(table_id, str) else None
+        if host is None or host.ready:
+            return False
+        assert table_id is not None
+        if isinstance(message, Watch):
+            if len(conn.tables) >= L.MAX_TABLES_PER_SESSION and table_id not in conn.tables:
+                raise TableError(ErrorCode.BAD_MESSAGE, "watching too many tables")
+            first = encode(OkReply(rid=message.rid))
+            await self._attach(conn, table_id, None, first=first, again=True, wait=True)
+            return True
+        if isinstance(message, Unwatch):
+            conn.wanted.pop(table_id, None)
+            host.unsubscribe(conn)
+            conn.tables.discard(table_id)
+            conn.send_bytes(encode(OkReply(rid=message.rid)))
+            return True
+        if type(message) not in CALLS:
+            return False
+        await self._call(conn, host, message)
+        return True
+
+    async def _call(self, conn: Connection, host: TableHost, message: ClientMessage) -> None:
+        table_id = host.table_id
+        joining = isinstance(message, Join) and table_id not in conn.tables
+        if joining:
+            # As on one node: the snapshot comes before the join's ok and seat event.
+            await self._attach(conn, table_id, None, wait=True)
+        session = conn.session
+        frame = encode(message)
+        fan = host.subscribers
+        held = fan.hold(conn)
+        frames: tuple[bytes, ...] = ()
+        try:
+            reply = await self.forwarder.ask(
+                table_id,
+                lambda req: wire.call(
+                    req, self.instance, conn.player, session.session_id, session.name, frame
+                ),
+            )
+            frames = reply.frames
+        except BaseException:
+            if joining:
+                self._detach(conn, host)
+            raise
+        finally:
+            if held:
+                fan.release(conn, frames)
+            else:
+                for f in frames:
+                    conn.send_bytes(f)
+        if joining and _refused(frames):
+            self._detach(conn, host)
+
+    def _detach(self, conn: Connection, host: TableHost) -> None:
+        host.unsubscribe(conn)
+        conn.tables.discard(host.table_id)
+
+    async def _attach(
+        self,
+        conn: Connection,
+        table_id: str,
+        last_seq: int | None,
+        *,
+        first: bytes | None = None,
+        again: bool = False,
+        wait: bool = False,
+    ) -> None:
+        host = self.hosts[table_id]
+        fan = host.subscribers
+        if table_id in conn.tables and conn in fan and not again:
+            return
+        await self.feeds.relay_table(table_id)
+        # Held from now: whatever comes before the holder's answer waits behind it.
+        fan.add(conn, 0, held=True)
+        conn.tables.add(table_id)
+        try:
+            reply = await self.forwarder.ask(
+                table_id,
+                lambda req: wire.attach(req, self.instance, conn.player, last_seq),
+                wait=wait,
+            )
+        except BaseException:
+            self._detach(conn, host)
+            raise
+        if conn not in self.presence.connections:
+            self._detach(conn, host)  # closed meanwhile
+            return
+        fan.release(conn, (first, *reply.frames) if first else reply.frames, upto=reply.seq)
+        conn.wanted.pop(table_id, None)
+
+    # --- presence --------------------------------------------------------------------
+
+    async def arrived(self, conn: Connection) -> None:
+        """``conn`` is its player's first connection here."""
+        player = conn.player
+        await self.feeds.listen_player(player)
+        await self.store.connected(player, self.instance, True)
+
+    def resumed(self, session_id: str) -> None:
+        """A connection here resumed ``session_id``: the other nodes close theirs."""
+        future = self.store.publish(
+            self.store.keys.nodes_channel(), wire.resumed(self.instance, session_id)
+        )
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
+
+    def heard_resumed(self, data: bytes) -> None:
+        """Another node's connection resumed a session: close this node's of it."""
+        sender, session_id = wire.read_resumed(data)
+        if sender != self.instance:
+            self.presence.replaced(session_id)
+
+    async def left(self, player: str) -> None:
+        """``player``'s last connection here closed."""
+        await self.store.connected(player, self.instance, False)
+        await self.feeds.forget_player(player)
+
+    async def connected_elsewhere(self, player: str) -> bool:
+        """Whether another live node says ``player`` has a connection there."""
+        live = set(self.live())
+        return any(i != self.instance and i in live for i in await self.store.connected_on(player))
+
+    async def attach(self, conn: Connection, table_id: str, last_seq: int | None) -> bool:
+        """Attach ``conn`` to ``table_id``, held elsewhere; False if nobody holds it now."""
+        try:
+            await self._attach(conn, table_id, last_seq)
+        except NoHolder:
+            return False
+        return True
+
+    async def seated_elsewhere(self, player: str) -> list[str]:
+        """The tables held elsewhere where ``player`` sits (as their holders say)."""
+        return [
+            t
+            for t in await self.store.seated_tables(player)
+            if t in self.hosts and not self.hosts[t].ready
+        ]
+
+    async def settle(self, table_id: str, player: str) -> None:
+        """Have ``table_id``'s holder settle ``player``'s seat."""
+        await self.forwarder.ask(
+            table_id, lambda req: wire.presence(req, self.instance, player), wait=False
+        )
+
+    async def stop(self) -> None:
+        """Stop the settling in progress."""
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def resettle(self) -> None:
+        """This node was taken for dead meanwhile: say again where its players are,
+        and have their seats settled."""
+        task = asyncio.create_task(self._resettle(), name="resettle")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _resettle(self) -> None:
+        for player in list(self.presence.by_player):
+            try:
+                await self.store.connected(player, self.instance, True)
+                for host in self.presence.seated_hosts(player):
+                    await self.presence.settle(host, player)
+                for table_id in await self.seated_elsewhere(player):
+                    await self.settle(table_id, player)
+            except TableError as exc:
+                log.info("player %s not settled yet: %s", player, exc)
+            except Exception:
+                log.exception("player %s not settled", player)
+
+    async def held_elsewhere(self, table_id: str) -> None:
+        """Another node holds ``table_id`` now: attach the connections waiting for it."""
+        await self.presence.held_elsewhere(table_id)
+
+    # --- the lobby and balances ------------------------------------------------------
+
+    async def table_balances(self, player: str, table_ids: Sequence[str]) -> dict[str, int]:
+        """``player``'s balance at each of ``table_ids`` where the holder says they sit."""
+        return await self._lobby.balances(player, table_ids)
+
+    async def lobby(self, table_ids: Sequence[str]) -> dict[str, tuple[Phase, int]]:
+        """Phase and players of each of ``table_ids``, as their holders last said."""
+        await self._lobby.refresh(list(self.hosts))
+        out = {}
+        for table_id in table_ids:
+            found = self._lobby.summary(table_id)
+            if found is not None:
+                out[table_id] = (found.phase, len(found.balances))
+        return out
+
+    def watchers_elsewhere(self, table_id: str) -> int:
+        """Connections watching ``table_id`` on the other live nodes, as last read."""
+        return self._lobby.watchers(table_id)

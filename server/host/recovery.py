@@ -1,0 +1,73 @@
+"""Finishing the transfers a table left under way, by the table's holder.
+
+Chips between the table and an account cross in steps (:mod:`server.store.transfers`);
+a crash, or a Redis error, between two of them leaves the table's slot saying what is
+under way. The holder finishes it (:meth:`~server.store.transfers.TransferCalls.recover`):
+when it takes the table, as soon as one of its own steps failed, and every
+:data:`SWEEP_S` in any case. It does so under the table's lock, so that none of its
+own commits is between its steps meanwhile (docs/DESIGN.md, "Keys ready for Redis
+Cluster").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+
+from redis.exceptions import RedisError
+
+from server.host.lease import TableLease
+from server.store.tables import TableStore
+from server.store.transfers import Recovered
+
+log = logging.getLogger(__name__)
+
+CHECK_S = 5.0
+"""How often the holder asks the store whether a step of the table failed in the
+background (and how long it waits before trying a failed recovery again)."""
+
+SWEEP_S = 60.0
+"""How often the holder looks at the table's transfers even when nothing failed."""
+
+
+class Recovery:
+    """The recovery of :class:`~server.host.host.TableHost`, which sets the attributes
+    declared here."""
+
+    table_id: str
+    store: TableStore
+    lease: TableLease
+    _lock: asyncio.Lock
+    _recover: asyncio.Event  # set when a step of this table's transfers failed
+
+    async def recover_transfers(self) -> Recovered | None:
+        """Finish what the table has under way, now (None if the table is not hosted)."""
+        async with self._lock:
+            if not self.lease.ready:
+                return None
+            return await self.store.recover(self.table_id)
+
+    async def _recovery_loop(self) -> None:
+        """Recover at once, then whenever a step failed, and every :data:`SWEEP_S`,
+        while the table is hosted here."""
+        swept = float("-inf")
+        while self.lease.ready:
+            due = self._recover.is_set() or self.store.has_leftovers(self.table_id)
+            if due or time.monotonic() - swept >= SWEEP_S:
+                self._recover.clear()
+                try:
+                    done = await self.recover_transfers()
+                    failed = done is not None and done.failed > 0
+                except (RedisError, OSError) as exc:
+                    log.warning("table %s: transfers not recovered (%s)", self.table_id, exc)
+                    failed = True
+                swept = time.monotonic()
+                if failed:
+                    self._recover.set()
+                    await asyncio.sleep(CHECK_S)
+                    continue
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(CHECK_S):
+                    await self._recover.wait()

@@ -1,0 +1,424 @@
+"""Chips between an account and a table, in two steps joined by a transfer id.
+
+A table's keys and an account's live in different slots of a Redis Cluster, and no
+script may touch both (docs/DESIGN.md, "Keys ready for Redis Cluster"). So chips
+cross in two steps, each one script in one slot, and each step is idempotent by the
+transfer's id; the table's slot always records what is under way, so that whoever
+holds the table can finish it:
+
+- *From an account to a table* (buy-in, rebuy), an :class:`Incoming`: the table's
+  holder records it ``open`` in the table's slot (``TRANSFERS_OPEN``, fenced by its
+  lease), the account reserves the chips (``CLAIM``: balance checked, debited, marker
+  ``reserved``), the table's commit takes them (the record becomes ``received``); the
+  account then settles the marker, and the table forgets the record. A transfer the
+  commit did not take is made ``void`` in the table's slot first, so that no commit
+  can take it afterwards, and only then refunded by the account (``REFUND``: a marker
+  never reserved is refused for good, so a late reservation fails).
+- *From a table to an account* (cash-out, leave, a seat stood up), a :class:`Delivery`:
+  the table's commit records it in the table's slot with the chips leaving the table;
+  the account applies it once (``DELIVER``: marker ``applied:<balance>``); the table
+  then forgets it. A round's game logs travel to their players the same way.
+
+Until both sides are done, the chips are *in transit*: the audit counts a transfer
+from the table's record and the account's marker (:mod:`server.store.audit`).
+:meth:`TransferCalls.recover` finishes every transfer a table has under way, in the
+same steps; the table's holder runs it when it takes the table and whenever a step
+failed (:mod:`server.host.recovery`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgpack
+import redis.asyncio
+from redis.commands.core import AsyncScript
+from redis.exceptions import RedisError
+
+from server.store.account_scripts import LOG_WINDOW
+from server.store.batching import ScriptBatcher
+from server.store.keys import REQUEST_TTL_MS, TRANSFER_TTL_MS, Keys
+from server.store.replies import as_bytes, as_int, as_str
+from server.store.requests import ClientRequest
+
+log = logging.getLogger(__name__)
+
+OPEN, RECEIVED, VOID = "open", "received", "void"
+"""The states of an incoming transfer in the table's slot."""
+
+LOG = "log"
+"""The kind of a :class:`Delivery` that carries a game log, not chips."""
+
+
+def new_transfer_id() -> str:
+    """A fresh transfer id (96 random bits)."""
+    return secrets.token_hex(12)
+
+
+def now_ms() -> int:
+    """Epoch milliseconds (when a transfer was opened, for people reading Redis)."""
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Incoming:
+    """``amount`` chips of ``player``'s account going to the table, for the table's
+    ledger entry ``key`` of ``kind`` (``buy_in``, ``rebuy``)."""
+
+    transfer_id: str
+    player: str
+    amount: int
+    kind: str
+    key: str = ""
+
+    def record(self, state: str, ms: int) -> str:
+        """The transfer's record in the table's slot."""
+        return f"{state}:{self.player}:{self.amount}:{ms}:{self.kind}"
+
+
+def read_incoming(transfer_id: str, raw: bytes | str) -> tuple[str, Incoming]:
+    """``(state, transfer)`` of a record of the table's ``in`` hash."""
+    state, player, amount, _, kind = as_str(raw).split(":", 4)
+    return state, Incoming(transfer_id, player, int(amount), kind)
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """What a table sends ``player``: ``amount`` chips of ``kind`` for its ledger entry
+    ``key``, or (``kind`` :data:`LOG`) a game log ``record``."""
+
+    transfer_id: str
+    player: str
+    kind: str
+    amount: int = 0
+    key: str = ""
+    record: bytes = b""
+
+    @property
+    def is_log(self) -> bool:
+        """Whether this carries a game log, not chips."""
+        return self.kind == LOG
+
+    def pack(self) -> bytes:
+        """The delivery as the table's slot keeps it until delivered."""
+        packed: bytes = msgpack.packb(
+            [self.player, self.kind, self.amount, self.key, self.record], use_bin_type=True
+        )
+        return packed
+
+
+def read_delivery(transfer_id: str, raw: bytes | str) -> Delivery:
+    """The inverse of :meth:`Delivery.pack`."""
+    player, kind, amount, key, record = msgpack.unpackb(as_bytes(raw), raw=False)
+    return Delivery(transfer_id, player, kind, amount, key, record)
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """An account's answer to a claim: ``status`` (``OK``, ``MINE``, ``REUSED``,
+    ``INSUFFICIENT``, ``FINISHED``), the balance (after the chips were reserved, for OK
+    and MINE), and the amount wanted (INSUFFICIENT)."""
+
+    status: str
+    balance: int
+    needed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """What a table has under way: its incoming transfers (id -> state and transfer),
+    the chips it sends and the game logs on their way."""
+
+    incoming: Mapping[str, tuple[str, Incoming]]
+    out: Sequence[Delivery]
+    logs: Sequence[Delivery]
+
+    def __bool__(self) -> bool:
+        return bool(self.incoming or self.out or self.logs)
+
+
+@dataclass(slots=True)
+class Recovered:
+    """What :meth:`TransferCalls.recover` did: transfers delivered, settled, refunded,
+    and how many steps failed (left for the next time)."""
+
+    delivered: int = 0
+    settled: int = 0
+    refunded: int = 0
+    failed: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def _made(item: Delivery) -> tuple[int, int]:
+    """When a delivery was made: its commit's version and its place in the commit (from
+    :func:`~server.store.commit_script.transfer_id`), so that a player gets a table's
+    game logs in the order of its rounds."""
+    parts = item.transfer_id.split(".")  # a table id has no dot
+    try:
+        return int(parts[1]), int(parts[2])
+    except (IndexError, ValueError):
+        return 0, 0
+
+
+class TransferCalls:
+    """The transfer methods of :class:`~server.store.tables.TableStore`, which sets the
+    client, the key names, the batcher and the scripts declared here."""
+
+    redis: redis.asyncio.Redis
+    keys: Keys
+    ledger_maxlen: int
+    log_cap: int
+    _batch: ScriptBatcher
+    _open: AsyncScript
+    _void: AsyncScript
+    _forget: AsyncScript
+    _claim: AsyncScript
+    _refund: AsyncScript
+    _settle: AsyncScript
+    _deliver: AsyncScript
+
+    # --- the table's side ------------------------------------------------------------
+
+    async def void_transfers(self, table_id: str, ids: Sequence[str]) -> dict[str, str]:
+        """Make the open transfers among ``ids`` void (no commit takes them after this);
+        each one's state before (``''``: unknown to the table)."""
+        if not ids:
+            return {}
+        raw = await self._batch.call(self._void, [self.keys.transfers_in(table_id)], list(ids))
+        return {i: as_str(r).split(":", 1)[0] for i, r in zip(ids, raw, strict=True)}
+
+    async def forget_transfers(
+        self,
+        table_id: str,
+        incoming: Iterable[str] = (),
+        out: Iterable[str] = (),
+        logs: Iterable[str] = (),
+    ) -> None:
+        """Forget finished transfers and delivered logs in the table's slot."""
+        ins, outs, logged = list(incoming), list(out), list(logs)
+        if not (ins or outs or logged):
+            return
+        k = self.keys
+        keys = [k.transfers_in(table_id), k.transfers_out(table_id), k.logs_out(table_id)]
+        await self._batch.call(self._forget, keys, [len(ins), len(outs), *ins, *outs, *logged])
+
+    async def pending(self, table_id: str) -> Pending:
+        """What the table has under way (read in one pipeline)."""
+        k = self.keys
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hgetall(k.transfers_in(table_id))
+            pipe.hgetall(k.transfers_out(table_id))
+            pipe.hgetall(k.logs_out(table_id))
+            ins, outs, logs = await pipe.execute()
+        return Pending(
+            incoming={as_str(i): read_incoming(as_str(i), raw) for i, raw in ins.items()},
+            out=[read_delivery(as_str(i), raw) for i, raw in outs.items()],
+            logs=[read_delivery(as_str(i), raw) for i, raw in logs.items()],
+        )
+
+    # --- the account's side ----------------------------------------------------------
+
+    async def claim(
+        self,
+        table_id: str,
+        player: str,
+        request: ClientRequest | None,
+        incoming: Incoming | None,
+    ) -> Claim:
+        """Claim ``request`` (its rid, once across tables) and reserve ``incoming`` from
+        ``player``'s account, in one step of the account (either may be None)."""
+        k = self.keys
+        account = k.account(player)
+        keys = [
+            account,
+            k.account_ledger(player),
+            k.claim(player, request.rid) if request is not None else account,
+            k.account_transfer(player, incoming.transfer_id) if incoming is not None else account,
+        ]
+        args: list[Any] = [
+            player,
+            table_id,
+            request.fingerprint if request is not None else "",
+            REQUEST_TTL_MS,
+            incoming.transfer_id if incoming is not None else "",
+            incoming.amount if incoming is not None else 0,
+            incoming.key if incoming is not None else "",
+            incoming.kind if incoming is not None else "",
+            self.ledger_maxlen,
+        ]
+        reply = await self._batch.call(self._claim, keys, args)
+        status = as_str(reply[0])
+        needed = as_int(reply[2]) if status == "INSUFFICIENT" else 0
+        return Claim(status, as_int(reply[1]), needed)
+
+    async def claimed(self, player: str, rid: str) -> tuple[bytes, str] | None:
+        """``(fingerprint, table id)`` of ``player``'s claimed request ``rid``, if any."""
+        f, t = await self.redis.hmget(self.keys.claim(player, rid), ["f", "t"])
+        return None if f is None else (as_bytes(f), as_str(t or b""))
+
+    async def refund(self, table_id: str, transfer: Incoming) -> str:
+        """Give back a void transfer's chips (or refuse it for good if never reserved);
+        what the account's marker said before."""
+        k = self.keys
+        p = transfer.player
+        keys = [k.account(p), k.account_ledger(p), k.account_transfer(p, transfer.transfer_id)]
+        args = [p, transfer.transfer_id, transfer.amount, table_id, self.ledger_maxlen]
+        reply = await self._batch.call(self._refund, keys, [*args, TRANSFER_TTL_MS])
+        return as_str(reply[0])
+
+    async def settle(self, transfer: Incoming) -> str:
+        """End a transfer the table received; what the account's marker said before."""
+        key = self.keys.account_transfer(transfer.player, transfer.transfer_id)
+        return as_str(await self._batch.call(self._settle, [key], [TRANSFER_TTL_MS]))
+
+    async def deliver(self, table_id: str, player: str, items: Sequence[Delivery]) -> list[int]:
+        """Apply ``items`` (all ``player``'s) to the account, each once: the balance
+        after each item that moves chips (0 for a log)."""
+        if not items:
+            return []
+        k = self.keys
+        keys = [k.account(player), k.account_ledger(player), k.game_log(player)]
+        keys += [keys[2] if d.is_log else k.account_transfer(player, d.transfer_id) for d in items]
+        args: list[Any] = [
+            player,
+            table_id,
+            self.ledger_maxlen,
+            TRANSFER_TTL_MS,
+            self.log_cap,
+            LOG_WINDOW,
+        ]
+        for d in items:
+            args += [d.transfer_id, d.kind, d.amount, d.key, d.record]
+        call = self._batch.call(self._deliver, keys, args)
+        if any(not d.is_log for d in items):
+            # An account that chips reach is listed (single-key command, any slot).
+            await self.redis.sadd(k.accounts(), player)
+        return [as_int(b) for b in await call]
+
+    async def paid_balance(self, table_id: str, player: str, transfer_id: str) -> int | None:
+        """``player``'s balance right after the table's transfer ``transfer_id`` paid
+        them: as the account recorded it, or by delivering it now if it is still on its
+        way (the table's holder only). None if neither side knows it."""
+        marker = await self.redis.get(self.keys.account_transfer(player, transfer_id))
+        if marker is not None and as_str(marker).startswith("applied:"):
+            return int(as_str(marker).split(":", 1)[1])
+        raw = await self.redis.hget(self.keys.transfers_out(table_id), transfer_id)
+        if raw is None:
+            return None
+        return (await self.deliver(table_id, player, [read_delivery(transfer_id, raw)]))[0]
+
+    # --- whole transfers -------------------------------------------------------------
+
+    async def abort(self, table_id: str, incoming: Sequence[Incoming]) -> None:
+        """Undo transfers from accounts that a commit did not take: void first, then
+        refund (or settle, if the table did receive one after all), then forget."""
+        if not incoming:
+            return
+        states = await self.void_transfers(table_id, [t.transfer_id for t in incoming])
+        await asyncio.gather(
+            *(self._finish_incoming(table_id, t, states[t.transfer_id]) for t in incoming)
+        )
+        await self.forget_transfers(table_id, incoming=[t.transfer_id for t in incoming])
+
+    async def _finish_incoming(self, table_id: str, transfer: Incoming, state: str) -> None:
+        if state == RECEIVED:
+            await self.settle(transfer)
+        elif state in (OPEN, VOID):  # OPEN: void now (the state it had)
+            await self.refund(table_id, transfer)
+        # '': the table never recorded it, so no account reserved it either.
+
+    async def finish(
+        self,
+        table_id: str,
+        received: Sequence[Incoming] = (),
+        deliveries: Sequence[Delivery] = (),
+        delivered: Sequence[Delivery] = (),
+    ) -> None:
+        """After a commit: settle the transfers it ``received``, deliver
+        ``deliveries``, then forget those and the ``delivered`` ones."""
+        by_player: dict[str, list[Delivery]] = defaultdict(list)
+        for d in deliveries:
+            by_player[d.player].append(d)
+        await asyncio.gather(
+            *(self.settle(t) for t in received),
+            *(self.deliver(table_id, p, items) for p, items in by_player.items()),
+        )
+        done = [*deliveries, *delivered]
+        await self.forget_transfers(
+            table_id,
+            incoming=[t.transfer_id for t in received],
+            out=[d.transfer_id for d in done if not d.is_log],
+            logs=[d.transfer_id for d in done if d.is_log],
+        )
+
+    async def recover(self, table_id: str) -> Recovered:
+        """Finish every transfer the table has under way (see the module docstring).
+
+        Only the table's holder may run it, and only while none of its own commits is
+        between its steps (the host runs it under the table's lock): an open transfer
+        is taken for one whose commit will never come. A step that fails is counted
+        and left for the next time; the others go on.
+        """
+        found = await self.pending(table_id)
+        done = Recovered()
+        if not found:
+            return done
+        forget_in: list[str] = []
+        forget_out: list[str] = []
+        forget_logs: list[str] = []
+
+        by_player: dict[str, list[Delivery]] = defaultdict(list)
+        for d in sorted([*found.out, *found.logs], key=_made):
+            by_player[d.player].append(d)
+
+        async def deliver(player: str, items: list[Delivery]) -> None:
+            try:
+                await self.deliver(table_id, player, items)
+            except (RedisError, OSError) as exc:
+                done.failed += len(items)
+                done.errors.append(f"delivering to {player}: {exc}")
+                return
+            done.delivered += sum(not d.is_log for d in items)
+            forget_out.extend(d.transfer_id for d in items if not d.is_log)
+            forget_logs.extend(d.transfer_id for d in items if d.is_log)
+
+        opened = [i for i, (state, _) in found.incoming.items() if state == OPEN]
+        states = {i: state for i, (state, _) in found.incoming.items()}
+        states.update(await self.void_transfers(table_id, opened))
+
+        async def finish_incoming(transfer: Incoming) -> None:
+            state = states[transfer.transfer_id]
+            try:
+                await self._finish_incoming(table_id, transfer, state)
+            except (RedisError, OSError) as exc:
+                done.failed += 1
+                done.errors.append(f"transfer {transfer.transfer_id} of {transfer.player}: {exc}")
+                return
+            if state == RECEIVED:
+                done.settled += 1
+            elif state in (OPEN, VOID):
+                done.refunded += 1
+            forget_in.append(transfer.transfer_id)
+
+        await asyncio.gather(
+            *(deliver(p, items) for p, items in by_player.items()),
+            *(finish_incoming(t) for _, t in found.incoming.values()),
+        )
+        await self.forget_transfers(table_id, forget_in, forget_out, forget_logs)
+        if done.delivered or done.settled or done.refunded or done.failed:
+            log.info(
+                "table %s: transfers recovered: %d delivered, %d settled, %d refunded, %d left",
+                table_id,
+                done.delivered,
+                done.settled,
+                done.refunded,
+                done.failed,
+            )
+        return done

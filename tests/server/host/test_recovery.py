@@ -1,0 +1,99 @@
+"""A server that takes a table over finishes the transfers its dead holder left.
+
+The holder is the real store, stopped dead between two steps of a buy-in
+(tests/server/store/helpers.py, ``CrashingStore``), on a real table state; the server
+started after it takes the table once the dead holder's lease runs out, recovers at
+once, and the audit passes with nothing in transit.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+import pytest
+import redis.asyncio
+
+from protocol.messages import Join
+from protocol.structs import Joined
+from server.auth import tokens
+from server.config import Settings
+from server.host import encode_outbound, now_ms, pack_outbound
+from server.store.accounts import AccountStore
+from server.store.parts import to_parts
+from server.store.requests import ClientRequest
+from server.table import events as ev
+from server.table.machine import step
+from server.table.state import new_table
+from server.tables_file import load_tables
+from tests.helpers import until, url
+from tests.server.conftest import StartApp
+from tests.server.helpers import Client, audit_report
+from tests.server.store.helpers import Crash, CrashingStore
+
+ACCOUNT = 1000
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("point", ["commit", "after"])
+async def test_the_next_holder_finishes_a_buy_in_its_dead_holder_left(
+    start_app: StartApp,
+    server_settings: Settings,
+    redis_client: redis.asyncio.Redis,
+    point: str,
+) -> None:
+    """Dead before the commit: the chips go back to the account; dead after it: the
+    player is seated, and the account's side is settled."""
+    accounts = AccountStore(redis_client)
+    await accounts.credit("alice", ACCOUNT, "c-alice")
+    assert server_settings.tables_file is not None
+    config = next(c for c in load_tables(server_settings.tables_file) if c.table_id == "slow")
+    dead = CrashingStore(redis_client)
+    token = await dead.acquire_lease("slow", "dead", 300)
+    assert token is not None
+    t = step(new_table(config), ev.SitDown("alice", "A", 2, 300, secrets.token_bytes(32)), now_ms())
+    dead.crash_at = point
+    with pytest.raises(Crash):
+        await dead.commit(
+            "slow",
+            token=token,
+            expected_version=0,
+            new_version=t.state.version,
+            state=to_parts(t.state, None),
+            entries=t.entries,
+            events=[(o.seq, pack_outbound(encode_outbound(o))) for o in t.events],
+            request=ClientRequest("alice", "s:1", b"join", b""),
+        )
+    assert (await audit_report(redis_client)).in_transit == (300 if point == "commit" else 0)
+
+    app = await start_app()  # takes "slow" once the dead holder's lease is gone
+    host = app.hosts["slow"]
+
+    async def finished() -> bool:
+        return not await host.store.pending("slow")
+
+    await until(finished, what="the transfer to be finished")
+    report = await audit_report(redis_client)
+    assert report.ok, report.explain()
+    assert report.in_transit == 0
+    seated = point == "after"
+    assert await accounts.balance("alice") == ACCOUNT - (300 if seated else 0)
+    assert host.state is not None
+    assert (host.state.seat_of("alice") is not None) is seated
+
+    # Seated or not, a join from alice now is answered as it should be.
+    assert server_settings.token_secret is not None
+    secret = server_settings.token_secret.encode()
+    login = tokens.issue(secret, "alice", 600, int(time.time()))
+    client = await Client.hello(url(app), label="alice", token=login)
+    try:
+        if seated:
+            await client.error(Join, "already_seated", table_id="slow", buy_in=300)
+        else:
+            joined = await client.ok(Join, table_id="slow", buy_in=300)
+            assert isinstance(joined, Joined)
+            assert joined.account == ACCOUNT - 300
+    finally:
+        await client.close()
+    report = await audit_report(redis_client)
+    assert report.ok, report.explain()

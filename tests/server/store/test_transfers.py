@@ -1,0 +1,276 @@
+"""Chips between an account and a table, crashed at each point between their steps.
+
+A transfer crosses two slots in steps (server/store/transfers.py). Each test runs the
+real store against the real Redis (or Redis Cluster) and stops it dead at one point, as
+a process killed there would (:class:`Crash` is not an ``Exception``: no handler of the
+store runs after it). Then the audit passes at once, counting the chips in transit; a
+new holder of the table takes it and recovers; the audit passes again with nothing in
+transit, every balance is what exactly one application of the request gives, and the
+client's retry of the same request moves nothing more (or applies it, if it never was).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+import pytest_asyncio
+import redis.asyncio
+
+from server.store.accounts import AccountStore
+from server.store.audit import AuditReport, audit
+from server.store.commit_script import CommitResult, CommitStatus
+from server.store.requests import ClientRequest
+from server.store.tables import StoredTable, TableStore
+from server.store.transfers import Delivery
+from tests.server.store.helpers import Crash, CrashingStore, T, buy_in, cash_out
+
+ACCOUNT = 1000
+
+
+def parts(table: int, held: int = 0, house: int = 0) -> dict[str, bytes]:
+    """A table state of these totals (the audit reads them through table_money)."""
+    return {"table": b"%d" % table, "held": b"%d" % held, "house": b"%d" % house}
+
+
+def table_money(stored: StoredTable) -> tuple[int, int, int]:
+    p = stored.parts
+    return int(p.get("table", b"0")), int(p.get("held", b"0")), int(p.get("house", b"0"))
+
+
+async def checked(client: redis.asyncio.Redis) -> AuditReport:
+    report = await audit(client, table_money)
+    assert report.ok, report.explain()
+    return report
+
+
+@pytest_asyncio.fixture
+async def stores(
+    new_client: Callable[[], redis.asyncio.Redis], redis_client: redis.asyncio.Redis
+) -> AsyncIterator[tuple[CrashingStore, TableStore]]:
+    """The store that crashes, on its own connection, holding table ``T``; and the
+    store of the process that takes the table over, on another."""
+    clients = [new_client(), new_client()]
+    crashing, taking = CrashingStore(clients[0]), TableStore(clients[1])
+    await AccountStore(redis_client).credit("ann", ACCOUNT, "c-ann")
+    assert await crashing.acquire_lease(T, "dies", 60_000) == 1
+    try:
+        yield crashing, taking
+    finally:
+        for s in (crashing, taking):
+            await s.drain()
+        for c in clients:
+            await c.aclose()
+
+
+async def take_over(store: TableStore) -> int:
+    """The dead holder's lease runs out; the new holder takes the table."""
+    await store.redis.delete(store.keys.table_lease(T))
+    token = await store.acquire_lease(T, "takes", 60_000)
+    assert token is not None
+    return token
+
+
+async def buy(store: TableStore, token: int, after: int, rid: str, amount: int) -> CommitResult:
+    return await store.commit(
+        T,
+        token=token,
+        expected_version=after,
+        new_version=after + 1,
+        state=parts(amount),
+        entries=[buy_in(f"{T}:v{after + 1}:ann:buy_in", "ann", amount)],
+        request=ClientRequest("ann", rid, b"join %d" % amount, b"seat 2"),
+    )
+
+
+async def cash(store: TableStore, token: int, after: int, rid: str, amount: int) -> CommitResult:
+    return await store.commit(
+        T,
+        token=token,
+        expected_version=after,
+        new_version=after + 1,
+        state=parts(300 - amount),
+        entries=[cash_out(f"{T}:v{after + 1}:ann:cash_out", "ann", amount)],
+        request=ClientRequest("ann", rid, b"cash_out %d" % amount),
+    )
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("point", ["claim", "commit", "after", "settle", "forget"])
+async def test_a_buy_in_crashed_at_each_step(
+    stores: tuple[CrashingStore, TableStore], redis_client: redis.asyncio.Redis, point: str
+) -> None:
+    crashing, taking = stores
+    accounts = AccountStore(redis_client)
+    crashing.crash_at = point
+    stored = point in ("after", "settle", "forget")  # the commit was made
+    if point in ("settle", "forget"):  # steps run beside the caller, after the reply
+        result = await buy(crashing, 1, 0, "s:1", 300)
+        assert result.status is CommitStatus.OK
+        assert result.accounts == {"ann": ACCOUNT - 300}
+        await crashing.drain()  # where it dies
+    else:
+        with pytest.raises(Crash):
+            await buy(crashing, 1, 0, "s:1", 300)
+    before = await checked(redis_client)
+    reserved = point != "claim"
+    assert before.to_tables == (300 if reserved and not stored else 0)
+    assert await accounts.balance("ann") == (ACCOUNT - 300 if reserved else ACCOUNT)
+
+    token = await take_over(taking)
+    done = await taking.recover(T)
+    assert done.failed == 0
+    assert done.refunded == (1 if not stored else 0)  # an open transfer, reserved or not
+    assert done.settled == (1 if stored else 0)  # settled again: that changes nothing
+    after = await checked(redis_client)
+    assert after.in_transit == 0
+    assert not await taking.pending(T)
+    assert await accounts.balance("ann") == (ACCOUNT - 300 if stored else ACCOUNT)
+    assert after.tables_total == (300 if stored else 0)
+
+    # The client never heard back: it sends the join again, with its rid.
+    version = 1 if stored else 0
+    retry = await buy(taking, token, version, "s:1", 300)
+    if stored:
+        assert retry.status is CommitStatus.REPEATED
+        assert retry.request is not None
+        assert (retry.request.account, retry.request.memo) == (ACCOUNT - 300, b"seat 2")
+    else:
+        assert retry.status is CommitStatus.OK
+        assert retry.accounts == {"ann": ACCOUNT - 300}
+    await taking.drain()
+    final = await checked(redis_client)
+    assert (final.accounts_total, final.tables_total, final.in_transit) == (ACCOUNT - 300, 300, 0)
+    assert final.ledger_complete
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("point", ["claim", "commit", "after", "deliver", "forget"])
+async def test_a_cash_out_crashed_at_each_step(
+    stores: tuple[CrashingStore, TableStore], redis_client: redis.asyncio.Redis, point: str
+) -> None:
+    crashing, taking = stores
+    accounts = AccountStore(redis_client)
+    assert (await buy(crashing, 1, 0, "s:1", 300)).ok
+    await crashing.drain()
+    crashing.crash_at = point
+    if point == "forget":  # after the account is paid: beside the caller, after the reply
+        assert (await cash(crashing, 1, 1, "s:2", 120)).accounts == {"ann": ACCOUNT - 180}
+        await crashing.drain()
+    else:
+        with pytest.raises(Crash):
+            await cash(crashing, 1, 1, "s:2", 120)
+    stored = point in ("after", "deliver", "forget")
+    paid = point == "forget"
+    before = await checked(redis_client)
+    assert before.to_accounts == (120 if stored and not paid else 0)
+    assert before.tables_total == (180 if stored else 300)
+
+    token = await take_over(taking)
+    done = await taking.recover(T)
+    assert (done.failed, done.delivered) == (0, 1 if stored else 0)
+    after = await checked(redis_client)
+    assert after.in_transit == 0
+    assert not await taking.pending(T)
+    assert await accounts.balance("ann") == ACCOUNT - 300 + (120 if stored else 0)
+
+    retry = await cash(taking, token, 2 if stored else 1, "s:2", 120)
+    if stored:
+        assert retry.status is CommitStatus.REPEATED
+        assert retry.request is not None
+        assert retry.request.account is None  # known to the account: the payout's marker
+        assert await taking.paid_balance(T, "ann", retry.request.payout) == ACCOUNT - 180
+    else:
+        assert retry.status is CommitStatus.OK
+        assert retry.accounts == {"ann": ACCOUNT - 180}
+    await taking.drain()
+    final = await checked(redis_client)
+    assert (final.accounts_total, final.tables_total, final.in_transit) == (ACCOUNT - 180, 180, 0)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("point", ["refund", "forget"])
+async def test_a_refused_buy_in_crashed_while_giving_the_chips_back(
+    stores: tuple[CrashingStore, TableStore], redis_client: redis.asyncio.Redis, point: str
+) -> None:
+    """The account reserved, the commit was refused (a stale version): the transfer is
+    made void, then refunded, then forgotten; a crash between any two of them."""
+    crashing, taking = stores
+    accounts = AccountStore(redis_client)
+    crashing.crash_at = point
+    with pytest.raises(Crash):
+        await buy(crashing, 1, 5, "s:1", 300)  # the table is at version 0, not 5
+    before = await checked(redis_client)
+    refunded = point == "forget"
+    assert before.to_tables == (0 if refunded else 300)
+    assert await accounts.balance("ann") == (ACCOUNT if refunded else ACCOUNT - 300)
+    await take_over(taking)
+    done = await taking.recover(T)
+    assert done.refunded == 1  # done again at the account, it changes nothing
+    assert await accounts.balance("ann") == ACCOUNT
+    after = await checked(redis_client)
+    assert after.in_transit == 0
+    assert not await taking.pending(T)
+
+
+@pytest.mark.asyncio
+async def test_a_late_reservation_after_the_refund_is_refused(
+    stores: tuple[CrashingStore, TableStore], redis_client: redis.asyncio.Redis
+) -> None:
+    """A paused holder opens a transfer and pauses before its account reserves it; the
+    next holder makes it void and, finding nothing reserved, refuses it for good: the
+    paused holder's reservation, when it comes, takes nothing."""
+    crashing, taking = stores
+    crashing.crash_at = "claim"
+    with pytest.raises(Crash):
+        await buy(crashing, 1, 0, "s:1", 300)
+    ((state, transfer),) = (await taking.pending(T)).incoming.values()
+    assert state == "open"
+    await take_over(taking)
+    assert (await taking.recover(T)).refunded == 1
+    late = await crashing.claim(T, "ann", None, transfer)
+    assert late.status == "FINISHED"
+    assert await AccountStore(redis_client).balance("ann") == ACCOUNT
+    await checked(redis_client)
+
+
+@pytest.mark.asyncio
+async def test_game_logs_crashed_on_their_way_are_delivered_once_in_order(
+    stores: tuple[CrashingStore, TableStore], redis_client: redis.asyncio.Redis
+) -> None:
+    crashing, taking = stores
+    crashing.crash_at = "deliver"
+    for version in (1, 2):  # both rounds stored, both deliveries die
+        with pytest.raises(Crash):
+            await crashing.commit(
+                T,
+                token=1,
+                expected_version=version - 1,
+                new_version=version,
+                state=parts(0),
+                logs=[("ann", b"round %d" % version), ("bob", b"b%d" % version)],
+            )
+    assert (await taking.history("ann")).items == []
+    logs = (await taking.pending(T)).logs
+    assert sorted(d.player for d in logs) == ["ann", "ann", "bob", "bob"]
+    assert all(isinstance(d, Delivery) and d.is_log for d in logs)
+    token = await take_over(taking)
+    await taking.recover(T)
+    assert (await taking.history("ann")).items == [(2, b"round 2"), (1, b"round 1")]
+    await taking.recover(T)  # nothing left; done again, nothing twice
+    assert len((await taking.history("bob")).items) == 2
+    # Delivered, then dead before the table forgot them: delivered again, kept once.
+    dying = CrashingStore(taking.redis)
+    dying.crash_at = "forget"
+    round_3 = [("ann", b"round 3"), ("bob", b"b3")]
+    result = await dying.commit(
+        T, token=token, expected_version=2, new_version=3, state=parts(0), logs=round_3
+    )
+    assert result.ok
+    await dying.drain()
+    assert len((await taking.pending(T)).logs) == 2
+    await taking.recover(T)
+    assert not await taking.pending(T)
+    assert [o for o, _ in (await taking.history("ann")).items] == [3, 2, 1]
+    assert len((await taking.history("bob")).items) == 3
+    await checked(redis_client)
