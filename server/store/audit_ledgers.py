@@ -111,8 +111,11 @@ async def check_ledgers(
     tables = sum(r.table for r in readings)
     for st in streams:
         r = st.reading
-        # Appended up to the reading: the first ones after the checkpoint, in id order.
-        rows = [st.rows[i] for i in sorted(st.rows)][: max(0, r.appended - st.start.entries)]
+        rows = [st.rows[i] for i in sorted(st.rows)]
+        if not r.last:
+            # Empty in Redis at the reading, read from the archive with no last id: those
+            # appended up to the reading are the first ones after the checkpoint.
+            rows = rows[: max(0, r.appended - st.start.entries)]
         for row in rows:
             places[r.name][row.key].add(row.entry_id)
         folded = st.start.copy()
