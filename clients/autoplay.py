@@ -171,6 +171,7 @@ async def _loop(
     acted_bet: tuple[int, str | None] | None = None
     acted_set: tuple[int, str | None] | None = None
     bet_in = False  # our bet for the betting phase in progress was accepted or tried
+    phase_seen = model.phase
     while True:
         while not queue.empty():
             _count(queue.get_nowait(), model, stats, note)
@@ -182,6 +183,11 @@ async def _loop(
         seat = model.my_seat
         if model.phase not in ("idle", "betting"):
             bet_in = False
+        elif model.phase == "idle" and phase_seen == "betting":
+            # Betting closed without our bet (it failed, or never reached the server):
+            # the table waits idle for a bet, with the same round and commitment.
+            acted_bet, bet_in = None, False
+        phase_seen = model.phase
         betting = False  # a bet request is in flight (its refusal may end the play)
         try:
             if (
@@ -225,8 +231,15 @@ async def _loop(
             note("error", {"code": exc.code, "message": str(exc)})
             if betting and exc.code in FINAL_BET_REFUSALS:
                 raise
+            if betting and exc.retryable and exc.code != "wrong_phase":
+                # Not taken, but it may be now (the table was not hosted yet, say): try
+                # again on the next event (a phase moved on needs no retry).
+                acted_bet, bet_in = None, False
         except ConnectionLost:
-            pass  # the core reconnects and resumes; the loop picks up from the model
+            # The core reconnects and resumes; the loop picks up from the model. A bet
+            # lost on the way is tried again then (placing the same bet twice is
+            # harmless), or the table could wait for it forever.
+            acted_bet, bet_in = None, False
         except ClientError as exc:
             stats.errors.append(str(exc))
             note("error", {"code": "client", "message": str(exc)})

@@ -24,13 +24,13 @@ NOW_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 
 # (high, low, high name, low name) of each hand of the deal: seats 0..5, dealer 6.
 SPLITS: tuple[tuple[tuple[int, ...], tuple[int, ...], str, str], ...] = (
-    ((2, 4, 11, 12, 18), (51, 34), "straight, six high", "ace-ten"),
-    ((26, 27, 25, 17, 5), (50, 23), "three eights", "ace-seven"),
-    ((46, 47, 39, 16, 15), (48, 43), "pair of kings", "ace-queen"),
-    ((31, 30, 45, 36, 33), (21, 22), "pair of nines", "pair of sevens"),
-    ((41, 42, 32, 35, 7), (49, 29), "two pair, queens and tens", "ace-nine"),
-    ((9, 10, 6, 0, 28), (44, 40), "pair of fours", "king-queen"),
-    ((38, 37, 14, 8, 3), (52, 24), "pair of jacks", "ace-eight"),
+    ((2, 4, 11, 12, 18), (51, 34), "Straight, six high", "Ace-ten"),
+    ((26, 27, 25, 17, 5), (50, 23), "Three eights", "Ace-seven"),
+    ((46, 47, 39, 16, 15), (48, 43), "Pair of kings", "Ace-queen"),
+    ((31, 30, 45, 36, 33), (21, 22), "Pair of nines", "Pair of sevens"),
+    ((41, 42, 32, 35, 7), (49, 29), "Two pair, queens and tens", "Ace-nine"),
+    ((9, 10, 6, 0, 28), (44, 40), "Pair of fours", "King-queen"),
+    ((38, 37, 14, 8, 3), (52, 24), "Pair of jacks", "Ace-eight"),
 )
 SEAT0_CARDS = (4, 51, 34, 2, 12, 18, 11)
 NAMES = ("ana", "bo", "chen", "dee", "eli", "fay")
@@ -110,6 +110,7 @@ TABLE_INFO = S.TableInfo(
     grace_ms=60_000,
     paytable=PAYTABLE,
     rules_version=1,
+    min_bonus=5,
 )
 RECORD = S.RoundRecord(
     table_id=TABLE,
@@ -246,7 +247,11 @@ def examples() -> list[tuple[str, M.Message]]:
         (
             "error_rate_limited",
             M.ErrorReply(
-                code="rate_limited", message="slow down", retryable=True, retry_after_ms=500
+                code="rate_limited",
+                message="too many messages: slow down",
+                retryable=True,
+                rid="17",
+                retry_after_ms=500,
             ),
         ),
         ("pong", M.Pong(rid="2", server_time_ms=NOW_MS + 12, time_ms=NOW_MS)),

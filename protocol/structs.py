@@ -271,6 +271,7 @@ class TableInfo:
     grace_ms: DurationMs
     paytable: Annotated[tuple[PayLine, ...], Len(0, L.MAX_PAYLINES)]
     rules_version: Annotated[int, Int(1, 65535)]
+    min_bonus: Chips = 0  # smallest bonus bet; 0 (absent): one bet_unit
 
 
 @dataclass(frozen=True, slots=True)

@@ -234,8 +234,11 @@ class App:
             compression=None,  # small binary frames: deflate costs more than it saves
             max_size=L.MAX_CLIENT_FRAME_BYTES,
             max_queue=16,
+            # WebSocket pings keep idle connections open through proxies, but a client
+            # need not answer them (protocol/PROTOCOL.md, section 5): a client that
+            # goes silent is closed by the protocol's own heartbeat (4004), not 1011.
             ping_interval=s.heartbeat_ms / 1000,
-            ping_timeout=s.heartbeat_ms / 1000,
+            ping_timeout=None,
         )
         wait_s = max(10.0, 3 * s.lease_ms / 1000)
         if cluster is not None:

@@ -154,7 +154,10 @@ class Settings:
     )
     heartbeat_ms: int = field(
         default=20_000,
-        metadata=about("keepalive ping interval and timeout; clients are told it in welcome"),
+        metadata=about(
+            "the heartbeat told in welcome: a client silent for twice it is closed (4004); "
+            "also the interval of WebSocket keepalive pings, which clients need not answer"
+        ),
     )
     handshake_ms: int = field(
         default=10_000,

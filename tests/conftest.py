@@ -17,6 +17,7 @@ import pytest
 import pytest_asyncio
 import redis
 import redis.asyncio
+from hypothesis import settings
 from redis.asyncio.cluster import RedisCluster
 
 from server.app import App
@@ -24,6 +25,12 @@ from server.config import Settings
 from server.store.connection import cluster_client
 from server.store.embedded import EmbeddedRedis
 from server.store.topology import LocalCluster
+
+# Property tests check what is true, not how fast: Hypothesis's default deadline of
+# 200 ms an example failed brute-force comparisons on a loaded machine. Speed is
+# measured by the benchmarks (make bench).
+settings.register_profile("paigow", deadline=None)
+settings.load_profile("paigow")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

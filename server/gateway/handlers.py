@@ -45,6 +45,7 @@ from server.gamelog import unpack_records
 from server.gateway import money
 from server.gateway.connection import Connection
 from server.gateway.context import REPLIED, Context, Handler, Outcome, Replied
+from server.gateway.presence import check_table_limit
 from server.host import now_ms
 from server.table import events as ev
 from server.table.errors import TableError
@@ -68,8 +69,7 @@ async def list_tables(ctx: Context, conn: Connection, msg: ListTables) -> Outcom
 async def watch(ctx: Context, conn: Connection, msg: Watch) -> Outcome:
     """Receive a table's events, after its ``ok`` and a snapshot."""
     host = ctx.presence.host(msg.table_id)
-    if len(conn.tables) >= L.MAX_TABLES_PER_SESSION and msg.table_id not in conn.tables:
-        raise TableError(ErrorCode.BAD_MESSAGE, "watching too many tables")
+    check_table_limit(conn, msg.table_id)
     # The snapshot must follow the ok: attach sends the ok first.
     first = encode(OkReply(rid=msg.rid))
     await ctx.presence.attach(conn, host, None, again=True, first=first)

@@ -20,6 +20,7 @@ from protocol.messages import CashOut, Join, Leave, OkReply, Rebuy
 from protocol.structs import Balances, Joined, Result, TableBalance
 from server.gateway.connection import Connection
 from server.gateway.context import REPLIED, Context, Outcome, Replied
+from server.gateway.presence import check_table_limit
 from server.host import MoneyRequest
 from server.table import events as ev
 from server.table.machine import Transition
@@ -41,6 +42,7 @@ async def join(ctx: Context, conn: Connection, msg: Join) -> Outcome:
     player = conn.player
     table_id = msg.table_id
     watching = table_id in conn.tables
+    check_table_limit(conn, table_id)
     wanted = conn.wanted.get(table_id)
     if not watching:
         await presence.attach(conn, host, None)

@@ -46,6 +46,16 @@ with every host)."""
 REPLACED = Close(CloseCode.SESSION_REPLACED, "session resumed elsewhere")
 
 
+def check_table_limit(conn: Connection, table_id: str) -> None:
+    """Refuse a table beyond the tables a session may watch (protocol/PROTOCOL.md,
+    section 12: ``too_large``)."""
+    if len(conn.tables) >= L.MAX_TABLES_PER_SESSION and table_id not in conn.tables:
+        raise TableError(
+            ErrorCode.TOO_LARGE,
+            f"a session watches at most {L.MAX_TABLES_PER_SESSION} tables: unwatch one first",
+        )
+
+
 class Presence:
     """Who is connected to this process, and where; see the module docstring."""
 
@@ -239,9 +249,11 @@ class Presence:
         connection here whose seat says away, and ``Disconnect`` for each one without
         one whose seat says connected: the stored state cannot know that their
         connections died with the previous owner, and nobody else will tell it. The
-        grace time then runs from that ``Disconnect``. An event the table refuses (the
-        seat is gone meanwhile) or a store error is logged and skipped; when the table
-        is lost again the rest waits for the next call.
+        grace time then runs from that ``Disconnect``, and a round dealt before it, the
+        player counted as connected, is not held against them (docs/RULES.md,
+        "Disconnection"). An event the table refuses (the seat is gone meanwhile) or a
+        store error is logged and skipped; when the table is lost again the rest waits
+        for the next call.
         """
         # Who sits where is asked of the presence's index, which the hosts keep.
         assert host.seating is self.seating, "a host must share the gateway's seating"
@@ -405,4 +417,5 @@ def table_info(host: TableHost) -> TableInfo:
         grace_ms=c.grace_ms,
         paytable=lines,
         rules_version=1,
+        min_bonus=c.bonus_min,
     )

@@ -8,11 +8,12 @@ before anyone hears of them, then sent to the connections at the table
 next deadline passes; after a restart or a takeover the stored deadlines carry on, and
 one already past fires at once (docs/DESIGN.md, "Time and deadlines").
 
-Each time the host becomes ready (it took the lease and loaded the state) it calls
-its ``on_ready`` hook, so that the shell around it (the gateway) can bring the table
-in line with the connections this process holds: the stored state knows nothing of
-connections that a dead owner lost. Each time it stops holding the table (lost, handed
-over, stopped) it calls ``on_lost``.
+Each time the host becomes ready (it took the lease and loaded the state; a table
+last written by another holder is first told so, ``TakeOver``: a betting phase in
+progress starts again) it calls its ``on_ready`` hook, so that the shell around it
+(the gateway) can bring the table in line with the connections this process holds:
+the stored state knows nothing of connections that a dead owner lost. Each time it
+stops holding the table (lost, handed over, stopped) it calls ``on_lost``.
 
 With a :class:`Placement` (several nodes on one Redis, ``server/cluster``), the host
 takes the table only while the placement wants it here, and gives it up at the next
@@ -40,7 +41,7 @@ from server.seating import Seating
 from server.store.accounts import AccountStore
 from server.store.tables import TableStore
 from server.table.errors import TableError
-from server.table.events import ChangeConfig, Tick
+from server.table.events import ChangeConfig, TakeOver, Tick
 from server.table.machine import Transition, next_wakeup, step
 from server.table.state import TableConfig, TableState, evolve, new_table
 
@@ -224,6 +225,7 @@ class TableHost(CommitPath, Recovery):
         first get what was stored meanwhile: the events after the last one they were
         sent, or a snapshot, so their sequence has no gap.
         """
+        previous = self.token
         token, acquired = await self.lease.acquire(self._wanted, self._placed)
         stored = await self.store.load(self.table_id)
         self.lease.took(token, acquired)
@@ -236,6 +238,8 @@ class TableHost(CommitPath, Recovery):
             self._change_config()
         if self.subscribers:
             await self.subscribers.catch_up(self.store, self.state, self.clock)
+        if stored is not None and stored.token != previous:
+            await self._take_over()
         log.info(
             "table %s: hosting with token %d at version %d",
             self.table_id,
@@ -243,6 +247,21 @@ class TableHost(CommitPath, Recovery):
             self.state.version,
         )
         self.lease.set_ready()
+
+    async def _take_over(self) -> None:
+        """Tell the table it was taken from another holder (or from this process before
+        a restart): :class:`TakeOver`, stored before the table is ready here, so before
+        any request, its timer or its on-ready hook. A betting phase in progress starts
+        again: a deadline passed while nobody could bet (the players' connections and
+        bets on their way went with the previous holder) must not deal a round they
+        could not bet in (docs/RULES.md, "Disconnection"). A table this process wrote
+        last (its lease lost and taken again, its connections still here) is not told.
+        """
+        assert self.state is not None
+        async with self._lock:
+            t = step(self.state, TakeOver(), self.clock())
+            if t.state is not self.state:
+                await self._commit(t, None)
 
     def _change_config(self) -> None:
         """The tables file changed since this table was stored: the machine applies its

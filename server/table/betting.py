@@ -11,7 +11,7 @@ from protocol.errors import ErrorCode
 from protocol.fairness import commitment, deal
 from server.table import views
 from server.table.errors import TableError
-from server.table.events import ClearBet, PlaceBet, Rebet, SitOut
+from server.table.events import ClearBet, PlaceBet, Rebet, SitOut, TakeOver
 from server.table.ledger import Kind, Pot
 from server.table.state import Phase, evolve
 from server.table.work import Work, ledger_key, seat_at, seat_index
@@ -32,6 +32,15 @@ def open_betting(work: Work, seed: bytes) -> None:
     )
     work.emit(views.phase_changed(work.state))
     work.emit(views.commitment(work.state))
+
+
+def taken_over(work: Work, event: TakeOver) -> None:
+    """A process took the table over: a betting phase in progress starts again with its
+    full length, so that players whose connections went with the previous holder (and
+    bets on their way then) can come back and bet (docs/RULES.md, "Disconnection")."""
+    if work.state.phase is Phase.BETTING:
+        work.set(deadline=work.now + work.state.config.betting_ms)
+        work.emit(views.phase_changed(work.state))
 
 
 def check_bet(work: Work, amount: int, bonus: int) -> None:
@@ -89,9 +98,11 @@ def bet(work: Work, player: str, amount: int, bonus: int) -> None:
             )
     if work.state.phase is Phase.IDLE and amount:
         # The table was waiting for a first bet: betting opens for the committed round,
-        # and says so before the bet that opened it.
+        # and says so before the bet that opened it. Every betting phase opens with the
+        # round's commitment (protocol/PROTOCOL.md, section 4): the same one again here.
         work.set(phase=Phase.BETTING, deadline=work.now + work.state.config.betting_ms)
         work.emit(views.phase_changed(work.state))
+        work.emit(views.commitment(work.state))
     seat = evolve(
         seat,
         balance=available - amount - bonus,
@@ -152,15 +163,16 @@ def close_betting(work: Work) -> None:
         return
     assert state.seed is not None
     # Who neither bet nor sat out has missed the round and stands up when it ends;
-    # who sat out counts it, and stands up after too many in a row.
+    # who sat out counts it, and stands up after too many in a row; who is away has
+    # the grace time to come back (docs/RULES.md, "Sitting out" and "Disconnection").
     for index, seat in state.occupied():
         if not seat.has_bet:
             if seat.sitting_out:
                 work.set_seat(index, evolve(seat, sit_out_rounds=seat.sit_out_rounds + 1))
-            else:
+            elif seat.connected:
                 work.set_seat(index, evolve(seat, missed=True))
     hands = deal(state.seed)
     work.set(phase=Phase.DEALING, deadline=work.now + state.config.dealing_ms, hands=hands)
     work.emit(views.phase_changed(work.state))
-    public, private = views.cards_dealt(work.state)
-    work.emit(public, private)
+    for index, _ in work.state.in_round():  # one event per seat, in seat order
+        work.emit(*views.cards_dealt(work.state, index))

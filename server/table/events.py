@@ -124,6 +124,15 @@ class Reconnect:
 
 
 @dataclass(frozen=True, slots=True)
+class TakeOver:
+    """A process has just taken the table (it started, restarted, or took it over
+    from one that stopped): the players' connections went with the previous holder,
+    and a betting phase in progress starts again with its full length so that they
+    can come back and bet (docs/RULES.md, "Disconnection"). Its host applies it before
+    anything else; who is away is said by :class:`Disconnect` afterwards."""
+
+
+@dataclass(frozen=True, slots=True)
 class Void:
     """A malfunction: the round in play cannot be completed (docs/RULES.md, "Faults")."""
 
@@ -158,6 +167,7 @@ Event = (
     | UseHouseWay
     | Disconnect
     | Reconnect
+    | TakeOver
     | Void
     | ChangeConfig
 )

@@ -69,6 +69,7 @@ from server.table.events import (
     SitDown,
     SitOut,
     StandUp,
+    TakeOver,
     Tick,
     UseHouseWay,
     Void,
@@ -191,6 +192,7 @@ ROWS: list[tuple[tuple[Phase, ...], type[Any], Handler, tuple[Phase, ...]]] = [
     (_ANY,           CashOut,      seats.cash_out,              _STAY),
     (_ANY,           Disconnect,   seats.disconnect,            _STAY),
     (_ANY,           Reconnect,    seats.reconnect,             _STAY),
+    (_ANY,           TakeOver,     betting.taken_over,          _STAY),  # first, when taken
     (_ANY,           ChangeConfig, config_change.change_config, _STAY),  # between rounds
     ((IDLE,),        PlaceBet,     betting.place_bet,           (BETTING, DEALING)),
     ((BETTING,),     PlaceBet,     betting.place_bet,           (DEALING,)),  # all decided

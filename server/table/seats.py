@@ -34,10 +34,12 @@ def sit_down(work: Work, event: SitDown) -> None:
         raise TableError(ErrorCode.BAD_MESSAGE, f"seat {seat} is not 0..{config.seats - 1}")
     if state.seats[seat] is not None:
         raise TableError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken")
-    if not config.min_buy_in <= event.buy_in <= config.max_buy_in:
+    unit = config.bet_unit
+    if not config.min_buy_in <= event.buy_in <= config.max_buy_in or event.buy_in % unit:
         raise TableError(
             ErrorCode.BET_LIMITS,
-            f"the buy-in is {config.min_buy_in} to {config.max_buy_in} chips",
+            f"the buy-in is {config.min_buy_in} to {config.max_buy_in} chips, "
+            f"in multiples of {unit}",
         )
     work.move(
         ledger_key(work, event.player, "buy_in"),
@@ -101,10 +103,12 @@ def rebuy(work: Work, event: Rebuy) -> None:
     config = work.state.config
     if work.state.phase in PHASES_WITH_CARDS and seat.has_bet:
         raise TableError(ErrorCode.WRONG_PHASE, "rebuy between rounds, not during one")
-    if event.amount <= 0 or seat.balance + event.amount > config.max_buy_in:
+    unit = config.bet_unit
+    if event.amount <= 0 or seat.balance + event.amount > config.max_buy_in or event.amount % unit:
         raise TableError(
             ErrorCode.BET_LIMITS,
-            f"a rebuy is positive and keeps the table balance at most {config.max_buy_in}",
+            f"a rebuy is a multiple of {unit} that keeps the table balance at most "
+            f"{config.max_buy_in}",
         )
     work.move(
         ledger_key(work, event.player, "rebuy"),
@@ -143,10 +147,13 @@ def cash_out(work: Work, event: CashOut) -> None:
 
 
 def disconnect(work: Work, event: Disconnect) -> None:
-    """The player is away: the grace time runs from now."""
+    """The player is away: the grace time runs from now. A round they missed is not
+    held against them: their absence may have begun before the deal, the table told
+    only now (a dropped connection noticed late, a server that crashed), and the grace
+    time decides (docs/RULES.md, "Disconnection")."""
     index, seat = seat_index(work, event.player)
     if seat.connected:
-        work.set_seat(index, evolve(seat, connected=False, disconnected_at=work.now))
+        work.set_seat(index, evolve(seat, connected=False, disconnected_at=work.now, missed=False))
         work.emit(views.seat_changed(work.state, index))
 
 

@@ -76,14 +76,24 @@ def house_low(state: TableState, index: int) -> tuple[int, ...]:
 
 
 def suggestion(state: TableState, player: str) -> HandChoice:
-    """The house way's split of ``player``'s hand, without setting it (a query)."""
+    """The house way's split of ``player``'s hand, without setting it (a query).
+
+    Refused as ``house_way``'s ``set`` would be, in the same order (the phase, the seat,
+    the bet: protocol/PROTOCOL.md, section 10, "When two errors apply"), except that a
+    hand already set may still be asked about.
+    """
+    if state.phase not in (Phase.DEALING, Phase.SETTING):
+        raise TableError(
+            ErrorCode.WRONG_PHASE,
+            f"a house way suggestion is not allowed while the table is {state.phase.value}",
+        )
     index = state.seat_of(player)
     if index is None:
         raise TableError(ErrorCode.NOT_SEATED, "you have no seat at this table")
     seat = state.seats[index]
     assert seat is not None
-    if state.phase not in (Phase.DEALING, Phase.SETTING) or not seat.has_bet:
-        raise TableError(ErrorCode.NO_BET, "there is no hand of yours to set now")
+    if not seat.has_bet:
+        raise TableError(ErrorCode.NO_BET, "you have no bet in this round")
     rules = state.config.rules
     split = house_way(hand(state, index), rules.house_way, rules.wheel)
     return views.hand_choice(state, split.high, split.low, applied=False)
@@ -103,11 +113,13 @@ def _record_set(
 
 
 def reveal(work: Work) -> None:
-    """Set every unset hand by the house way, set the dealer's, and show every hand."""
+    """Set every unset hand by the house way (each one announced by ``hand_set``, as a
+    hand set by request is), set the dealer's, and show every hand."""
     for index, seat in work.state.in_round():
         if seat.low is None:
             low = house_low(work.state, index)
             work.set_seat(index, evolve(seat, low=low, set_by=SetBy.HOUSE_WAY_TIMEOUT))
+            work.emit(views.hand_set(work.state, index))
     work.set(
         phase=Phase.REVEALING,
         deadline=work.now + work.state.config.revealing_ms,

@@ -80,8 +80,12 @@ def settle(work: Work) -> None:
             low=s.low.value,
             bet=seat.bet,
             bonus=seat.bonus,
+            # A line of the pay table, or nil: a bonus that pays nothing names no class
+            # (protocol/PROTOCOL.md, section 9).
             bonus_class=(
-                bonus_rules.BONUS_CLASS_CODES[bonus_class] if bonus_class is not None else None
+                bonus_rules.BONUS_CLASS_CODES[bonus_class]
+                if bonus_class is not None and bonus_back
+                else None
             ),
             payout=s.returned,
             commission=s.commission,

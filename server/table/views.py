@@ -214,17 +214,17 @@ def bet_changed(state: TableState, index: int) -> Message:
     )
 
 
-def cards_dealt(state: TableState) -> tuple[Message, dict[str, Message]]:
-    """Each player in the round gets their seven cards; everyone else ``hidden``."""
+def cards_dealt(state: TableState, index: int) -> tuple[Message, dict[str, Message]]:
+    """Seat ``index``'s seven cards, to its player alone; everyone else gets ``hidden``
+    (protocol/PROTOCOL.md, section 9: one ``cards`` event per seat with a bet)."""
     assert state.hands is not None
+    seat = state.seats[index]
+    assert seat is not None
     table_id = state.config.table_id
-    private: dict[str, Message] = {
-        seat.player: Cards(
-            table_id=table_id, seq=0, round=state.round_no, seat=i, cards=state.hands[i]
-        )
-        for i, seat in state.in_round()
-    }
-    return Hidden(table_id=table_id, seq=0), private
+    cards = Cards(
+        table_id=table_id, seq=0, round=state.round_no, seat=index, cards=state.hands[index]
+    )
+    return Hidden(table_id=table_id, seq=0), {seat.player: cards}
 
 
 def hand_set(state: TableState, index: int) -> Message:

@@ -88,6 +88,14 @@ def test_committed_vectors_are_current() -> None:
     assert error_vectors() == ERROR_VECTORS
 
 
+def test_error_replies_to_a_readable_request_carry_its_rid() -> None:
+    # Section 3: only a request whose rid could not be read gets an error with rid nil;
+    # a rate-limited request's reply carries its rid like any other.
+    errors = [v for v in MESSAGES if v["message"]["type"] == "error"]
+    assert {v["message"]["code"] for v in errors} >= {"rate_limited"}
+    assert all(v["message"]["rid"] is not None for v in errors)
+
+
 def test_error_keeps_request_id_and_type() -> None:
     # A server can still address its error reply when a field is bad.
     frame = msgpack.packb({"type": "bet", "rid": "r9", "table_id": "t1", "amount": -5})

@@ -434,3 +434,68 @@ async def test_hellos_before_the_restarted_server_hosts_the_table_are_attached_l
         assert audit_passes(redis_url).strip().endswith("audit passed")
     finally:
         await close_all(clients)
+
+
+@pytest.mark.asyncio
+async def test_a_player_cut_off_by_a_kill_during_betting_keeps_the_seat(
+    redis_url: str,
+    redis_client: redis.asyncio.Redis,
+    tmp_path: Path,
+    processes: list[ServerProcess],
+) -> None:
+    """p1 has not bet yet when the server is killed in the betting phase, and is not
+    back when the restarted server deals the round p0 bet in: away, p1 has not
+    "missed" it, and keeps the seat for the grace time (docs/RULES.md, "Disconnection"),
+    to find it again on coming back after the round."""
+
+    def launch() -> ServerProcess:
+        return start(
+            processes,
+            redis_url,
+            tmp_path,
+            setting_ms=2000,
+            lease_ms=1000,
+            betting_ms=3000,
+            grace_ms=60_000,
+        )
+
+    first = launch()
+    await first.started()
+    players = [await Client.hello(first.url, label=f"p{i}") for i in range(2)]
+    clients = list(players)
+    try:
+        for i, p in enumerate(players):
+            await p.ok(Join, table_id="k", buy_in=1000, seat=i)
+        await players[0].ok(Bet, table_id="k", amount=100)
+        tokens = [p.welcome.resume_token for p in players if p.welcome is not None]
+        absent = players[1].player
+
+        first.kill()
+        for p in players:
+            await p.wait_closed()
+        second = launch()
+        await second.started()
+        back = await Client.hello(second.url, label="p0r", resume_token=tokens[0])
+        clients.append(back)
+        # The round p0 bet in is dealt without p1 (away), played, and settled.
+        await back.event("k", Cards, within=20)
+        await back.ok(HouseWay, table_id="k", mode="set")
+        results = await back.event("k", Results, within=20)
+        assert [r.seat for r in results.results] == [0]
+        await back.phase("k", "betting", after=back.table("k").index(results))
+        # Past the end of that round: p1's seat is p1's, shown away.
+        assert seat_status(back, "k", 1) == "away"
+        stored = await TableStore(redis_client).load("k")
+        assert stored is not None
+        assert stored_state(stored).seat_of(absent) == 1
+        # Back within the grace time: the seat is there, and p1 plays on.
+        returned = await Client.hello(second.url, label="p1r", resume_token=tokens[1])
+        clients.append(returned)
+        snap = await returned.event("k", Snapshot)
+        assert snap.your_seat == 1
+        await back.wait(lambda: seat_status(back, "k", 1) == "playing")
+        await returned.ok(Bet, table_id="k", amount=50)
+        await close_all(clients)
+        assert audit_passes(redis_url).strip().endswith("audit passed")
+    finally:
+        await close_all(clients)

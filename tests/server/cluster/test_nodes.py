@@ -87,6 +87,10 @@ def on_seat(seat: int, message: BetPlaced) -> bool:
     return message.seat == seat
 
 
+def has_seq(seq: int, message: Hidden) -> bool:
+    return message.seq == seq
+
+
 def others(holder: str) -> list[str]:
     return [n for n in NAMES if n != holder]
 
@@ -120,9 +124,15 @@ async def test_cross_node_play_keeps_the_order_and_every_card_private(
                 placed = await p.event(table, BetPlaced, functools.partial(on_seat, seat))
                 assert p.messages.index(reply) < p.messages.index(placed), p.label
             cards = {p.label: await p.event(table, Cards) for p in (local, remote)}
-            hidden = await watcher.event(table, Hidden)
-            assert cards["local"].seq == cards["remote"].seq == hidden.seq
             assert (cards["local"].seat, cards["remote"].seat) == (0, 1)
+            # One `cards` per seat with a bet, in seat order, each its own seq; everyone
+            # else gets `hidden` with that seq (protocol/PROTOCOL.md, section 9).
+            local_seq, remote_seq = cards["local"].seq, cards["remote"].seq
+            assert remote_seq == local_seq + 1
+            for seq in (local_seq, remote_seq):
+                await watcher.event(table, Hidden, functools.partial(has_seq, seq))
+            await local.event(table, Hidden, functools.partial(has_seq, remote_seq))
+            await remote.event(table, Hidden, functools.partial(has_seq, local_seq))
             for p in (local, remote):
                 await p.ok(HouseWay, table_id=table, mode="set")
             results = [await c.event(table, Results, within=20) for c in clients]

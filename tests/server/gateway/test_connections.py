@@ -10,6 +10,7 @@ import time
 
 import pytest
 import redis.asyncio
+from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 
 from protocol.codec import encode
@@ -286,6 +287,40 @@ async def test_a_silent_client_is_closed_after_two_heartbeats_4004(start_app: St
         assert chatty.closed is None
     finally:
         await close_all([silent, chatty])
+
+
+@pytest.mark.asyncio
+async def test_a_client_that_answers_no_websocket_ping_is_not_closed(start_app: StartApp) -> None:
+    """Clients need not answer the server's WebSocket pings (protocol/PROTOCOL.md,
+    section 5): one that sends protocol pings stays connected, however many WebSocket
+    pings go unanswered."""
+    app = await start_app(heartbeat_ms=1000)  # a WebSocket ping every second
+    client = await Client.hello(url(app), label="deaf", ping_interval=None)
+    protocol = client.ws.protocol
+    pings: list[Frame] = []
+    receive, send = protocol.recv_frame, protocol.send_frame
+
+    def count_pings(frame: Frame) -> None:
+        if frame.opcode is Opcode.PING:
+            pings.append(frame)
+        receive(frame)
+
+    def no_pongs(frame: Frame) -> None:  # a WebSocket library that never answers
+        if frame.opcode is not Opcode.PONG:
+            send(frame)
+
+    protocol.recv_frame = count_pings  # type: ignore[method-assign]
+    protocol.send_frame = no_pongs  # type: ignore[method-assign]
+    try:
+
+        async def three_unanswered() -> bool:
+            assert isinstance(await client.call(Ping, time_ms=0), Pong)
+            return len(pings) >= 3
+
+        await until(three_unanswered, 10, "three WebSocket pings", every=0.3)
+        assert client.closed is None
+    finally:
+        await client.close()
 
 
 @pytest.mark.asyncio

@@ -200,6 +200,8 @@ async def test_round_errors_change_nothing(app: App, redis_client: redis.asyncio
     carol = await Client.hello(url(app), label="c")
     try:
         await alice.ok(Bet, table_id="slow", amount=100)
+        # A bet placed, but no hand before the deal: the house way's suggestion too.
+        await check.refused(alice, "wrong_phase", HouseWay, table_id="slow", mode="suggest")
         await bob.ok(SitOut, table_id="slow")  # everyone decided: betting closes
         await alice.phase("slow", "setting")
         cards = await alice.event("slow", CardsEvent)

@@ -174,13 +174,26 @@ async def test_a_table_stored_whole_is_taken_over_and_stored_in_parts(
 
     second = await start_app()
     host = second.hosts["slow"]
-    assert host.state == state
+    # Read as it was stored. Taken over from another process in its betting phase, the
+    # table started that phase again (TakeOver): that first change wrote every part and
+    # deleted the whole value.
+    taken = host.state
+    assert taken is not None
+    assert (taken.seats, taken.round_no, taken.commitment) == (
+        state.seats,
+        state.round_no,
+        state.commitment,
+    )
+    assert taken.version == state.version + 1
+    fields = await table_fields(redis_client)
+    assert b"s" not in fields
+    assert {f"s.{name}".encode() for name in EVERY_PART} <= fields
     recorded = RecordedParts(redis_client)
     host.store = recorded
     bob = await Client.hello(url(second))
     try:
         await bob.ok(Join, table_id="slow", buy_in=300, seat=4)
-        assert recorded.written == [EVERY_PART]
+        assert recorded.written == [{HEADER_PART, seat_part(4)}]
         assert await table_fields(redis_client) == {
             b"v",
             b"seq",
@@ -212,22 +225,30 @@ async def test_settings_applied_on_taking_a_table_over_are_stored_with_its_next_
 ) -> None:
     """The host applies a changed tables file to the state it loaded, between rounds,
     before storing anything: the parts of its next change are counted from the state
-    stored, so the new settings are among them."""
+    stored, so the new settings are among them. Here that change is the takeover's own
+    (the table was in its betting phase, which starts again), before any request."""
     first = await start_app()
     await seated_away(first, 0)
     await first.stop()
+    before = await TableStore(redis_client).load("slow")
+    assert before is not None
+    assert stored_state(before).config.max_bet == 1000
     raised = FAST_TABLES.replace('name = "Slow"\n', 'name = "Slow"\nmax_bet = 2000\n')
     assert raised != FAST_TABLES
     second = await start_app(tables=raised)
     host = second.hosts["slow"]
     assert host.state is not None
-    assert host.state.config.max_bet == 2000  # applied, not stored yet
+    assert host.state.config.max_bet == 2000
+    taken = await TableStore(redis_client).load("slow")
+    assert taken is not None
+    assert taken.version == before.version + 1
+    assert stored_state(taken) == host.state  # the settings stored with that change
     recorded = RecordedParts(redis_client)
     host.store = recorded
     bob = await Client.hello(url(second))
     try:
         await bob.ok(Join, table_id="slow", buy_in=300, seat=1)
-        assert recorded.written == [{HEADER_PART, CONFIG_PART, seat_part(1)}]
+        assert recorded.written == [{HEADER_PART, seat_part(1)}]
         stored = await TableStore(redis_client).load("slow")
         assert stored is not None
         assert stored_state(stored) == host.state

@@ -101,7 +101,7 @@ export const RESULTS = {
     R("commission_pct", int(0, 100)), R("foul", oneOf("reject", "lose")), R("betting_ms", DURATION),
     R("setting_ms", DURATION), R("revealing_ms", DURATION), R("settling_ms", DURATION),
     R("grace_ms", DURATION), R("paytable", arr(struct("PayLine"), 0, 32)),
-    R("rules_version", VERSION),
+    R("rules_version", VERSION), O("min_bonus", CHIPS, 0),
   ],
   server_info: [
     R("server_name", NAME), R("server_version", str(1, 32)), R("protocol_version", VERSION),
