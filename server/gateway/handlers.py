@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from protocol import limits as L
 from protocol.codec import encode
 from protocol.errors import ErrorCode
 from protocol.messages import (
