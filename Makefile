@@ -26,7 +26,7 @@ demo: $(STAMP)
 	$(BIN)/paigow-rules demo
 
 ## test: lint, type-check and run the whole test suite (the browser tests included),
-## then the store and money tests again on a local Redis Cluster
+## then the store, money and archive tests again on a local Redis Cluster
 test: lint typecheck pytest pytest-cluster
 
 lint: $(STAMP)
@@ -40,10 +40,12 @@ typecheck: $(STAMP)
 pytest: $(STAMP) browser postgres balancer
 	$(BIN)/pytest
 
-## pytest-cluster: the store and money tests on a local Redis Cluster of three primaries
+## pytest-cluster: the store, money, archive and guest tests on a local Redis Cluster of
+## three primaries
 CLUSTER_TESTS := tests/server/store tests/server/host tests/server/gateway/test_money.py \
-	tests/server/test_process_transfers.py tests/server/test_cli.py
-pytest-cluster: $(STAMP)
+	tests/server/test_process_transfers.py tests/server/test_cli.py tests/server/archive \
+	tests/server/gateway/test_credentials.py
+pytest-cluster: $(STAMP) postgres
 	$(BIN)/pytest --redis-cluster $(CLUSTER_TESTS)
 
 ## browser: Debian's Chromium (and a font with the card suits) for tests/web, if missing
