@@ -79,7 +79,8 @@ def _ttl(text: str) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="paigow-server",
-        description=__doc__.split("\n\n")[0],
+        # The docstring's reST quotes are for readers of the source, not of --help.
+        description=__doc__.split("\n\n")[0].replace("``", ""),
         epilog="Each flag may be given by its PAIGOW_* environment variable instead; "
         "a flag wins, and an empty variable counts as unset.",
     )

@@ -153,6 +153,7 @@ def test_help_lists_every_flag_with_its_variable_and_default(
         assert f"[{d.env}; default: {d.shown}]" in text
     assert "[PAIGOW_RATE_PER_S; default: 20]" in text
     assert "[PAIGOW_GUESTS; default: yes]" in text
+    assert "``" not in text  # reST quotes of the docstrings are not shown
 
 
 def test_the_flags_and_variables_are_the_ones_the_deployment_guide_lists() -> None:
