@@ -17,8 +17,7 @@ Checks:
    give the account's balance, credited and removed totals, or the table's balances,
    held bets and house result, and count every entry ever appended to the stream (so
    none was lost). A stream trimmed (by its length bound) with no checkpoint leaves its
-   replay out of reach: a note; one holding more entries than were ever counted had one
-   written around the store: a problem, checkpoint or not.
+   replay out of reach: a note.
 
 Each table and each account is read as of one instant (one script in its slot), but
 no reading spans them all: a Redis Cluster has none. So the audit reads everything,
