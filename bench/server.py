@@ -575,27 +575,48 @@ def _report(game: dict[str, Any], bare: dict[str, Any]) -> None:
     print("  goals: " + ", ".join(f"{n} {'met' if m else 'NOT met'}" for n, m in ok))
 
 
-def _report_rounds(rounds: dict[str, Any]) -> None:
+def measure_rounds(root: Path, tmp: Path, rounds: int = ROUNDS) -> dict[str, Any]:
+    """Step 1: the game server from ``root`` on its embedded Redis (data under ``tmp``),
+    one table of short phases, six bots: the driver's ``rounds`` mode."""
+    rounds_file = tmp / "rounds.toml"
+    rounds_file.write_text(ROUND_TABLE)
+    game = GameServer(root, tmp / "rounds", rounds_file, None)
+    try:
+        args = ["rounds", "--url", game.url, "--prefix", "r", "--rounds", str(rounds)]
+        return _driver([*args, "--redis-url", game.redis_url])
+    finally:
+        game.stop()
+
+
+def report_rounds(rounds: dict[str, Any], detail: bool = False) -> None:
+    """Print the figures per round of :func:`measure_rounds`; ``detail``: also where the
+    bytes appended to the append-only file went, by command and key."""
     n = rounds["rounds"]
     executed: dict[str, int] = rounds["executed"]
     sent: dict[str, int] = rounds["sent"]
 
-    def detail(calls: dict[str, int]) -> str:
-        top = sorted(calls.items(), key=lambda kv: -kv[1])
-        return ", ".join(f"{k} {v / n:.1f}" for k, v in top[:10])
+    def top(calls: dict[str, int]) -> str:
+        ordered = sorted(calls.items(), key=lambda kv: -kv[1])
+        return ", ".join(f"{k} {v / n:.1f}" for k, v in ordered[: None if detail else 10])
 
     print(
-        f"Redis commands per round (6 players at 1 table, {n} rounds in "
-        f"{rounds['seconds']:.1f} s, game server alone on its embedded Redis {_redis_version()}):"
+        f"Redis per round (6 players at 1 table, {n} rounds in {rounds['seconds']:.1f} s, "
+        f"game server alone on its embedded Redis {_redis_version()}):"
     )
     print(
-        f"  sent by the server (round trips, MONITOR): {sum(sent.values()) / n:.1f} "
-        f"({detail(sent)})"
+        f"  commands sent by the server (MONITOR; pipelined, so at most as many round trips): "
+        f"{sum(sent.values()) / n:.1f} ({top(sent)})"
     )
     print(
-        f"  executed, scripts' inner calls included (INFO commandstats): "
-        f"{sum(executed.values()) / n:.1f} ({detail(executed)})"
+        f"  commands executed, scripts' inner calls included (INFO commandstats): "
+        f"{sum(executed.values()) / n:.1f} ({top(executed)})"
     )
+    print(f"  bytes appended to the append-only file: {rounds['aof_bytes'] / n:,.0f}")
+    if detail:
+        lines: dict[str, list[int]] = rounds["aof_detail"]
+        for label, (count, size) in sorted(lines.items(), key=lambda kv: -kv[1][1]):
+            if size / n >= 10:
+                print(f"    {label:<60} {count / n:6.1f} x {size / n:8,.0f} B")
 
 
 def _report_profile(path: Path, root: Path) -> None:
@@ -667,8 +688,6 @@ def main() -> None:
         print(f"  NOTE: open files limit {fd[0]} < {LARGE:,} connections: expect fewer players")
     with tempfile.TemporaryDirectory(prefix="paigow-bench-") as tmp_name:
         tmp = Path(tmp_name)
-        rounds_file = tmp / "rounds.toml"
-        rounds_file.write_text(ROUND_TABLE)
         load_file = tmp / "tables.toml"
         load_file.write_text(
             "\n".join(
@@ -677,23 +696,7 @@ def main() -> None:
         )
 
         print("1/3 rounds: game server, 1 table, 6 bots ...", flush=True)
-        game = GameServer(root, tmp / "rounds", rounds_file, None)
-        try:
-            rounds = _driver(
-                [
-                    "rounds",
-                    "--url",
-                    game.url,
-                    "--prefix",
-                    "r",
-                    "--rounds",
-                    str(ROUNDS),
-                    "--redis-url",
-                    game.redis_url,
-                ]
-            )
-        finally:
-            game.stop()
+        rounds = measure_rounds(root, tmp)
 
         print("2/3 bare websockets server ...", flush=True)
         bare_server = BareServer()
@@ -724,7 +727,7 @@ def main() -> None:
 
     _config(game_loop, bare_server.loop, bare_server.gc, root, fd)
     _report(played, bare)
-    _report_rounds(rounds)
+    report_rounds(rounds)
     if profile is not None:
         p = played["profiled"]
         print(

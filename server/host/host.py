@@ -39,6 +39,7 @@ from server.host.lease import LeaseKeeper, TableLease
 from server.host.recovery import Recovery
 from server.seating import Seating
 from server.store.accounts import AccountStore
+from server.store.parts import is_current
 from server.store.tables import TableStore
 from server.table.errors import TableError
 from server.table.events import ChangeConfig, TakeOver, Tick
@@ -233,7 +234,9 @@ class TableHost(CommitPath, Recovery):
             self.state, self._stored = new_table(self.config), None
         else:
             self.state = stored_state(stored)
-            self._stored = self.state if stored.parts else None
+            # Parts in an older format (or none: stored whole) are written anew, every
+            # one, by the next commit.
+            self._stored = self.state if is_current(stored) else None
         if (self.state.pending_config or self.state.config) != self.config:
             self._change_config()
         if self.subscribers:

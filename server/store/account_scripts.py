@@ -153,21 +153,23 @@ for i = 1, n do
   if ARGV[b + 2] == 'log' then
     -- A round's record is unique (table, round, cards): one among the newest is this
     -- one, delivered before. (A marker per log would cost a key per player and round.)
+    local newest = redis.call('LRANGE', KEYS[3], 0, tonumber(ARGV[6]) - 1)
     local seen = false
-    for _, item in ipairs(redis.call('LRANGE', KEYS[3], 0, tonumber(ARGV[6]) - 1)) do
+    for _, item in ipairs(newest) do
       if string.sub(item, 9) == ARGV[b + 5] then
         seen = true
         break
       end
     end
     if not seen then
-      local head = redis.call('LINDEX', KEYS[3], 0)
       local ordinal = 1
-      if head then
-        ordinal = struct.unpack('>I8', head) + 1
+      if newest[1] then
+        ordinal = struct.unpack('>I8', newest[1]) + 1  -- the head's, plus one
       end
-      redis.call('LPUSH', KEYS[3], struct.pack('>I8', ordinal) .. ARGV[b + 5])
-      redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[5]) - 1)
+      local length = redis.call('LPUSH', KEYS[3], struct.pack('>I8', ordinal) .. ARGV[b + 5])
+      if length > tonumber(ARGV[5]) then
+        redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[5]) - 1)
+      end
     end
     out[i] = 0
   else

@@ -33,8 +33,10 @@ Name                                  Type       Contents
                                                  larger token
 ``pg:table:{t}:lease``                string     ``<token>:<owner>``, SET NX PX; absent when no
                                                  process owns the table
-``pg:table:{t}:events``               stream     replay buffer: entry id ``<seq>-0``, field
-                                                 ``e`` the encoded event; the last N kept
+``pg:table:{t}:events``               stream     replay buffer, an entry a commit: id
+                                                 ``<seq>-0`` of its first event, field ``e``
+                                                 that encoded event, ``e1``, ``e2``... the
+                                                 next ones; the last N entries kept
 ``pg:table:{t}:applied:<b>``          hash       ledger keys applied by commits whose new
                                                  version is in window ``b`` -> ledger stream id;
                                                  expires (see :data:`APPLIED_WINDOW`)
@@ -49,8 +51,10 @@ Name                                  Type       Contents
 ``pg:table:{t}:out``                  hash       transfer id -> the transfer (msgpack): chips
                                                  the table sent to an account, until the
                                                  account has them
-``pg:table:{t}:logs``                 hash       transfer id -> a game log (msgpack) on its way
-                                                 to its player's list
+``pg:table:{t}:logs``                 hash       the game logs of a commit on their way to
+                                                 their players' lists, one entry (its first
+                                                 log's transfer id -> the logs, compressed:
+                                                 :func:`~server.store.transfers.pack_logs`)
 ``pg:table:{t}:request:<p>:<h>``      hash       player ``p``'s money request applied at this
                                                  table, ``h`` = SHA-256 of ``<session>:<rid>``:
                                                  ``f`` what was asked, ``m`` what its
@@ -215,7 +219,7 @@ class Keys:
         return f"{self.prefix}table:{{{table_id}}}:lease"
 
     def table_events(self, table_id: str) -> str:
-        """Stream: the table's replay buffer, entry id ``<seq>-0``."""
+        """Stream: the table's replay buffer, an entry a commit, id ``<seq>-0`` of its first."""
         return f"{self.prefix}table:{{{table_id}}}:events"
 
     def table_channel(self, table_id: str) -> str:

@@ -114,8 +114,9 @@ class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCall
     """Table state, leases, events, game logs, and the chips between tables and
     accounts, in one Redis or a Redis Cluster (every script in one slot).
 
-    ``events_cap``: events kept per table for replay. ``log_cap``: game logs kept per
-    player. ``ledger_maxlen``: approximate bound of the ledger stream. ``replication``:
+    ``events_cap``: commits whose events are kept per table for replay. ``log_cap``:
+    game logs kept per player. ``ledger_maxlen``: approximate bound of the ledger
+    stream. ``replication``:
     commits and lease takings are acknowledged once that many replicas hold them
     (:mod:`~server.store.batching`); None for a Redis without replicas.
     """
