@@ -26,7 +26,7 @@ from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.ledgers import LedgerSource
 from server.store.records import LedgerRow, StreamId, format_id, next_id
 from server.store.replies import as_bytes, as_int, as_str, stream_entries
-from server.store.transfers import read_delivery
+from server.store.transfers import read_logs
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +82,8 @@ class ArchivingCalls:
         found: set[bytes] = set()
         for table_id in sorted(set(table_ids)):
             pending = await self.redis.hgetall(self.keys.logs_out(table_id))
-            found.update(read_delivery(as_str(i), raw).record for i, raw in pending.items())
+            for name, raw in pending.items():  # a commit's logs, or one log (earlier)
+                found.update(d.record for d in read_logs(as_str(name), raw))
         return found
 
     async def old_entries(self, stream: str, before_ms: int, count: int) -> list[LedgerRow]:

@@ -14,8 +14,9 @@ from server.store.accounts import OUTSIDE
 from server.store.ledgers import ledger_sources
 from server.store.records import CREDITED, LogRow
 from server.store.replies import stream_entries
+from server.store.transfers import LOG, Delivery, pack_logs
 from tests.helpers import until
-from tests.server.archive.helpers import HOUR_MS, Casino, round_of, wall_ms
+from tests.server.archive.helpers import HOUR_MS, Casino, T, round_of, wall_ms
 
 
 @pytest.mark.asyncio
@@ -117,6 +118,34 @@ async def test_old_game_logs_move_but_the_newest_stays_and_history_reads_both(
     blobs, cursor = await history_page(casino.tables, None, "ann", None, 20)
     assert [round_of(b) for b in blobs] == [9, 8, 7, 6]
     assert cursor is None
+
+
+@pytest.mark.asyncio
+async def test_a_game_log_its_table_may_deliver_again_stays_in_redis(
+    redis_client: redis.asyncio.Redis, archive: Archive
+) -> None:
+    """A table forgets a commit's game logs after delivering them: until then, a
+    recovery may deliver them again, found among the player's newest."""
+    casino = Casino(redis_client)
+    await casino.open()
+    await casino.play(3)
+    items = await casino.archiver(archive).calls.game_log("ann")  # newest first
+    (_, oldest), (_, middle) = items[-1], items[-2]
+    # Round 1 still on its way in a commit's entry (this version's), round 2 in an
+    # entry of one log (an earlier version's).
+    pending = casino.keys.logs_out(T)
+    await redis_client.hset(pending, "x1", pack_logs([Delivery("x1", "ann", LOG, record=oldest)]))
+    await redis_client.hset(pending, "x2", Delivery("x2", "ann", LOG, record=middle).pack())
+    await casino.archiver(archive).run_once()
+    assert await casino.log_ordinals("ann") == [3, 2, 1]  # moved from the oldest: none
+    await redis_client.hdel(pending, "x1")
+    await casino.archiver(archive).run_once()
+    assert await casino.log_ordinals("ann") == [3, 2]
+    await redis_client.hdel(pending, "x2")
+    await casino.archiver(archive).run_once()
+    assert await casino.log_ordinals("ann") == [3]
+    blobs, cursor = await history_page(casino.tables, archive, "ann", None, 10)
+    assert ([round_of(b) for b in blobs], cursor) == ([3, 2, 1], None)
 
 
 @pytest.mark.asyncio
