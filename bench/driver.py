@@ -500,7 +500,42 @@ class Driver:
         return {"rss_kib": rss_kib(self.server_pid), "players": len(self.players)}
 
 
+class Sampler:
+    """``py-spy record`` of the server under test over one window (``--pyspy PREFIX``):
+    its stacks, sampled without pausing it, to ``PREFIX.<name>.txt`` (collapsed stacks,
+    one line per distinct stack with its sample count; ``bench/flame.py`` reads them)."""
+
+    def __init__(self, prefix: str, pid: int) -> None:
+        self.prefix = prefix
+        self.pid = pid
+        self.proc: asyncio.subprocess.Process | None = None
+
+    async def start(self, name: str, seconds: float) -> None:
+        if not self.prefix:
+            return
+        self.proc = await asyncio.create_subprocess_exec(
+            _PYSPY,
+            "record", "--pid", str(self.pid), "--duration", f"{seconds:.0f}",
+            "--rate", "250", "--format", "raw", "--nonblocking",
+            "--output", f"{self.prefix}.{name}.txt",
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+
+    async def stop(self) -> None:
+        if self.proc is not None:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(30):
+                    await self.proc.wait()
+            self.proc = None
+
+
+_BESIDE = os.path.join(os.path.dirname(sys.executable), "py-spy")
+_PYSPY = _BESIDE if os.path.exists(_BESIDE) else "py-spy"
+"""The venv's py-spy (the dev extra installs it), else the one on PATH."""
+
+
 async def run_load(args: argparse.Namespace) -> dict[str, Any]:
+    sampler = Sampler(args.pyspy, args.server_pid)
     driver = Driver(args.url, args.prefix, args.tables, args.server_pid, args.metrics_url)
     out: dict[str, Any] = {}
     out["fd_limit"] = list(raise_fd_limit())
@@ -513,11 +548,19 @@ async def run_load(args: argparse.Namespace) -> dict[str, Any]:
     out["throughput"] = await driver.throughput(args.throughput_s, args.warmup_s)
     if args.profile_pid:
         out["profiled"] = await driver.throughput(args.throughput_s, 1.0, args.profile_pid)
+    if args.pyspy:
+        await sampler.start("throughput", args.throughput_s + 1.0)
+        out["sampled"] = await driver.throughput(args.throughput_s, 1.0)
+        await sampler.stop()
     out["rss_before_large_kib"] = rss_kib(args.server_pid)
     out["connect_large"] = await driver.connect(args.large)
     gc.freeze()
     out["mem_large"] = await driver.memory(3.0)
     out["latency_large"] = await driver.human_pace(args.latency_s)
+    if args.pyspy:
+        await sampler.start("large", args.latency_s + 1.0)
+        out["sampled_large"] = await driver.human_pace(args.latency_s)
+        await sampler.stop()
     redis_pids = children(args.server_pid)
     out["redis_rss_kib"] = sum(rss_kib(p) for p in redis_pids)
     return out
@@ -648,6 +691,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--throughput-s", type=float, default=8.0)
     parser.add_argument("--warmup-s", type=float, default=2.0)
     parser.add_argument("--profile-pid", type=int, default=0)
+    parser.add_argument("--pyspy", default="", help="sample the server with py-spy: file prefix")
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--redis-url", default="")
     parser.add_argument("--metrics-url", default="", help="the game server's /metrics")

@@ -19,6 +19,7 @@ from typing import Any
 from server.cluster import wire
 from server.cluster.lobby import summary
 from server.host.fanout import Frames
+from server.seating import same_players
 from server.store.cluster import ClusterStore
 from server.table.machine import Transition
 from server.table.state import TableState
@@ -55,8 +56,13 @@ class Publisher:
             table_message, private = wire.events(self.instance, table_id, numbered)
             messages = [(keys.player_channel(p), m) for p, m in sorted(private.items())]
             messages.append((keys.table_channel(table_id), table_message))
-        was, now = _seated(before), _seated(t.state)
-        self._send(table_id, t.state, sorted(now - was), sorted(was - now), messages)
+        if before is not None and same_players(before.seats, t.state.seats):
+            sat: list[str] = []
+            stood: list[str] = []
+        else:
+            was, now = _seated(before), _seated(t.state)
+            sat, stood = sorted(now - was), sorted(was - now)
+        self._send(table_id, t.state, sat, stood, messages)
 
     def held(self, table_id: str, state: TableState) -> None:
         """``table_id`` is held here from now: say so, with its summary and seats."""

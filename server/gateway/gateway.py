@@ -98,7 +98,6 @@ class Gateway:
         )
         self.presence.connections.add(conn)
         self.metrics.connections.inc()
-        conn.start()
         try:
             close = await self._handshake(conn)
             if close is None:
