@@ -94,7 +94,7 @@ class Cluster:
         self.instance = instance
         self.hosts = hosts
         self.lease_ms = lease_ms
-        self.store = ClusterStore(client, tables.keys)
+        self.store = ClusterStore(client, tables.keys, beat_client=tables.lease_client)
         self.metrics = ClusterMetrics(metrics)
         self.membership = Membership(
             self.store,
