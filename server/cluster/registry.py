@@ -181,6 +181,11 @@ class Membership:
         registration still holds."""
         return not self.draining and time.monotonic() - self._beat_ok < self.ttl_ms / 1000
 
+    def heard_of(self, instance: str) -> None:
+        """``instance`` said it registered: count it live now, not at the next beat."""
+        if instance not in self.live and not self.draining:
+            self._place(sorted([*self.live, instance]))
+
     def held(self, table_id: str, instance: str) -> None:
         """A notice said ``instance`` holds ``table_id`` now."""
         self.holders[table_id] = instance
