@@ -53,7 +53,7 @@ async def test_a_node_joining_one_that_played_alone_sees_its_tables_as_they_are(
         await nodes.start("n2")
         # No wait: n2 serves once n1 has announced its tables.
         summary = await redis_client.get(DEFAULT_KEYS.table_summary(table))
-        assert summary is not None
+        assert isinstance(summary, bytes)
         phase, seats = msgpack.unpackb(summary, raw=False)
         assert phase == "betting"
         assert sorted(p for p, _ in seats) == sorted([a.player, b.player])
