@@ -9,13 +9,16 @@ than being part of it: a holder that dies in between leaves a gap, which the oth
 nodes fill from the table's replay buffer when the next holder says it holds the table
 (:func:`~server.cluster.wire.held`).
 
-Nobody hears a node alone on its Redis: it publishes nothing then (no script call after
-its commits, which doubled the Redis work of a round), and remembers which tables it kept
-quiet. When another node appears (its ``joined`` notice, or the next heartbeat) the node
-announces each of them, as a new holder does (:meth:`Publisher.held`: the summary, the
-seats, the ``held`` notice whose seq lets relaying nodes catch up from the replay
-buffer), before it publishes any later change: docs/DESIGN.md, "Several nodes on one
-Redis", says why no newcomer sees a stale picture.
+Nobody hears a node alone on its Redis: it publishes nothing after its commits then (a
+script call after each, which doubled the Redis work of a round), and remembers the
+last state of each table it kept quiet. It still writes a table's picture when it takes
+the table (:meth:`Publisher.held`) and when it loses it (:meth:`Publisher.released`):
+a table between holders is read from its summary, by this node too, and shows as it
+was. When another node appears (its ``joined`` notice, or the next heartbeat) the node
+announces each quiet table, as a new holder does (the summary, the seats, the ``held``
+notice whose seq lets relaying nodes catch up from the replay buffer), before it
+publishes any later change: docs/DESIGN.md, "Several nodes on one Redis", says why no
+newcomer sees a stale picture.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ class Publisher:
         self.instance = instance
         self.alone = alone
         self._summaries: dict[str, bytes] = {}  # as last written, per table held here
-        self._quiet: set[str] = set()  # tables held here with changes left unpublished
+        self._quiet: dict[str, TableState] = {}  # held here, changes unpublished: the last
         self.published = 0
         """Changes published so far."""
         self.skipped = 0
@@ -66,7 +69,7 @@ class Publisher:
         """A change of ``table_id`` was stored (its events went to this node's
         subscribers): publish what the other nodes need of it, if there are any."""
         if self.alone():
-            self._quiet.add(table_id)
+            self._quiet[table_id] = t.state
             self.skipped += 1
             return
         keys = self.store.keys
@@ -79,20 +82,20 @@ class Publisher:
         self._send(table_id, t.state, sorted(now - was), sorted(was - now), messages)
 
     def held(self, table_id: str, state: TableState) -> None:
-        """``table_id`` is held here from now: say so, with its summary and seats (once
-        some other node can hear it)."""
+        """``table_id`` is held here from now: say so, with its summary and seats."""
         self._summaries.pop(table_id, None)
-        if self.alone():
-            self._quiet.add(table_id)
-            return
-        self._quiet.discard(table_id)
+        self._quiet.pop(table_id, None)
         notice = (self.store.keys.table_channel(table_id), wire.held(self.instance, state.seq))
         self._send(table_id, state, sorted(_seated(state)), [], [notice])
 
     def released(self, table_id: str) -> None:
-        """``table_id`` is no longer held here."""
+        """``table_id`` is no longer held here: its last changes, if they went
+        unpublished, are written now (its summary and seats)."""
         self._summaries.pop(table_id, None)
-        self._quiet.discard(table_id)
+        last = self._quiet.pop(table_id, None)
+        if last is not None:
+            self._send(table_id, last, sorted(_seated(last)), [], [])
+            self._summaries.pop(table_id, None)
 
     def announce(self, held: Mapping[str, TableState]) -> int:
         """Another node may hear now: announce each of ``held`` (the tables held here,
@@ -102,7 +105,6 @@ class Publisher:
         if self.alone():
             return 0
         quiet = sorted(t for t in self._quiet if t in held)
-        self._quiet.clear()
         for table_id in quiet:
             self.held(table_id, held[table_id])
         return len(quiet)

@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 RENEW_CHUNK = 500
 """Leases renewed by one script call: Redis runs a script alone, so keep each short."""
 
-RETRY_PAUSE = 1 / 8
+RETRY_PAUSE = 1 / 4
 """After a cycle that renewed nothing (Redis unreachable), the next waits at least this
 share of the renewal interval: the keeper tries again often, but never spins."""
 

@@ -1,5 +1,5 @@
-"""A node alone on its Redis publishes nothing; a node joining it later still finds
-every table as it is (docs/DESIGN.md, "Several nodes on one Redis", "A node alone")."""
+"""A node alone on its Redis publishes nothing after its commits; a node joining it
+later still finds every table as it is (docs/DESIGN.md, "Several nodes on one Redis")."""
 
 from __future__ import annotations
 
@@ -24,11 +24,12 @@ from tests.server.helpers import Client, close_all, quick_tables
 async def test_a_node_joining_one_that_played_alone_sees_its_tables_as_they_are(
     nodes: Nodes, redis_client: redis.asyncio.Redis
 ) -> None:
-    """Two players sit and bet on a node alone: nothing is published, not even the
-    lobby summary. A second node starts: at once (it waits for the first one's
-    announcement before it serves), its lobby shows the table's players, a player
-    resuming through it is found seated (attached with a snapshot, their table balance
-    known), and the other player's bet reaches them across the nodes."""
+    """Two players sit and bet on a node alone: nothing is published, and the lobby
+    summary stays as the node wrote it when it took the table. A second node starts:
+    at once (it waits for the first one's announcement before it serves), its lobby
+    shows the table's players, a player resuming through it is found seated (attached
+    with a snapshot, their table balance known), and the other player's bet reaches
+    them across the nodes."""
     nodes.tables(quick_tables(*TABLES, betting_ms=60_000))
     await nodes.start("n1")
     await nodes.settled(redis_client, TABLES)
@@ -47,7 +48,9 @@ async def test_a_node_joining_one_that_played_alone_sees_its_tables_as_they_are(
             await b.event(table, BetPlaced, functools.partial(on_seat, 0))
         alone = [c for c, _ in published if not c.startswith(DEFAULT_KEYS.nodes_channel())]
         assert alone == [], "a node alone published"
-        assert await redis_client.get(DEFAULT_KEYS.table_summary(table)) is None
+        taken = await redis_client.get(DEFAULT_KEYS.table_summary(table))
+        assert isinstance(taken, bytes)
+        assert msgpack.unpackb(taken, raw=False) == ["idle", []]  # as taken, before the joins
         assert await redis_client.smembers(DEFAULT_KEYS.player_seats(a.player)) == set()
 
         await nodes.start("n2")
