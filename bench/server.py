@@ -232,6 +232,11 @@ class GameServer:
             str(data_dir),
             "--tables-file",
             str(tables),
+            # Every player is a guest from the loopback address: no limit on new guests.
+            "--guests-per-minute",
+            "0",
+            "--guests-per-address",
+            "0",
         ]
         if profile is not None:
             command = [sys.executable, "-m", "bench.profiled", str(profile), *args]

@@ -30,10 +30,14 @@ from websockets.asyncio.server import Server, serve
 from protocol import limits as L
 from protocol.errors import CloseCode
 from server import http
+from server.archive import Archive
+from server.archive.mover import Archiver, PassReport
+from server.archive.service import ArchiveService
 from server.cluster import Cluster
 from server.cluster.placement import INSTANCE_SEPARATOR
 from server.config import Settings
 from server.gateway import Gateway, gateway_options
+from server.gateway.revocations import RevocationListener
 from server.host import TableHost
 from server.host.lease import LeaseKeeper
 from server.metrics import Metrics
@@ -43,8 +47,9 @@ from server.store.batching import Replication
 from server.store.connection import SOCKET_TIMEOUT_S, close_client, is_cluster, redis_client
 from server.store.embedded import EmbeddedRedis
 from server.store.migrate import migrate
+from server.store.parts import stored_state
 from server.store.supervisor import RedisSupervisor
-from server.store.tables import TableStore
+from server.store.tables import StoredTable, TableStore
 from server.table.machine import Transition
 from server.table.state import Phase
 from server.tables_file import load_tables
@@ -96,6 +101,9 @@ class App:
         self.gateway: Gateway | None = None
         self.server: Server | None = None
         self.leases: LeaseKeeper | None = None
+        self.archive: Archive | None = None
+        self.archiver: ArchiveService | None = None
+        self.revocations: RevocationListener | None = None
         self.cluster: Cluster | None = None
         self.name = settings.node_name or default_node_name(settings)
         if not NODE_NAME.fullmatch(self.name):
@@ -163,7 +171,28 @@ class App:
         self.leases = LeaseKeeper(store, self.owner, s.lease_ms)
         self.leases.start()
         options = gateway_options(s, token_secret(s))
-        self.gateway = Gateway(self.hosts, store, accounts, self.metrics, options, self.seating)
+        target = s.archive_target()
+        if target is not None:
+            self.archive = Archive(target)
+            self.archiver = ArchiveService(
+                Archiver(
+                    self.redis,
+                    self.archive,
+                    table_money,
+                    after_ms=s.archive_after_ms,
+                    guest_idle_ms=s.guest_idle_ms or None,
+                ),
+                self.owner,
+                s.archive_every_ms,
+                self._archived,
+            )
+        self.gateway = Gateway(
+            self.hosts, store, accounts, self.metrics, options, self.seating, self.archive
+        )
+        self.revocations = RevocationListener(self.redis, self.gateway.revoked)
+        self.revocations.start()
+        if self.archiver is not None:
+            self.archiver.start()
         # Several nodes share the tables through one Redis (or a Sentinel's primary).
         # On a Redis Cluster the node stays alone: the cluster layer's heartbeat,
         # publications and reads over every table are not split by slot yet.
@@ -265,6 +294,13 @@ class App:
             return "not registered: Redis out of reach"
         return None
 
+    def _archived(self, report: PassReport) -> None:
+        m = self.metrics
+        m.guests.set(report.guests)
+        m.archived.labels("ledger").inc(report.trimmed)
+        m.archived.labels("game_log").inc(report.logs)
+        m.guests_closed.inc(report.guests_closed)
+
     def _committed(self, t: Transition, seconds: float) -> None:
         self.metrics.commits.observe(seconds)
         if t.state.phase is Phase.SETTLING and t.state.results and t.logs:
@@ -305,6 +341,15 @@ class App:
                 await cluster.leave()
             await cluster.stop()
             self.cluster = None
+        if self.archiver is not None:
+            await self.archiver.stop()
+            self.archiver = None
+        if self.revocations is not None:
+            await self.revocations.stop()
+            self.revocations = None
+        if self.archive is not None:
+            await self.archive.close()
+            self.archive = None
         if self.leases is not None:
             await self.leases.stop()
             self.leases = None
@@ -354,6 +399,11 @@ async def run(settings: Settings, ready: asyncio.Event | None = None) -> None:
         await stop.wait()
     finally:
         await app.stop()
+
+
+def table_money(stored: StoredTable) -> tuple[int, int, int]:
+    """A stored table's money: (table balances, held bets, house result)."""
+    return stored_state(stored).money()
 
 
 def default_node_name(settings: Settings) -> str:

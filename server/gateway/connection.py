@@ -118,9 +118,11 @@ class Connection:
         One timer per connection, moved only when it fires: a timeout around each
         receive cost a timer and three objects per message."""
         loop = asyncio.get_running_loop()
-        self.session.heard(loop.time())
+        now = loop.time()
+        self.session.heard(now)
+        due = self.session.check_silence(now)  # the silence's end, or the session's
         self._silence = loop.call_at(
-            self.session.heard_at + self.session.silence_s, self._check_silence, loop
+            due if isinstance(due, float) else now, self._check_silence, loop
         )
 
     def unwatch_silence(self) -> None:

@@ -78,8 +78,13 @@ Of a player ``p`` (slot of ``{p}``):
 
 ====================================  =========  ==============================================
 ``pg:account:{p}``                    hash       ``balance`` (chips), ``in`` chips ever
-                                                 credited from outside, ``n`` ledger entries
-                                                 ever appended to the account's ledger
+                                                 credited from outside, ``out`` chips ever
+                                                 taken back out (a guest closed), ``n`` ledger
+                                                 entries ever appended to the account's
+                                                 ledger; a guest's: ``guest`` 1, ``seen`` its
+                                                 last activity (ms), ``closed`` when it was
+                                                 closed (then only ``in``, ``out``, ``n``
+                                                 remain beside it, for the audit)
 ``pg:account:{p}:ledger``             stream     the account's chip movements, in order (the
                                                  fields of a table's ledger)
 ``pg:account:{p}:credits``            hash       operator credit key -> ledger stream id
@@ -101,6 +106,8 @@ Of a player ``p`` (slot of ``{p}``):
 ``pg:player:{p}:seats``               set        tables where ``p`` sits (kept by the tables'
                                                  holders; a hint, checked against the table)
 ``pg:player:{p}:nodes``               hash       node instance -> ``p``'s connections there
+``pg:player:{p}:revoked``             string     when an operator last ended ``p``'s sessions
+                                                 (epoch ms): sessions opened before are refused
 ====================================  =========  ==============================================
 
 Of no owner (single-key commands only):
@@ -108,7 +115,21 @@ Of no owner (single-key commands only):
 ====================================  =========  ==============================================
 ``pg:tables``                         set        ids of every table that ever took a lease
 ``pg:accounts``                       set        names of every player with an account
-``pg:session:<id>``                   hash       a resumable session: player, name, guest (TTL)
+``pg:session:<id>``                   hash       a resumable session: ``player``, ``name``,
+                                                 ``guest``, ``exp`` when its credential expires
+                                                 and ``at`` when it was opened (epoch ms); TTL
+``pg:sessions:revoked``               pub/sub    a player whose sessions were ended: every node
+                                                 closes their connections
+``pg:guests``                         sorted set guest players by their last activity (ms): the
+                                                 archiver's list of guests to close when idle
+                                                 (the account's ``seen`` decides)
+``pg:guests:new:<m>``                 hash       guests created in epoch minute ``m``: ``*`` in
+                                                 total, and per client address (hashed);
+                                                 expires after two minutes
+``pg:archiver``                       string     the archiver's lease: ``<owner>`` with a TTL
+                                                 (one process archives at a time)
+``pg:archive``                        string     the identity of the archive this Redis moves
+                                                 its records to (another is refused)
 ``pg:names``                          hash       player -> the display name of their last hello
 ``pg:nodes``                          sorted set the live nodes: member the node's instance,
                                                  score the time its registration expires (ms)
@@ -337,6 +358,35 @@ class Keys:
         """Hash: player -> the display name of their last hello (for the operator)."""
         return f"{self.prefix}names"
 
+    def revoked(self, player: str) -> str:
+        """String: when an operator last ended the player's sessions (epoch ms)."""
+        return f"{self.prefix}player:{{{player}}}:revoked"
+
+    def revocations(self) -> str:
+        """Pub/sub channel: players whose sessions were ended (every node closes them)."""
+        return f"{self.prefix}sessions:revoked"
+
+    # --- guests -----------------------------------------------------------------
+
+    def guests(self) -> str:
+        """Sorted set: guest players by their last activity (epoch ms)."""
+        return f"{self.prefix}guests"
+
+    def guests_created(self, minute: int) -> str:
+        """Hash: guests created in epoch minute ``minute``, in total (field
+        :data:`ALL_ADDRESSES`) and per client address (:func:`address_field`)."""
+        return f"{self.prefix}guests:new:{minute}"
+
+    # --- the archive ------------------------------------------------------------
+
+    def archiver_lease(self) -> str:
+        """String ``<owner>`` with a TTL: the process archiving now."""
+        return f"{self.prefix}archiver"
+
+    def archive_identity(self) -> str:
+        """String: the identity of the archive that holds this Redis's old records."""
+        return f"{self.prefix}archive"
+
     # --- the layout and what the first one left ---------------------------------
 
     def layout(self) -> str:
@@ -401,6 +451,16 @@ class FirstLayout:
         """SCAN pattern of the game logs, ``log:<player>`` (the new ``log:{p}`` match it
         too: their names have braces)."""
         return f"{self.prefix}log:*"
+
+
+ALL_ADDRESSES = "*"
+"""The field of :meth:`Keys.guests_created` that counts every address."""
+
+
+def address_field(address: str) -> str:
+    """The field of :meth:`Keys.guests_created` that counts one client address (its
+    digest: an address is the client's to choose, behind a proxy's header)."""
+    return _digest(address)[:16]
 
 
 def applied_bucket(version: int) -> int:
