@@ -64,6 +64,11 @@ EMBEDDED_DIR = "redis"
 """The embedded Redis's folder (its append-only file) in the data folder."""
 NODE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 PUBSUB_POOL_SIZE = 2  # the node's one pub/sub connection, and a spare while it reconnects
+LEASE_POOL_SIZE = 2
+"""Connections of the lease renewals and the node's heartbeat, apart from the shared
+pool: with 1,667 tables and thousands of players, every connection of that pool was
+busy, and renewals waiting for one for seconds let leases expire (docs/DESIGN.md,
+"Leases and fencing tokens")."""
 
 
 def token_secret(settings: Settings) -> bytes:
@@ -88,6 +93,7 @@ class App:
         self.embedded: EmbeddedRedis | None = None
         self.supervisor: RedisSupervisor | None = None
         self.redis: redis.asyncio.Redis | None = None
+        self.lease_redis: redis.asyncio.Redis | None = None
         self.store: TableStore | None = None
         self.hosts: dict[str, TableHost] = {}
         # Who sits where: one index for the process, kept by every host, read by the gateway.
@@ -157,7 +163,10 @@ class App:
         # is hosted (deploy/README.md, "Upgrading from the first key layout").
         await migrate(self.redis)
         replication = Replication(replicas, s.redis_wait_ms) if replicas > 0 else None
-        store = self.store = TableStore(self.redis, replication=replication)
+        self.lease_redis = redis_client(url, LEASE_POOL_SIZE, REDIS_POOL_WAIT_S)
+        store = self.store = TableStore(
+            self.redis, replication=replication, lease_client=self.lease_redis
+        )
         accounts = AccountStore(self.redis)
         self.leases = LeaseKeeper(store, self.owner, s.lease_ms)
         self.leases.start()
@@ -354,6 +363,9 @@ class App:
         if self.redis is not None:
             await close_client(self.redis)
             self.redis = None
+        if self.lease_redis is not None:
+            await close_client(self.lease_redis)
+            self.lease_redis = None
         if self.supervisor is not None:
             await self.supervisor.stop()
             self.supervisor = None
