@@ -147,6 +147,10 @@ class Cluster:
         self.feeds.table_held(table_id)
         channel = self.store.keys.table_requests(table_id)
         await self.relay.listen(channel, functools.partial(self._request, table_id))
+        # This node's own requests forwarded to the old holder ask again, now that it
+        # listens: it never hears its own `held` notice (its feed has just stopped
+        # relaying the table), so they would wait out their whole reply time.
+        self.forwarder.table_held(table_id)
         if host.ready and host.state is not None:
             self.publisher.held(table_id, host.state)
 
