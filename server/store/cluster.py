@@ -18,10 +18,10 @@ from typing import Any
 import redis.asyncio
 
 from server.store.batching import ScriptBatcher
+from server.store.cluster_scripts import EVENTS_FOR, NODES_BEAT, PUBLISH_COMMIT, PUBLISH_ONE
 from server.store.errors import require_bytes_client
 from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.replies import as_bytes, as_int, as_str
-from server.store.scripts import EVENTS_FOR, NODES_BEAT, PUBLISH_COMMIT, PUBLISH_ONE
 
 PRESENCE_TTL_MS = 24 * 3600 * 1000
 """How long a player's entry of where they are connected outlives its last change (the
