@@ -83,7 +83,9 @@ class Node:
         args = [
             sys.executable, "-m", "server", "--redis-url", redis_url, "--port", "0",
             "--node-name", name, "--tables-file", str(tables), "--data-dir",
-            str(folder / name), "--token-secret", "bench-cluster-secret-0123456789", "serve",
+            str(folder / name), "--token-secret", "bench-cluster-secret-0123456789",
+            # Every player is a guest from the loopback address: no limit on new guests.
+            "--guests-per-minute", "0", "--guests-per-address", "0", "serve",
         ]  # fmt: skip
         with self.log.open("wb") as out:
             self.proc = subprocess.Popen(
