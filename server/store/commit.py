@@ -302,6 +302,7 @@ class CommitCalls(TransferCalls, RequestCalls):
             events_cap=self.events_cap,
             ledger_maxlen=self.ledger_maxlen,
             commit_id=commit_id,
+            now_ms=now_ms(),
             **kwargs,
         )
         try:
@@ -352,15 +353,11 @@ class CommitCalls(TransferCalls, RequestCalls):
         by_player: dict[str, list[Delivery]] = defaultdict(list)
         for d in [*plan.out, *plan.logs]:
             by_player[d.player].append(d)
-        paid = await asyncio.gather(
-            *(self.deliver(table_id, p, items) for p, items in by_player.items()),
-            return_exceptions=True,
-        )
+        paid = await self.deliver_all(table_id, by_player)
         delivered: list[Delivery] = []
-        for (player, items), balances in zip(by_player.items(), paid, strict=True):
-            if isinstance(balances, BaseException) and not isinstance(balances, Exception):
-                raise balances  # not a failed call: the caller is being stopped
-            if isinstance(balances, BaseException):
+        for player, items in by_player.items():
+            balances = paid[player]
+            if isinstance(balances, Exception):
                 log.warning("table %s: delivering to %s failed (%s)", table_id, player, balances)
                 pending = True
                 accounts.pop(player, None)  # its balance after the payout is not known

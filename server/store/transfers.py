@@ -47,6 +47,7 @@ from redis.exceptions import RedisError
 
 from server.store.account_scripts import LOG_WINDOW
 from server.store.batching import ScriptBatcher
+from server.store.connection import is_cluster
 from server.store.keys import REQUEST_TTL_MS, TRANSFER_TTL_MS, Keys
 from server.store.replies import as_bytes, as_int, as_str
 from server.store.requests import ClientRequest
@@ -212,6 +213,7 @@ class TransferCalls:
     _refund: AsyncScript
     _settle: AsyncScript
     _deliver: AsyncScript
+    _deliver_many: AsyncScript
 
     # --- the table's side ------------------------------------------------------------
 
@@ -317,6 +319,50 @@ class TransferCalls:
         after each item that moves chips (0 for a log)."""
         if not items:
             return []
+        keys, args = self._delivery(table_id, player, items)
+        call = self._batch.call(self._deliver, keys, args)
+        if any(not d.is_log for d in items):
+            # An account that chips reach is listed (single-key command, any slot).
+            await self.redis.sadd(self.keys.accounts(), player)
+        return [as_int(b) for b in await call]
+
+    async def deliver_all(
+        self, table_id: str, by_player: Mapping[str, Sequence[Delivery]]
+    ) -> dict[str, list[int] | Exception]:
+        """:meth:`deliver` for each player, each one's balances or the error that
+        stopped its delivery: in one script call on one Redis (a round's game logs go
+        to six players at once; a failed call fails them all), one call a player on a
+        Redis Cluster (their keys are in as many slots)."""
+        players = [p for p, items in by_player.items() if items]
+        if len(players) < 2 or is_cluster(self.redis):
+            done = await asyncio.gather(
+                *(self.deliver(table_id, p, by_player[p]) for p in players),
+                return_exceptions=True,
+            )
+            for failure in done:
+                if isinstance(failure, BaseException) and not isinstance(failure, Exception):
+                    raise failure  # not a failed call: the caller is being stopped
+            return dict(zip(players, done, strict=True))  # type: ignore[arg-type]
+        keys: list[str] = []
+        args: list[Any] = [len(players)]
+        tails: list[Any] = []
+        for p in players:
+            k, a = self._delivery(table_id, p, by_player[p])
+            keys += k
+            args += [len(k), len(a)]
+            tails += a
+        try:
+            if any(not d.is_log for p in players for d in by_player[p]):
+                await self.redis.sadd(self.keys.accounts(), *players)
+            replies = await self._batch.call(self._deliver_many, keys, [*args, *tails])
+        except Exception as exc:
+            return dict.fromkeys(players, exc)
+        return {p: [as_int(b) for b in r] for p, r in zip(players, replies, strict=True)}
+
+    def _delivery(
+        self, table_id: str, player: str, items: Sequence[Delivery]
+    ) -> tuple[list[str], list[Any]]:
+        """``DELIVER``'s keys and arguments for ``items``, all ``player``'s."""
         k = self.keys
         keys = [k.account(player), k.account_ledger(player), k.game_log(player)]
         keys += [keys[2] if d.is_log else k.account_transfer(player, d.transfer_id) for d in items]
@@ -330,11 +376,7 @@ class TransferCalls:
         ]
         for d in items:
             args += [d.transfer_id, d.kind, d.amount, d.key, d.record]
-        call = self._batch.call(self._deliver, keys, args)
-        if any(not d.is_log for d in items):
-            # An account that chips reach is listed (single-key command, any slot).
-            await self.redis.sadd(k.accounts(), player)
-        return [as_int(b) for b in await call]
+        return keys, args
 
     async def paid_balance(self, table_id: str, player: str, transfer_id: str) -> int | None:
         """``player``'s balance right after the table's transfer ``transfer_id`` paid
@@ -382,10 +424,13 @@ class TransferCalls:
         by_player: dict[str, list[Delivery]] = defaultdict(list)
         for d in deliveries:
             by_player[d.player].append(d)
-        await asyncio.gather(
-            *(self.settle(t) for t in received),
-            *(self.deliver(table_id, p, items) for p, items in by_player.items()),
+        _, paid = await asyncio.gather(
+            asyncio.gather(*(self.settle(t) for t in received)),
+            self.deliver_all(table_id, by_player),
         )
+        for failure in paid.values():
+            if isinstance(failure, Exception):
+                raise failure
         done = [*deliveries, *delivered]
         await self.forget_transfers(
             table_id,

@@ -108,6 +108,10 @@ class CrashingStore(TableStore):
         self._die("deliver")
         return await super().deliver(table_id, player, items)
 
+    async def deliver_all(self, table_id: str, by_player: Any) -> Any:
+        self._die("deliver")
+        return await super().deliver_all(table_id, by_player)
+
     async def settle(self, transfer: Incoming) -> str:
         self._die("settle")
         return await super().settle(transfer)
