@@ -168,13 +168,15 @@ LAYOUT = "2"
 ledger for the whole product; :mod:`server.store.migrate` moves a Redis from it."""
 
 APPLIED_WINDOW = 4096
-"""Versions per ``applied`` bucket. A commit checks the bucket of its new version and
-the one before, so an entry key is refused a second time for at least this many
-versions of its table (retries come within a few versions); older buckets are
-deleted, which bounds the memory per table to two buckets."""
+"""Versions per ``applied`` bucket. A commit checks the bucket of its new version, and
+in the first half of a window the one before too, so an entry key is refused a second
+time for at least half this many versions of its table (2,048 versions, over a hundred
+rounds; retries come within a few versions); older buckets are deleted, which bounds
+the memory per table to two buckets."""
 
 APPLIED_TTL_MS = 30 * 24 * 3600 * 1000
-"""An ``applied`` bucket of a table that stops playing expires after this long."""
+"""An ``applied`` bucket of a table that stops playing expires after this long (at
+most: its time to live is set by its first entry and again once half of it is gone)."""
 
 TABLE_PART_PREFIX = "s."
 """Prefix of the table hash's fields that hold the state's parts (``s.h``, ``s.c``,
@@ -466,3 +468,10 @@ def address_field(address: str) -> str:
 def applied_bucket(version: int) -> int:
     """The ``applied`` bucket of the commit that writes ``version``."""
     return version // APPLIED_WINDOW
+
+
+def consults_previous(version: int) -> bool:
+    """Whether the commit that writes ``version`` checks the bucket before its own: in
+    the first half of a window only (see :data:`APPLIED_WINDOW`), one read a commit
+    spared in the second half, and never in the first window, which has none before."""
+    return APPLIED_WINDOW <= version and version % APPLIED_WINDOW < APPLIED_WINDOW // 2
