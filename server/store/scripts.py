@@ -267,8 +267,11 @@ if ARGV[19] == '1' then
   redis.call('DEL', KEYS[6])
 end
 
-local table_fields = {'v', ARGV[3], 'seq', string.format('%d', last_seq), 'tok', ARGV[1],
-  'cid', ARGV[18]}
+local table_fields = {'v', ARGV[3], 'seq', string.format('%d', last_seq), 'cid', ARGV[18]}
+if stored[2] ~= ARGV[1] then  -- the writer's token, written when it changes
+  table_fields[#table_fields + 1] = 'tok'
+  table_fields[#table_fields + 1] = ARGV[1]
+end
 if #fresh > 0 then
   table_fields[#table_fields + 1] = 'n'
   table_fields[#table_fields + 1] = string.format('%d', tonumber(stored[5] or '0') + #fresh)
