@@ -28,7 +28,12 @@ Name                                  Type       Contents
                                                  store's format, see :mod:`server.store.parts`
                                                  and :data:`TABLE_PART_PREFIX`); ``s`` the state
                                                  whole, in tables stored before parts, until
-                                                 their first commit in parts deletes it
+                                                 their first commit in parts deletes it;
+                                                 ``f`` the fence, the token of the table's last
+                                                 taking (deleted by its release): a commit with
+                                                 it reads no lease; ``ab`` ``<bucket>:<ms>``,
+                                                 the ``applied`` bucket whose time to live was
+                                                 last set, and when
 ``pg:table:{t}:fence``                string     fencing counter: INCR gives each new owner a
                                                  larger token
 ``pg:table:{t}:lease``                string     ``<token>:<owner>``, SET NX PX; absent when no
@@ -181,8 +186,8 @@ most: its time to live is set by its first entry and again once half of it is go
 TABLE_PART_PREFIX = "s."
 """Prefix of the table hash's fields that hold the state's parts (``s.h``, ``s.c``,
 ``s.p0``...; the names after it are :mod:`server.store.parts`'): a part's field never
-collides with ``v``, ``seq``, ``tok``, ``cid``, ``n``, ``xn`` or ``s``. A commit writes
-only the parts that changed, so the hash holds the state as the sum of every commit's
+collides with ``v``, ``seq``, ``tok``, ``cid``, ``n``, ``xn``, ``f``, ``ab`` or ``s``. A
+commit writes only the parts that changed, so the hash holds the state as the sum of every commit's
 parts."""
 
 REQUEST_TTL_MS = 24 * 3600 * 1000
@@ -474,4 +479,4 @@ def consults_previous(version: int) -> bool:
     """Whether the commit that writes ``version`` checks the bucket before its own: in
     the first half of a window only (see :data:`APPLIED_WINDOW`), one read a commit
     spared in the second half, and never in the first window, which has none before."""
-    return APPLIED_WINDOW <= version and version % APPLIED_WINDOW < APPLIED_WINDOW // 2
+    return version >= APPLIED_WINDOW and version % APPLIED_WINDOW < APPLIED_WINDOW // 2
