@@ -333,6 +333,4 @@ async def test_a_round_is_delivered_to_its_players_in_one_call_each_item_once(
     assert await evalsha_calls(redis_client) - calls == (3 if redis_cluster else 1)
     assert await accounts.balance("ann") == 130
     for player in items:
-        assert [r for _, r in (await store.history(player)).items] == [
-            f"{player}'s round".encode()
-        ]
+        assert [r for _, r in (await store.history(player)).items] == [f"{player}'s round".encode()]
