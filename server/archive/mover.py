@@ -142,7 +142,7 @@ class Archiver:
         guest_idle_ms: int | None = None,
         keys: Keys = DEFAULT_KEYS,
         batch: int = 1000,
-        streams: int = 250,
+        streams: int = 200,
         log_cap: int = DEFAULT_LOG_CAP,
         clock: Callable[[], int] = wall_ms,
         crash: Callable[[str], None] = _no_crash,
@@ -310,17 +310,27 @@ class Archiver:
         on_their_way: dict[str, set[bytes]] = {}  # per table, read once a pass
         while True:
             players = await self.archive.log_players(after, self.batch)
-            done = [p for p in players if await self._move_log(p, cutoff, report, on_their_way)]
+            done = []
+            for chunk in _chunks(players, self.streams):  # their lists read in one pipeline
+                for player, items in zip(chunk, await self.calls.game_logs(chunk), strict=True):
+                    if await self._move_log(player, items, cutoff, report, on_their_way):
+                        done.append(player)
+                await asyncio.sleep(0)
             await self.archive.forget_log_players(done)
             if len(players) < self.batch:
                 return
             after = players[-1]
 
     async def _move_log(
-        self, player: str, cutoff: int, report: PassReport, on_their_way: dict[str, set[bytes]]
+        self,
+        player: str,
+        items: Sequence[tuple[int, bytes]],
+        cutoff: int,
+        report: PassReport,
+        on_their_way: dict[str, set[bytes]],
     ) -> bool:
-        """Move ``player``'s old game logs; whether nothing more is left to move."""
-        items = await self.calls.game_log(player)  # newest first
+        """Move ``player``'s old game logs among ``items`` (the list in Redis, newest
+        first, read before); whether nothing more is left to move."""
         older = items[1:]  # the newest one stays
         rows: list[LogRow] = []
         # From the oldest, while old enough (or too many): the run moved is the list's

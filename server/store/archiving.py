@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, ResponseError
 
 from server.store.archive_scripts import DROP_CLOSED_LEDGER, LEDGER_START, TRIM_LOG
 from server.store.history import ORDINAL_BYTES
@@ -86,18 +86,15 @@ class ArchivingCalls:
                 starts.append(_ledger_start(reply))
         return starts
 
-    async def bounds(
-        self, streams: Sequence[str]
-    ) -> list[tuple[StreamId | None, StreamId | None]]:
+    async def bounds(self, streams: Sequence[str]) -> list[tuple[StreamId | None, StreamId | None]]:
         """Each of ``streams``' first and last entry ids (None: the stream is empty or
         missing), asked in one pipeline (each answer is of its own instant)."""
         async with self.redis.pipeline(transaction=False) as pipe:
             for stream in streams:
-                pipe.xrange(stream, min="-", max="+", count=1)
-                pipe.xrevrange(stream, max="+", min="-", count=1)
-            replies = await pipe.execute()
-        ends = [_first_id(reply) for reply in replies]
-        return list(zip(ends[::2], ends[1::2], strict=True))
+                # One command for both ends; as a command, its reply read as it comes.
+                pipe.execute_command("XINFO", "STREAM", stream)
+            replies = await pipe.execute(raise_on_error=False)
+        return [_ends(stream, reply) for stream, reply in zip(streams, replies, strict=True)]
 
     async def drop_closed_ledger(self, player: str) -> bool:
         """Delete ``player``'s ledger stream if the account is closed and the archive
@@ -168,11 +165,15 @@ class ArchivingCalls:
 
     async def game_log(self, player: str) -> list[tuple[int, bytes]]:
         """``player``'s game logs in Redis, ``(ordinal, record)``, newest first."""
-        raw = await self.redis.lrange(self.keys.game_log(player), 0, -1)
-        return [
-            (int.from_bytes(item[:ORDINAL_BYTES], "big"), item[ORDINAL_BYTES:])
-            for item in map(as_bytes, raw)
-        ]
+        return _game_log(await self.redis.lrange(self.keys.game_log(player), 0, -1))
+
+    async def game_logs(self, players: Sequence[str]) -> list[list[tuple[int, bytes]]]:
+        """Each of ``players``' game logs (:meth:`game_log`), read in one pipeline."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for player in players:
+                pipe.lrange(self.keys.game_log(player), 0, -1)
+            replies = await pipe.execute()
+        return [_game_log(raw) for raw in replies]
 
     async def trim_game_log(self, player: str, through: int) -> int:
         """Remove ``player``'s game logs numbered up to ``through``, but never the newest
@@ -190,7 +191,25 @@ def _ledger_start(reply: Any) -> LedgerStart:
     )
 
 
-def _first_id(reply: Any) -> StreamId | None:
-    """The id of the first entry of an XRANGE or XREVRANGE reply (None: no entry)."""
-    entries = stream_entries(reply)
-    return parse_id(entries[0][0]) if entries else None
+def _ends(stream: str, reply: Any) -> tuple[StreamId | None, StreamId | None]:
+    """The first and last entry ids of an XINFO STREAM reply (an error: no such key)."""
+    if isinstance(reply, ResponseError) and "no such key" in str(reply).lower():
+        return None, None
+    if isinstance(reply, Exception):
+        raise reply
+    fields = {as_str(k): v for k, v in (reply.items() if isinstance(reply, dict) else [])}
+    if not fields and isinstance(reply, list):  # a reply not made a map: name, value, ...
+        fields = {as_str(k): v for k, v in zip(reply[::2], reply[1::2], strict=True)}
+    if "first-entry" not in fields:
+        raise ValueError(f"XINFO STREAM {stream}: no first entry in {reply!r}")
+    first, last = fields["first-entry"], fields.get("last-entry")
+    if not first or not last:
+        return None, None
+    return parse_id(as_str(first[0])), parse_id(as_str(last[0]))
+
+
+def _game_log(raw: Iterable[Any]) -> list[tuple[int, bytes]]:
+    return [
+        (int.from_bytes(item[:ORDINAL_BYTES], "big"), item[ORDINAL_BYTES:])
+        for item in map(as_bytes, raw)
+    ]
