@@ -1,17 +1,24 @@
 """The archiver: one pass moves what is older than the retention window out of Redis.
 
-A pass, in order (docs/DESIGN.md, "The archive"):
+A pass first asks every ledger stream's first and last entry ids (pipelined, ``streams``
+at a time) and reads every stream's log cursor (one query), then visits only the streams
+with something to do, in batches of ``streams`` with a yield to the event loop between
+two (docs/DESIGN.md, "The archive"); in order:
 
 1. Each ledger stream (:func:`~server.store.ledgers.ledger_sources`, the names of
    :meth:`~server.store.keys.Keys.ledger_streams`) the archive has no checkpoint of yet
    gets its first: zero, when the stream holds every entry ever appended to it; else
    its owner's own totals (the table's state, or the account's balance and totals) as
    of the same instant, positioned at the stream's last entry (the stream had been
-   trimmed by its length bound before the archive began).
-2. Each ledger stream, in its own id order: the players named by the entries appended
-   since the last pass are noted (their game logs have new records), with how far the
-   stream was read.
-3. Each ledger stream again, in batches: the entries appended before the window are
+   trimmed by its length bound before the archive began). Each stream is read as of
+   its own instant (a script in its owner's slot, many sent in one pipeline); a batch's
+   first checkpoints are stored in one transaction.
+2. Each ledger stream whose last entry is past its cursor, in its own id order: the
+   players named by the entries appended since are noted (their game logs have new
+   records), with how far the stream was read, in one transaction per batch of streams
+   (each stream's players with its cursor).
+3. Each ledger stream whose first entry is older than the window (ids are ``ms-seq``),
+   in batches: the entries appended before the window are
    stored in the archive, and added to the stream's checkpoint, in one transaction;
    once it is committed, Redis drops them (``XTRIM MINID``, exactly). A closed guest's
    ledger, once all in the archive, is deleted.
