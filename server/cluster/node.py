@@ -106,6 +106,7 @@ class Cluster:
             on_placed=self._placed,
             on_lapsed=self._lapsed,
             on_handed_over=self._handed_over,
+            on_gone=self._gone,
         )
         self.relay = Relay(pubsub_client, self._reconnected)
         self.publisher = Publisher(self.store, instance)
@@ -282,6 +283,11 @@ class Cluster:
     def _lapsed(self) -> None:
         if self.router is not None:
             self.router.resettle()
+
+    def _gone(self, instances: list[str]) -> None:
+        log.info("nodes no longer live: %s", ", ".join(instances))
+        if self.router is not None:
+            self.router.nodes_gone()
 
     def _reconnected(self) -> None:
         self.feeds.reconnected()

@@ -10,7 +10,9 @@ reads who holds each table (the leases' owners), for the operator and for
 A node whose registration ran out while it was alive (paused, or cut off from Redis)
 was taken for dead meanwhile: the others took its tables and marked its players away.
 When it is back it says so (``on_lapsed``), so that its players' seats are brought in
-line again.
+line again. A node that drops out of the live ones (dead, or drained) is said too
+(``on_gone``), once this node no longer counts it live: the seats of its players at
+the tables held here are brought in line then.
 """
 
 from __future__ import annotations
@@ -45,9 +47,12 @@ class Membership:
         on_placed: Callable[[], None],
         on_lapsed: Callable[[], None],
         on_handed_over: Callable[[str, str], None],
+        on_gone: Callable[[list[str]], None],
     ) -> None:
         """``on_placed()``: the placement changed. ``on_handed_over(table_id, to)``: a
-        table was given up for node instance ``to``."""
+        table was given up for node instance ``to``. ``on_gone(instances)``: these other
+        nodes were live at the last heartbeat and are not now (called after
+        :attr:`live` no longer holds them)."""
         self.store = store
         self.tables = tables
         self.table_ids = sorted(table_ids)
@@ -57,6 +62,7 @@ class Membership:
         self.on_placed = on_placed
         self.on_lapsed = on_lapsed
         self.on_handed_over = on_handed_over
+        self.on_gone = on_gone
         self.live: list[str] = []
         """The live node instances (this one included while it is registered), sorted."""
         self.placed: dict[str, str] = {}
@@ -130,7 +136,10 @@ class Membership:
         self.beats += 1
         lapsed = self._expires is not None and live.now > self._expires
         self._expires = live.expires.get(self.instance)
+        gone = [i for i in self.live if i != self.instance and i not in live.expires]
         self._place(live.instances)
+        if gone:
+            self.on_gone(gone)
         await self._read_holders(live)
         await self._write_counts()
         if lapsed:

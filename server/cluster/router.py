@@ -260,6 +260,33 @@ class Router:
             except Exception:
                 log.exception("player %s not settled", player)
 
+    def nodes_gone(self) -> None:
+        """Some nodes are no longer live (dead, or drained): at every table held here,
+        have the seats that say connected, of players with no connection here, settled
+        (docs/DESIGN.md, "Several nodes on one Redis"). A table that stays where it is
+        has no taking over to do it, and a taking over done while a dead node still
+        counted as live counted its players connected."""
+        task = asyncio.create_task(self._nodes_gone(), name="nodes-gone")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _nodes_gone(self) -> None:
+        for host in list(self.hosts.values()):
+            state = host.state
+            if not host.ready or state is None:
+                continue
+            players = [
+                seat.player
+                for _, seat in state.occupied()
+                if seat.connected and seat.player not in self.presence.by_player
+            ]
+            for player in players:
+                try:
+                    if not await self.presence.settle(host, player):
+                        break  # no longer held here: its next holder settles it
+                except Exception:
+                    log.exception("table %s: player %s not settled", host.table_id, player)
+
     async def held_elsewhere(self, table_id: str) -> None:
         """Another node holds ``table_id`` now: attach the connections waiting for it."""
         await self.presence.held_elsewhere(table_id)
