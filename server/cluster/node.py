@@ -219,8 +219,16 @@ class Cluster:
             await self.membership.beat()
 
     def unheld(self) -> list[str]:
-        """The tables no live node holds now (as last known)."""
-        return [t for t in self.membership.unheld() if not self.hosts[t].ready]
+        """The tables no live node holds now (as last known). A table whose lease is
+        this node's is held once its host is ready: between the two it is being loaded
+        (and told it was taken over), and a start that counted it held returned before
+        the table was served here."""
+        membership = self.membership
+        return [
+            t
+            for t in membership.table_ids
+            if not self.hosts[t].ready and membership.holder(t) in (None, self.instance)
+        ]
 
     async def stop(self) -> None:
         """Stop everything (after the hosts stopped), the last publications sent."""
