@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run play demo test lint typecheck pytest pytest-cluster bench clean browser balancer vendor vendor-check
+.PHONY: run play demo test lint typecheck pytest pytest-cluster bench clean browser postgres balancer vendor vendor-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +26,7 @@ demo: $(STAMP)
 	$(BIN)/paigow-rules demo
 
 ## test: lint, type-check and run the whole test suite (the browser tests included),
-## then the store and money tests again on a local Redis Cluster
+## then the store, money and archive tests again on a local Redis Cluster
 test: lint typecheck pytest pytest-cluster
 
 lint: $(STAMP)
@@ -37,18 +37,24 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP) browser balancer
+pytest: $(STAMP) browser postgres balancer
 	$(BIN)/pytest
 
-## pytest-cluster: the store and money tests on a local Redis Cluster of three primaries
+## pytest-cluster: the store, money, archive and guest tests on a local Redis Cluster of
+## three primaries
 CLUSTER_TESTS := tests/server/store tests/server/host tests/server/gateway/test_money.py \
-	tests/server/test_process_transfers.py tests/server/test_cli.py
-pytest-cluster: $(STAMP)
+	tests/server/test_process_transfers.py tests/server/test_cli.py tests/server/archive \
+	tests/server/gateway/test_credentials.py
+pytest-cluster: $(STAMP) postgres
 	$(BIN)/pytest --redis-cluster $(CLUSTER_TESTS)
 
 ## browser: Debian's Chromium (and a font with the card suits) for tests/web, if missing
 browser:
 	@tests/web/install_browser.sh
+
+## postgres: Debian's PostgreSQL server for tests/server/archive, if missing
+postgres:
+	@tests/server/archive/install_postgres.sh
 
 ## balancer: Debian's HAProxy for the local topology (deploy/local-cluster.sh), if missing
 balancer:

@@ -400,6 +400,10 @@ def _redis_version() -> str:
 
 def main() -> None:
     """Run the cluster benchmark and print its figures."""
+    print(
+        f"several nodes on one Redis (bench/cluster.py): {NODES} nodes, {PLAYERS:,} players, "
+        "half of them at tables held by their own node, half at tables held by another"
+    )
     asyncio.run(main_async())
 
 

@@ -13,7 +13,8 @@ Modes (the result is one JSON object on the last line of stdout):
 - ``load``: connect 1,000 players; human-pace latency; closed-loop throughput; connect
   up to 10,000; server RSS; human-pace latency again.
 - ``rounds``: six bots (:func:`clients.autoplay.play_rounds`) play rounds at one table;
-  Redis ``INFO commandstats`` before and after N rounds.
+  Redis ``INFO commandstats`` and the append-only file's size before and after N rounds
+  (the file's rewrites off meanwhile), and where its bytes went (:mod:`bench.aof`).
 """
 
 from __future__ import annotations
@@ -499,7 +500,42 @@ class Driver:
         return {"rss_kib": rss_kib(self.server_pid), "players": len(self.players)}
 
 
+class Sampler:
+    """``py-spy record`` of the server under test over one window (``--pyspy PREFIX``):
+    its stacks, sampled without pausing it, to ``PREFIX.<name>.txt`` (collapsed stacks,
+    one line per distinct stack with its sample count; ``bench/flame.py`` reads them)."""
+
+    def __init__(self, prefix: str, pid: int) -> None:
+        self.prefix = prefix
+        self.pid = pid
+        self.proc: asyncio.subprocess.Process | None = None
+
+    async def start(self, name: str, seconds: float) -> None:
+        if not self.prefix:
+            return
+        self.proc = await asyncio.create_subprocess_exec(
+            _PYSPY,
+            "record", "--pid", str(self.pid), "--duration", f"{seconds:.0f}",
+            "--rate", "250", "--format", "raw", "--nonblocking",
+            "--output", f"{self.prefix}.{name}.txt",
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+
+    async def stop(self) -> None:
+        if self.proc is not None:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(30):
+                    await self.proc.wait()
+            self.proc = None
+
+
+_BESIDE = os.path.join(os.path.dirname(sys.executable), "py-spy")
+_PYSPY = _BESIDE if os.path.exists(_BESIDE) else "py-spy"
+"""The venv's py-spy (the dev extra installs it), else the one on PATH."""
+
+
 async def run_load(args: argparse.Namespace) -> dict[str, Any]:
+    sampler = Sampler(args.pyspy, args.server_pid)
     driver = Driver(args.url, args.prefix, args.tables, args.server_pid, args.metrics_url)
     out: dict[str, Any] = {}
     out["fd_limit"] = list(raise_fd_limit())
@@ -512,11 +548,19 @@ async def run_load(args: argparse.Namespace) -> dict[str, Any]:
     out["throughput"] = await driver.throughput(args.throughput_s, args.warmup_s)
     if args.profile_pid:
         out["profiled"] = await driver.throughput(args.throughput_s, 1.0, args.profile_pid)
+    if args.pyspy:
+        await sampler.start("throughput", args.throughput_s + 1.0)
+        out["sampled"] = await driver.throughput(args.throughput_s, 1.0)
+        await sampler.stop()
     out["rss_before_large_kib"] = rss_kib(args.server_pid)
     out["connect_large"] = await driver.connect(args.large)
     gc.freeze()
     out["mem_large"] = await driver.memory(3.0)
     out["latency_large"] = await driver.human_pace(args.latency_s)
+    if args.pyspy:
+        await sampler.start("large", args.latency_s + 1.0)
+        out["sampled_large"] = await driver.human_pace(args.latency_s)
+        await sampler.stop()
     redis_pids = children(args.server_pid)
     out["redis_rss_kib"] = sum(rss_kib(p) for p in redis_pids)
     return out
@@ -528,8 +572,12 @@ async def run_load(args: argparse.Namespace) -> dict[str, Any]:
 async def run_rounds(args: argparse.Namespace) -> dict[str, Any]:
     """Six bots at one table: the Redis commands between the results of round 1 and those
     of round 1 + N, as sent by the server (MONITOR, scripts' inner calls apart) and as
-    executed (INFO commandstats, inner calls included)."""
+    executed (INFO commandstats, inner calls included), and the bytes appended to the
+    append-only file meanwhile (its automatic rewrites off until the end, so that the
+    file only grows), by command and key (:func:`bench.aof.breakdown`)."""
     import redis.asyncio
+
+    from bench import aof
 
     table = f"{args.prefix}0000"
     clients = [Client(args.url, name=f"r{i}", reconnect=False) for i in range(6)]
@@ -538,6 +586,10 @@ async def run_rounds(args: argparse.Namespace) -> dict[str, Any]:
         await client.join(table, BUY_IN, seat)  # all seated before the first bet
     info = redis.asyncio.Redis.from_url(args.redis_url)
     await info.ping()
+    rewrite = "auto-aof-rewrite-percentage"
+    was = (await info.config_get(rewrite))[rewrite] or "100"
+    await info.config_set(rewrite, 0)
+    appended = await aof.appended_file(info)
     seen: list[tuple[float, bool, str]] = []  # (Redis time, from a script, command)
 
     async def monitor() -> None:
@@ -549,18 +601,19 @@ async def run_rounds(args: argparse.Namespace) -> dict[str, Any]:
 
     watcher = asyncio.create_task(monitor())
     await asyncio.sleep(0.2)
-    marks: list[asyncio.Task[tuple[dict[str, int], float]]] = []
+    marks: list[asyncio.Task[tuple[dict[str, int], float, aof.Reading]]] = []
     settled = 0
 
-    async def mark() -> tuple[dict[str, int], float]:
+    async def mark() -> tuple[dict[str, int], float, aof.Reading]:
         at = time.time()
         stats = await info.info("commandstats")
+        size = await aof.reading(info, appended)
         calls = {
             name.removeprefix("cmdstat_"): int(value["calls"])
             for name, value in stats.items()
             if isinstance(value, dict)
         }
-        return calls, at
+        return calls, at, size
 
     def note(kind: str, data: dict[str, object]) -> None:
         nonlocal settled
@@ -588,9 +641,12 @@ async def run_rounds(args: argparse.Namespace) -> dict[str, Any]:
         log(f"bot errors: {errors[:3]}")
     if len(marks) != 2:
         raise RuntimeError(f"expected two marks, got {len(marks)}")
-    (calls0, t0), (calls1, t1) = [await m for m in marks]
+    (calls0, t0, aof0), (calls1, t1, aof1) = [await m for m in marks]
     await asyncio.sleep(0.5)  # MONITOR catches up
     watcher.cancel()
+    await info.config_set(rewrite, was)
+    if aof1.base != aof0.base:
+        raise RuntimeError("the append-only file was rewritten during the measurement")
     delta = {k: v - calls0.get(k, 0) for k, v in calls1.items()}
     executed = {k: v for k, v in delta.items() if v and k not in ("info", "monitor")}
     sent: dict[str, int] = {}
@@ -601,6 +657,11 @@ async def run_rounds(args: argparse.Namespace) -> dict[str, Any]:
                 inner += 1
             else:
                 sent[name] = sent.get(name, 0) + 1
+    detail: dict[str, tuple[int, int]] = {}
+    if appended is not None and aof1.file_size > aof0.file_size:
+        with appended.open("rb") as f:
+            f.seek(aof0.file_size)
+            detail = aof.breakdown(f.read(aof1.file_size - aof0.file_size))
     for client in clients:
         with contextlib.suppress(Exception):
             await client.close()
@@ -611,6 +672,8 @@ async def run_rounds(args: argparse.Namespace) -> dict[str, Any]:
         "executed": executed,
         "sent": sent,
         "inner": inner,
+        "aof_bytes": aof1.current - aof0.current,
+        "aof_detail": detail,
     }
 
 
@@ -628,6 +691,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--throughput-s", type=float, default=8.0)
     parser.add_argument("--warmup-s", type=float, default=2.0)
     parser.add_argument("--profile-pid", type=int, default=0)
+    parser.add_argument("--pyspy", default="", help="sample the server with py-spy: file prefix")
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--redis-url", default="")
     parser.add_argument("--metrics-url", default="", help="the game server's /metrics")

@@ -44,6 +44,7 @@ class ErrorCode(enum.StrEnum):
     VERSION_UNSUPPORTED = "version_unsupported"
     UNAUTHORIZED = "unauthorized"
     RATE_LIMITED = "rate_limited"
+    GUESTS_LIMITED = "guests_limited"
     NO_SUCH_TABLE = "no_such_table"
     WRONG_PHASE = "wrong_phase"
     NOT_SEATED = "not_seated"
@@ -101,11 +102,17 @@ ERRORS: dict[ErrorCode, ErrorInfo] = {
         retryable=False,
     ),
     ErrorCode.UNAUTHORIZED: ErrorInfo(
-        "the token is invalid or expired, guests are not allowed, or the resume token is unknown",
+        "the token is invalid or expired, guests are not allowed, the resume token is "
+        "unknown, or the session ended (its credential expired, or an operator ended it)",
         retryable=False,
     ),
     ErrorCode.RATE_LIMITED: ErrorInfo(
         "too many messages; wait `retry_after_ms` before sending again",
+        retryable=True,
+    ),
+    ErrorCode.GUESTS_LIMITED: ErrorInfo(
+        "no new guest now: too many were created in the last minute, from this address "
+        "or in total; wait `retry_after_ms`, or sign in with a token",
         retryable=True,
     ),
     ErrorCode.NO_SUCH_TABLE: ErrorInfo("no table has this id", retryable=False),

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Final
 
 PROTOCOL_VERSION: Final = 1
-PROTOCOL_MINOR: Final = 2  # 1: money requests applied once per rid; 2: table_info.min_bonus
+PROTOCOL_MINOR: Final = 3  # 1: money requests applied once per rid; rid_reused
+# 2: table_info.min_bonus; 3: guests_limited; sessions end with the credential that opened them
 MIN_SUPPORTED_VERSION: Final = 1
 MAX_SUPPORTED_VERSION: Final = 1
 MAX_VERSION: Final = 65535

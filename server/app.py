@@ -30,10 +30,14 @@ from websockets.asyncio.server import Server, serve
 from protocol import limits as L
 from protocol.errors import CloseCode
 from server import http
+from server.archive import Archive
+from server.archive.mover import Archiver, PassReport
+from server.archive.service import ArchiveService
 from server.cluster import Cluster
 from server.cluster.placement import INSTANCE_SEPARATOR
 from server.config import Settings
 from server.gateway import Gateway, gateway_options
+from server.gateway.revocations import RevocationListener
 from server.host import TableHost
 from server.host.lease import LeaseKeeper
 from server.metrics import Metrics
@@ -43,8 +47,9 @@ from server.store.batching import Replication
 from server.store.connection import SOCKET_TIMEOUT_S, close_client, is_cluster, redis_client
 from server.store.embedded import EmbeddedRedis
 from server.store.migrate import migrate
+from server.store.parts import stored_state
 from server.store.supervisor import RedisSupervisor
-from server.store.tables import TableStore
+from server.store.tables import StoredTable, TableStore
 from server.table.machine import Transition
 from server.table.state import Phase
 from server.tables_file import load_tables
@@ -59,6 +64,11 @@ EMBEDDED_DIR = "redis"
 """The embedded Redis's folder (its append-only file) in the data folder."""
 NODE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 PUBSUB_POOL_SIZE = 2  # the node's one pub/sub connection, and a spare while it reconnects
+LEASE_POOL_SIZE = 2
+"""Connections of the lease renewals and the node's heartbeat, apart from the shared
+pool: with 1,667 tables and thousands of players, every connection of that pool was
+busy, and renewals waiting for one for seconds let leases expire (docs/DESIGN.md,
+"Leases and fencing tokens")."""
 
 
 def token_secret(settings: Settings) -> bytes:
@@ -83,6 +93,7 @@ class App:
         self.embedded: EmbeddedRedis | None = None
         self.supervisor: RedisSupervisor | None = None
         self.redis: redis.asyncio.Redis | None = None
+        self.lease_redis: redis.asyncio.Redis | None = None
         self.store: TableStore | None = None
         self.hosts: dict[str, TableHost] = {}
         # Who sits where: one index for the process, kept by every host, read by the gateway.
@@ -90,6 +101,9 @@ class App:
         self.gateway: Gateway | None = None
         self.server: Server | None = None
         self.leases: LeaseKeeper | None = None
+        self.archive: Archive | None = None
+        self.archiver: ArchiveService | None = None
+        self.revocations: RevocationListener | None = None
         self.cluster: Cluster | None = None
         self.name = settings.node_name or default_node_name(settings)
         if not NODE_NAME.fullmatch(self.name):
@@ -149,12 +163,36 @@ class App:
         # is hosted (deploy/README.md, "Upgrading from the first key layout").
         await migrate(self.redis)
         replication = Replication(replicas, s.redis_wait_ms) if replicas > 0 else None
-        store = self.store = TableStore(self.redis, replication=replication)
+        self.lease_redis = redis_client(url, LEASE_POOL_SIZE, REDIS_POOL_WAIT_S)
+        store = self.store = TableStore(
+            self.redis, replication=replication, lease_client=self.lease_redis
+        )
         accounts = AccountStore(self.redis)
         self.leases = LeaseKeeper(store, self.owner, s.lease_ms)
         self.leases.start()
         options = gateway_options(s, token_secret(s))
-        self.gateway = Gateway(self.hosts, store, accounts, self.metrics, options, self.seating)
+        target = s.archive_target()
+        if target is not None:
+            self.archive = Archive(target)
+            self.archiver = ArchiveService(
+                Archiver(
+                    self.redis,
+                    self.archive,
+                    table_money,
+                    after_ms=s.archive_after_ms,
+                    guest_idle_ms=s.guest_idle_ms or None,
+                ),
+                self.owner,
+                s.archive_every_ms,
+                self._archived,
+            )
+        self.gateway = Gateway(
+            self.hosts, store, accounts, self.metrics, options, self.seating, self.archive
+        )
+        self.revocations = RevocationListener(self.redis, self.gateway.revoked)
+        self.revocations.start()
+        if self.archiver is not None:
+            self.archiver.start()
         # Several nodes share the tables through one Redis (or a Sentinel's primary).
         # On a Redis Cluster the node stays alone: the cluster layer's heartbeat,
         # publications and reads over every table are not split by slot yet.
@@ -189,6 +227,10 @@ class App:
                 seating=self.seating,
                 placement=cluster.membership if cluster else None,
             )
+        # Counted when read: counting at each table taken or lost cost every host a pass
+        # over all of them, seconds of CPU when a node takes thousands of tables at once.
+        hosts = self.hosts
+        self.metrics.tables_hosted.set_function(lambda: sum(h.ready for h in hosts.values()))
         if cluster is not None:
             # Registered and listening before any table is taken: the placement is known.
             await cluster.start(self.gateway)
@@ -223,14 +265,12 @@ class App:
     async def _table_ready(self, host: TableHost) -> None:
         """A table is held here from now: the other nodes hear it, then the gateway
         attaches the connections that wait for it and settles its seats."""
-        self.metrics.tables_hosted.set(sum(h.ready for h in self.hosts.values()))
         if self.cluster is not None:
             await self.cluster.table_ready(host)
         if self.gateway is not None:
             await self.gateway.table_ready(host)
 
     def _table_lost(self, host: TableHost) -> None:
-        self.metrics.tables_hosted.set(sum(h.ready for h in self.hosts.values()))
         if self.cluster is not None:
             self.cluster.table_lost(host)
 
@@ -255,6 +295,13 @@ class App:
         if not cluster.membership.registered:
             return "not registered: Redis out of reach"
         return None
+
+    def _archived(self, report: PassReport) -> None:
+        m = self.metrics
+        m.guests.set(report.guests)
+        m.archived.labels("ledger").inc(report.trimmed)
+        m.archived.labels("game_log").inc(report.logs)
+        m.guests_closed.inc(report.guests_closed)
 
     def _committed(self, t: Transition, seconds: float) -> None:
         self.metrics.commits.observe(seconds)
@@ -296,6 +343,15 @@ class App:
                 await cluster.leave()
             await cluster.stop()
             self.cluster = None
+        if self.archiver is not None:
+            await self.archiver.stop()
+            self.archiver = None
+        if self.revocations is not None:
+            await self.revocations.stop()
+            self.revocations = None
+        if self.archive is not None:
+            await self.archive.close()
+            self.archive = None
         if self.leases is not None:
             await self.leases.stop()
             self.leases = None
@@ -307,6 +363,9 @@ class App:
         if self.redis is not None:
             await close_client(self.redis)
             self.redis = None
+        if self.lease_redis is not None:
+            await close_client(self.lease_redis)
+            self.lease_redis = None
         if self.supervisor is not None:
             await self.supervisor.stop()
             self.supervisor = None
@@ -342,6 +401,11 @@ async def run(settings: Settings, ready: asyncio.Event | None = None) -> None:
         await stop.wait()
     finally:
         await app.stop()
+
+
+def table_money(stored: StoredTable) -> tuple[int, int, int]:
+    """A stored table's money: (table balances, held bets, house result)."""
+    return stored_state(stored).money()
 
 
 def default_node_name(settings: Settings) -> str:

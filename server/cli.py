@@ -2,8 +2,12 @@
 
 - ``paigow-server [serve]``: run (embedded Redis unless ``--redis-url``);
 - ``paigow-server token --player NAME --ttl 12h``: a signed login token;
-- ``paigow-server account list | show NAME | credit NAME AMOUNT``;
-- ``paigow-server audit``: check that every chip is accounted for (exit 1 if not);
+- ``paigow-server account list [--guests] | show NAME | credit NAME AMOUNT``;
+- ``paigow-server audit``: check that every chip is accounted for, across Redis and
+  the archive (exit 1 if not);
+- ``paigow-server archive``: move what is older than the retention window to the
+  archive now (one pass, as the server's archiver does every ``--archive-every-ms``);
+- ``paigow-server session revoke NAME``: end a player's sessions at once;
 - ``paigow-server nodes``: the live nodes, and which one holds each table.
 
 The operator's commands reach the same Redis as the server, and say which on standard
@@ -22,6 +26,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import re
 import secrets
 import sys
@@ -31,7 +36,18 @@ from collections.abc import AsyncIterator, Sequence
 import redis.asyncio
 from redis.exceptions import RedisError
 
-from server.app import EMBEDDED_DIR, REDIS_URL_FILE, SECRET_FILE, data_redis_url, run, token_secret
+from server.app import (
+    EMBEDDED_DIR,
+    REDIS_URL_FILE,
+    SECRET_FILE,
+    data_redis_url,
+    run,
+    table_money,
+    token_secret,
+)
+from server.archive import DATABASE_ERRORS, Archive
+from server.archive.mover import Archiver
+from server.archive.service import ArchiverLease, lease_ms
 from server.auth import tokens
 from server.cluster.placement import assign, node_name
 from server.config import Settings, add_arguments, from_arguments, redacted_url
@@ -41,9 +57,10 @@ from server.store.audit import audit
 from server.store.cluster import ClusterStore
 from server.store.connection import close_client, redis_client
 from server.store.embedded import EmbeddedRedis, EmbeddedRedisError
+from server.store.guests import GuestStore
 from server.store.migrate import layout
-from server.store.parts import stored_state
-from server.store.tables import StoredTable, TableStore
+from server.store.sessions import SessionStore
+from server.store.tables import TableStore
 from server.tables_file import load_tables
 
 log = logging.getLogger(__name__)
@@ -62,7 +79,8 @@ def _ttl(text: str) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="paigow-server",
-        description=__doc__.split("\n\n")[0],
+        # The docstring's reST quotes are for readers of the source, not of --help.
+        description=__doc__.split("\n\n")[0].replace("``", ""),
         epilog="Each flag may be given by its PAIGOW_* environment variable instead; "
         "a flag wins, and an empty variable counts as unset.",
     )
@@ -76,8 +94,11 @@ def _parser() -> argparse.ArgumentParser:
     acc_sub = acc.add_subparsers(dest="action", required=True)
     as_json = argparse.ArgumentParser(add_help=False)
     as_json.add_argument("--json", action="store_true", help="answer in JSON")
-    acc_sub.add_parser(
+    listing = acc_sub.add_parser(
         "list", parents=[as_json], help="every account: player, display name, balance"
+    )
+    listing.add_argument(
+        "--guests", action="store_true", help="only guests, with their last activity"
     )
     show = acc_sub.add_parser("show", parents=[as_json], help="one account")
     show.add_argument("player")
@@ -86,6 +107,11 @@ def _parser() -> argparse.ArgumentParser:
     credit.add_argument("amount", type=int)
     credit.add_argument("--key", help="idempotency key (default: a new one)")
     sub.add_parser("audit", help="check that accounts, tables and the house add up")
+    sub.add_parser("archive", help="move what is older than the retention window, now")
+    ses = sub.add_parser("session", help="end a player's sessions")
+    ses_sub = ses.add_subparsers(dest="action", required=True)
+    revoke = ses_sub.add_parser("revoke", help="close their connections, refuse their resumes")
+    revoke.add_argument("player")
     sub.add_parser("nodes", help="the live nodes, and which one holds each table")
     return parser
 
@@ -153,6 +179,20 @@ async def _redis(settings: Settings) -> AsyncIterator[redis.asyncio.Redis]:
             await client.aclose()
 
 
+@contextlib.asynccontextmanager
+async def _archive(settings: Settings, *, create: bool) -> AsyncIterator[Archive | None]:
+    """The archive (None: off; nor, unless ``create``, a SQLite file never written)."""
+    target = settings.archive_target()
+    archive = Archive(target) if target is not None else None
+    if archive is not None and not create and not archive.exists():
+        archive = None
+    try:
+        yield archive
+    finally:
+        if archive is not None:
+            await archive.close()
+
+
 async def _check_layout(client: redis.asyncio.Redis) -> None:
     """Refuse a Redis of the first key layout: the server moves it at its start."""
     if await layout(client) == "1":
@@ -176,10 +216,6 @@ def _secret(settings: Settings) -> bytes:
     return token_secret(settings)
 
 
-def _table_money(stored: StoredTable) -> tuple[int, int, int]:
-    return stored_state(stored).money()
-
-
 def _table_text(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """Columns under a header, numbers (the last column) aligned right."""
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
@@ -195,9 +231,29 @@ def _table_text(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
+async def _guests(client: redis.asyncio.Redis, accounts: AccountStore, as_json: bool) -> int:
+    """``account list --guests``: every guest, its last activity and its balance."""
+    guests = await GuestStore(client).listed()
+    balances = dict(await accounts.list_accounts())
+    rows = [
+        (p, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms / 1000)), balances.get(p, 0))
+        for p, ms in guests
+    ]
+    if as_json:
+        print(json.dumps([{"player": p, "active": a, "balance": b} for p, a, b in rows]))
+    else:
+        print(
+            _table_text(("guest", "last active", "balance"), [(p, a, str(b)) for p, a, b in rows])
+        )
+        print(f"{len(rows)} guests")
+    return 0
+
+
 async def _account(settings: Settings, args: argparse.Namespace) -> int:
     async with _redis(settings) as client:
         accounts = AccountStore(client)
+        if args.action == "list" and args.guests:
+            return await _guests(client, accounts, args.json)
         if args.action == "list":
             listed = await accounts.list_accounts()
             names = await accounts.display_names([player for player, _ in listed])
@@ -243,10 +299,59 @@ async def _account(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _audit(settings: Settings) -> int:
-    async with _redis(settings) as client:
-        report = await audit(client, _table_money)
+    async with _redis(settings) as client, _archive(settings, create=False) as archive:
+        report = await audit(client, table_money, archive=archive)
         print(report.explain())
         return 0 if report.ok else 1
+
+
+async def _archive_now(settings: Settings) -> int:
+    async with _redis(settings) as client, _archive(settings, create=True) as archive:
+        if archive is None:
+            print("paigow-server: the archive is off (--archive-url off)", file=sys.stderr)
+            return 2
+        owner = f"cli:{os.getpid()}:{secrets.token_hex(4)}"
+        lease = ArchiverLease(client, owner, lease_ms(settings.archive_every_ms))
+        if not await lease.wait(lease.ttl_ms / 1000 + 1):
+            print(f"paigow-server: {await lease.holder()} is archiving", file=sys.stderr)
+            return 1
+        try:
+            archiver = Archiver(
+                client,
+                archive,
+                table_money,
+                after_ms=settings.archive_after_ms,
+                guest_idle_ms=settings.guest_idle_ms or None,
+            )
+            report = await archiver.run_once()
+        finally:
+            await lease.release()
+        stats = await archive.stats()
+        print(report.summary())
+        print(
+            f"the archive ({archive.dialect}) holds {stats.ledger} ledger entries and "
+            f"{stats.game_logs} game logs"
+        )
+        return 0
+
+
+async def _session(settings: Settings, args: argparse.Namespace) -> int:
+    async with _redis(settings) as client:
+        heard = await SessionStore(client).revoke(args.player, int(time.time() * 1000))
+        print(f"{args.player}: sessions ended ({heard} server processes told)")
+        return 0
+
+
+_FAILURES: tuple[type[Exception], ...] = (
+    tokens.TokenError,
+    ValueError,
+    OSError,
+    RedisError,
+    EmbeddedRedisError,
+    NotTheServers,
+    *DATABASE_ERRORS,
+)
+"""What makes a command fail with exit 2 (it could not run)."""
 
 
 async def _nodes(settings: Settings) -> int:
@@ -290,6 +395,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_account(settings, args))
         if args.command == "audit":
             return asyncio.run(_audit(settings))
+        if args.command == "archive":
+            return asyncio.run(_archive_now(settings))
+        if args.command == "session":
+            return asyncio.run(_session(settings, args))
         if args.command == "nodes":
             return asyncio.run(_nodes(settings))
         if settings.log_format == "json":  # every line of the output is then JSON
@@ -299,14 +408,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"  {name:16} {value}")
         _run(settings)
         return 0
-    except (
-        tokens.TokenError,
-        ValueError,
-        OSError,
-        RedisError,
-        EmbeddedRedisError,
-        NotTheServers,
-    ) as exc:
+    except _FAILURES as exc:
         # 2, not 1: an audit that could not run is not an audit that failed.
         print(f"paigow-server: {exc}", file=sys.stderr)
         return 2

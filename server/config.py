@@ -86,6 +86,50 @@ class Settings:
     guest_balance: int = field(
         default=10_000, metadata=about("chips a new guest account starts with")
     )
+    guest_lifetime_ms: int = field(
+        default=24 * 3600 * 1000,
+        metadata=about(
+            "how long a guest's session lasts at most, from the guest's creation (then the "
+            "connection closes and the resume is refused)"
+        ),
+    )
+    guest_idle_ms: int = field(
+        default=2 * 3600 * 1000,
+        metadata=about(
+            "a guest inactive this long is closed: its chips go, its history stays in the "
+            "archive (0: never; keep it above the session's hour)"
+        ),
+    )
+    guests_per_minute: int = field(
+        default=300, metadata=about("new guests a minute at most, in total (0: no limit)")
+    )
+    guests_per_address: int = field(
+        default=30,
+        metadata=about("new guests a minute at most from one client address (0: no limit)"),
+    )
+    guest_address_header: str | None = field(
+        default=None,
+        metadata=about(
+            "a request header set by your proxy whose last address is the client's, e.g. "
+            "X-Forwarded-For (only behind a proxy that sets it)",
+            shown="the connection's own address",
+        ),
+    )
+    archive_url: str | None = field(
+        default=None,
+        metadata=about(
+            "where settled rounds and old ledger entries go: postgresql://user:pw@host/db, "
+            "or sqlite:PATH; 'off' keeps everything in Redis",
+            shown="sqlite in DATA_DIR/archive.sqlite3",
+        ),
+    )
+    archive_after_ms: int = field(
+        default=3600 * 1000,
+        metadata=about("how long ledger entries and game logs stay in Redis before moving"),
+    )
+    archive_every_ms: int = field(
+        default=30_000, metadata=about("how often the archiver looks for what to move")
+    )
     origins: tuple[str, ...] = field(
         default=(),
         metadata=about(
@@ -153,6 +197,15 @@ class Settings:
         scheme = (self.redis_url or "").split(":", 1)[0].lower()
         return 1 if scheme.endswith("+sentinel") else 0
 
+    def archive_target(self) -> str | None:
+        """The archive's URL: ``archive_url``, or SQLite in the data folder by default;
+        None when it is ``off``."""
+        if self.archive_url is None:
+            return f"sqlite:{self.data_dir / 'archive.sqlite3'}"
+        if self.archive_url.strip().lower() in ("off", "no", "none"):
+            return None
+        return self.archive_url
+
     def describe(self) -> list[tuple[str, str]]:
         """(name, value) pairs for the start-up banner, with the secret masked."""
         rows = []
@@ -167,6 +220,11 @@ class Settings:
                 value = f"{self.replicas_to_wait_for()} (the default)"
             elif f.name == "tables_file" and value is None:
                 value = "(built-in tables)"
+            elif f.name == "archive_url":
+                value = self.archive_target() or "off"
+                value = redacted_url(value) if value != "off" else value
+            elif f.name == "guest_address_header" and value is None:
+                value = "(the connection's own address)"
             elif f.name == "node_name" and value is None:
                 value = "(<host name>-<port>)"
             rows.append((f.name, str(value)))

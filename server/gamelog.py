@@ -29,6 +29,13 @@ def record_table(blob: bytes) -> str | None:
     return table if isinstance(table, str) else None
 
 
+def record_ended_ms(blob: bytes) -> int:
+    """When a stored record's round ended (epoch ms; 0 if it says nothing)."""
+    record = msgpack.unpackb(blob, raw=False)
+    ended = record.get("ended_ms") if isinstance(record, dict) else None
+    return ended if isinstance(ended, int) else 0
+
+
 def unpack_records(blobs: list[bytes], next_cursor: str | None) -> HistoryPage:
     """A history page of stored records, each checked by the protocol's decoder."""
     result: dict[str, object] = {

@@ -58,6 +58,22 @@ class Metrics:
             "Times the embedded redis-server died and was started again",
             registry=self.registry,
         )
+        self.guests = Gauge(
+            "paigow_guests",
+            "Guest accounts that exist (as of the last archiver loop)",
+            registry=self.registry,
+        )
+        self.archived = Counter(
+            "paigow_archived",
+            "Records moved from Redis to the archive by this process",
+            ["kind"],
+            registry=self.registry,
+        )
+        self.guests_closed = Counter(
+            "paigow_guests_closed",
+            "Idle guest accounts closed by this process",
+            registry=self.registry,
+        )
         self.loop_lag = Histogram(
             "paigow_loop_lag_seconds",
             f"How late the event loop ran a timer due every {LAG_PROBE_S:g} s",

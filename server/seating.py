@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
-from server.table.state import TableState
+from server.table.state import Seat, TableState
 
 H = TypeVar("H", bound=Hashable)
 """What a host is to the index: anything hashable (the shell's table hosts)."""
@@ -32,7 +32,7 @@ class Seating(Generic[H]):
         """``host``'s state went from ``before`` to ``after``: update who sits where."""
         old = before.seats if before is not None else ()
         new = after.seats if after is not None else ()
-        if old is new:  # the state machine keeps the tuple when no seat changed
+        if old is new or same_players(old, new):  # a bet changes a seat, not its player
             return
         left = {s.player for s in old if s is not None}
         came = {s.player for s in new if s is not None}
@@ -44,3 +44,14 @@ class Seating(Generic[H]):
                     del self._hosts[player]
         for player in came - left:
             self._hosts.setdefault(player, {})[host] = None
+
+
+def same_players(old: tuple[Seat | None, ...], new: tuple[Seat | None, ...]) -> bool:
+    """Whether the same players sit in the same seats: most changes (a bet, a hand set)
+    leave them, and two sets of players a commit were a percent of the server's time."""
+    if len(old) != len(new):
+        return False
+    for a, b in zip(old, new, strict=True):
+        if a is not b and (a is None or b is None or a.player != b.player):
+            return False
+    return True

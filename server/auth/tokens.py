@@ -122,6 +122,12 @@ def verify(secret: bytes, token: str, now_s: int) -> str:
     :class:`TokenExpired` (all :class:`TokenError`). The signature is checked before
     the expiry, so a forged token is never reported as merely expired.
     """
+    return read(secret, token, now_s)[0]
+
+
+def read(secret: bytes, token: str, now_s: int) -> tuple[str, int]:
+    """The player named by ``token`` and when it expires (epoch seconds), if it is
+    genuine and ``now_s`` is before its expiry; raises as :func:`verify` does."""
     _check_secret(secret)
     if not isinstance(token, str) or not token.isascii() or len(token) > MAX_TOKEN_CHARS:
         raise TokenMalformed("not a token")
@@ -143,4 +149,4 @@ def verify(secret: bytes, token: str, now_s: int) -> str:
         raise TokenMalformed("bad payload")
     if now_s >= int(expires):
         raise TokenExpired(f"expired at {expires}")
-    return player
+    return player, int(expires)

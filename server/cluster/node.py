@@ -94,7 +94,7 @@ class Cluster:
         self.instance = instance
         self.hosts = hosts
         self.lease_ms = lease_ms
-        self.store = ClusterStore(client, tables.keys)
+        self.store = ClusterStore(client, tables.keys, beat_client=tables.lease_client)
         self.metrics = ClusterMetrics(metrics)
         self.membership = Membership(
             self.store,
@@ -109,7 +109,7 @@ class Cluster:
             on_gone=self._gone,
         )
         self.relay = Relay(pubsub_client, self._reconnected)
-        self.publisher = Publisher(self.store, instance)
+        self.publisher = Publisher(self.store, instance, self._alone)
         self.forwarder = Forwarder(
             self.store,
             instance,
@@ -123,6 +123,8 @@ class Cluster:
         self.server: RequestServer | None = None
         self._tasks: set[asyncio.Task[object]] = set()
         self._refreshing: asyncio.Future[None] | None = None  # a heartbeat asked for now
+        self._announcers: set[str] = set()  # nodes that have not announced to us yet
+        self._announced = asyncio.Event()  # ... and once none is left
 
     # --- what the hosts are made with ------------------------------------------------
 
@@ -146,6 +148,10 @@ class Cluster:
         self.feeds.table_held(table_id)
         channel = self.store.keys.table_requests(table_id)
         await self.relay.listen(channel, functools.partial(self._request, table_id))
+        # This node's own requests forwarded to the old holder ask again, now that it
+        # listens: it never hears its own `held` notice (its feed has just stopped
+        # relaying the table), so they would wait out their whole reply time.
+        self.forwarder.table_held(table_id)
         if host.ready and host.state is not None:
             self.publisher.held(table_id, host.state)
 
@@ -170,8 +176,50 @@ class Cluster:
         )
         gateway.presence.remote = self.router
         await self.relay.start(self.store.keys.node_channel(self.instance), self._node_message)
-        await self.relay.listen(self.store.keys.nodes_channel(), self.router.heard_resumed)
+        await self.relay.listen(self.store.keys.nodes_channel(), self._nodes_message)
         await self.membership.start()
+        await self._join()
+
+    async def _join(self) -> None:
+        """Tell the other live nodes this one is here, and wait (up to the lease) until
+        each has announced its tables: one that was alone published nothing meanwhile
+        (:mod:`~server.cluster.publish`), and the seats and summaries this node reads
+        must be current before it serves a player."""
+        self._announcers = set(self.others)
+        if not self._announcers:
+            return
+        self._announced.clear()
+        await self.store.publish(self.store.keys.nodes_channel(), wire.joined(self.instance))
+        try:
+            async with asyncio.timeout(self.lease_ms / 1000 + 1):
+                await self._announced.wait()
+        except TimeoutError:
+            log.warning("nodes %s did not announce their tables in time", sorted(self._announcers))
+
+    def _alone(self) -> bool:
+        """Whether no other node is live (as last known): nobody hears its
+        publications."""
+        return not any(i != self.instance for i in self.membership.live)
+
+    def _nodes_message(self, data: bytes) -> None:
+        sender = wire.read_joined(data)
+        if sender is None:
+            if self.router is not None:
+                self.router.heard_resumed(data)
+        elif sender != self.instance:
+            self.membership.heard_of(sender)  # placed again, and announced: _placed
+            future = self.store.publish(
+                self.store.keys.node_channel(sender), wire.announced(self.instance)
+            )
+            future.add_done_callback(lambda f: f.cancelled() or f.exception())
+
+    def _announce(self) -> None:
+        """Announce the tables held here whose changes went unpublished while alone."""
+        held = {
+            t: host.state for t, host in self.hosts.items() if host.ready and host.state is not None
+        }
+        if self.publisher.announce(held):
+            log.info("another node is live: the tables held here are announced")
 
     @property
     def others(self) -> list[str]:
@@ -254,6 +302,11 @@ class Cluster:
     def _node_message(self, data: bytes) -> None:
         self.metrics.relayed.inc()
         message = wire.read_node_message(data)
+        if message.kind == "announced":
+            self._announcers.discard(message.sender)
+            if not self._announcers:
+                self._announced.set()
+            return
         if message.kind == "take":
             # The giver placed the table without itself: see the nodes as it does now
             # (not at the next heartbeat), then take it.
@@ -281,6 +334,8 @@ class Cluster:
 
     def _placed(self) -> None:
         self.metrics.nodes.set(len(self.membership.live))
+        if not self._alone():
+            self._announce()  # before any later change is published
         for host in self.hosts.values():
             host.placed()
 
@@ -289,6 +344,9 @@ class Cluster:
         future.add_done_callback(lambda f: f.cancelled() or f.exception())
 
     def _lapsed(self) -> None:
+        # The others took this node for dead: any that was alone since publishes nothing.
+        future = self.store.publish(self.store.keys.nodes_channel(), wire.joined(self.instance))
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
         if self.router is not None:
             self.router.resettle()
 

@@ -5,7 +5,9 @@ Every quarter of ``ttl_ms`` the node renews its registration (``NODES_BEAT``, ti
 Redis's clock) and reads the live nodes; when they change, the placement
 (:mod:`~server.cluster.placement`) is computed again and the hosts are told. It also
 reads who holds each table (the leases' owners), for the operator and for
-``/readyz``, and writes how many connections watch each table here.
+``/readyz``, and writes how many connections watch each table here. The registration
+goes on a connection of its own (``TableStore.lease_client``) at its own cadence; the
+reads and writes after it, on the shared pool, never delay the next one.
 
 A node whose registration ran out while it was alive (paused, or cut off from Redis)
 was taken for dead meanwhile: the others took its tables and marked its players away.
@@ -115,23 +117,40 @@ class Membership:
         self._place([i for i in self.live if i != self.instance])
 
     async def _run(self) -> None:
+        # The registration keeps its cadence whatever the reads cost: they use the
+        # shared pool, which can keep them waiting for seconds under load, and a
+        # registration sent only after them ran out (the node was taken for dead).
+        interval = self.ttl_ms / 4000
+        reading: asyncio.Task[None] | None = None
         while True:
-            await asyncio.sleep(self.ttl_ms / 4000)
+            began = time.monotonic()
             try:
-                await self.beat()
+                live = await self._register()
+                if live is not None and (reading is None or reading.done()):
+                    reading = asyncio.create_task(self._read(live), name="membership-reads")
             except asyncio.CancelledError:
+                if reading is not None:
+                    reading.cancel()
                 raise
             except Exception:
                 log.exception("heartbeat failed")
+            await asyncio.sleep(max(0.0, began + interval - time.monotonic()))
 
     async def beat(self) -> None:
         """One heartbeat: register, read the live nodes and the tables' holders."""
+        live = await self._register()
+        if live is not None:
+            await self._read(live)
+
+    async def _register(self) -> LiveNodes | None:
+        """Register (or renew), and place the tables among the live nodes; None if
+        Redis did not answer."""
         try:
             live = await self.store.beat(self.instance, self.ttl_ms, self.info)
         except (RedisError, OSError) as exc:
             if time.monotonic() - self._beat_ok > self.ttl_ms / 1000:
                 log.warning("not registered for %d ms (%s)", self.ttl_ms, exc)
-            return
+            return None
         self._beat_ok = time.monotonic()
         self.beats += 1
         lapsed = self._expires is not None and live.now > self._expires
@@ -140,11 +159,17 @@ class Membership:
         self._place(live.instances)
         if gone:
             self.on_gone(gone)
-        await self._read_holders(live)
-        await self._write_counts()
         if lapsed:
             log.warning("this node was taken for dead (its registration ran out): back now")
             self.on_lapsed()
+        return live
+
+    async def _read(self, live: LiveNodes) -> None:
+        try:
+            await self._read_holders(live)
+            await self._write_counts()
+        except (RedisError, OSError) as exc:
+            log.warning("holders and watcher counts not read or written (%s)", exc)
 
     def _place(self, instances: list[str]) -> None:
         if instances == self.live and self.placed:
@@ -164,6 +189,11 @@ class Membership:
         """Whether the last successful heartbeat is recent enough that this node's
         registration still holds."""
         return not self.draining and time.monotonic() - self._beat_ok < self.ttl_ms / 1000
+
+    def heard_of(self, instance: str) -> None:
+        """``instance`` said it registered: count it live now, not at the next beat."""
+        if instance not in self.live and not self.draining:
+            self._place(sorted([*self.live, instance]))
 
     def held(self, table_id: str, instance: str) -> None:
         """A notice said ``instance`` holds ``table_id`` now."""

@@ -23,12 +23,16 @@ with a request id and the instance to answer:
   they are connected.
 
 On the channel of every node (``nodes_channel``): ``["resumed", sender, session_id]``:
-a connection of ``sender`` resumed the session; any other connection of it closes.
+a connection of ``sender`` resumed the session; any other connection of it closes;
+``["joined", sender]``: ``sender`` registered as a node (started, or back after it was
+taken for dead): a node that was alone publishes again and announces its tables.
 
 On a node's channel (``node_channel``): ``["reply", id, frames, seq]`` (the frames to
 send to the connection, in order, and for ``attach`` the last event they reach),
-``["nothere", id]`` (this node does not hold the table: ask again), and
-``["take", table_id]`` (a hint: the table was just given up for you to take).
+``["nothere", id]`` (this node does not hold the table: ask again),
+``["take", table_id]`` (a hint: the table was just given up for you to take), and
+``["announced", sender]`` (``sender`` has announced every table it holds, after your
+``joined``).
 
 Every frame is a protocol frame, encoded once by the node that made it: private ones
 travel only on their player's channel, so a node never receives a card its
@@ -201,15 +205,35 @@ def read_resumed(message: bytes) -> tuple[str, str]:
     return str(value[1]), str(value[2])
 
 
+def joined(sender: str) -> bytes:
+    """``sender`` registered as a node."""
+    return _pack(["joined", sender])
+
+
+def read_joined(message: bytes) -> str | None:
+    """The sender of a ``joined`` message; None if it is another message."""
+    value = unpack(message)
+    if value[0] != "joined" or len(value) != 2:
+        return None
+    return str(value[1])
+
+
+def announced(sender: str) -> bytes:
+    """``sender`` announced every table it holds."""
+    return _pack(["announced", sender])
+
+
 @dataclass(frozen=True, slots=True)
 class NodeMessage:
-    """A message of a node's channel: ``kind`` is ``reply``, ``nothere`` or ``take``."""
+    """A message of a node's channel: ``kind`` is ``reply``, ``nothere``, ``take`` or
+    ``announced``."""
 
     kind: str
     req: int = 0
     frames: tuple[bytes, ...] = ()
     seq: int = 0
     table_id: str = ""
+    sender: str = ""
 
 
 def read_node_message(message: bytes) -> NodeMessage:
@@ -222,4 +246,6 @@ def read_node_message(message: bytes) -> NodeMessage:
         return NodeMessage(kind, int(value[1]))
     if kind == "take" and len(value) == 2:
         return NodeMessage(kind, table_id=str(value[1]))
+    if kind == "announced" and len(value) == 2:
+        return NodeMessage(kind, sender=str(value[1]))
     raise ValueError(f"unknown node message {kind!r}")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol.structs import Result
+from server.archive import Archive
 from server.gateway.connection import Connection
 from server.gateway.presence import Presence
 from server.store.accounts import AccountStore
@@ -16,12 +17,14 @@ from server.store.tables import TableStore
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    """The gateway's parts a handler uses: who is where, the stores, the server's name."""
+    """The gateway's parts a handler uses: who is where, the stores, the server's name,
+    the archive (None: none)."""
 
     presence: Presence
     tables: TableStore
     accounts: AccountStore
     server_name: str
+    archive: Archive | None = None
 
 
 class Replied(enum.Enum):

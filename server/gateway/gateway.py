@@ -11,16 +11,19 @@ and server faults all become error replies, and the table carries on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import time
 
+from redis.exceptions import RedisError
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from protocol.codec import encode
 from protocol.errors import CloseCode, ErrorCode
 from protocol.messages import ClientMessage, OkReply
+from server.archive import Archive
 from server.gateway.connection import Connection
 from server.gateway.context import REPLIED, Context
 from server.gateway.handlers import HANDLERS
@@ -28,16 +31,19 @@ from server.gateway.options import GatewayOptions
 from server.gateway.presence import HostSeating, Presence
 from server.gateway.session import (
     NO_HELLO,
+    REVOKED,
     Close,
     Invalid,
     Refuse,
     Session,
     Throttle,
     error_reply,
+    guests_limited,
 )
 from server.host import TableHost, now_ms
 from server.metrics import Metrics
 from server.store.accounts import AccountStore
+from server.store.guests import MINUTE_MS, Admission, GuestLimits, GuestStore
 from server.store.sessions import Session as StoredSession
 from server.store.sessions import SessionStore
 from server.store.tables import TableStore
@@ -60,13 +66,17 @@ class Gateway:
         metrics: Metrics,
         options: GatewayOptions,
         seating: HostSeating,
+        archive: Archive | None = None,
     ) -> None:
         self.options = options
         self.metrics = metrics
         self.accounts = accounts
-        self.sessions = SessionStore(tables.redis)
+        self.sessions = SessionStore(tables.redis, keys=tables.keys)
+        self.guests = GuestStore(tables.redis, keys=tables.keys)
+        self.guest_limits = GuestLimits(options.guests_per_minute, options.guests_per_address)
         self.presence = Presence(hosts, seating)
-        self.context = Context(self.presence, tables, accounts, options.server_name)
+        self.context = Context(self.presence, tables, accounts, options.server_name, archive)
+        self._touches: set[asyncio.Task[None]] = set()
 
     @property
     def connections(self) -> set[Connection]:
@@ -88,7 +98,6 @@ class Gateway:
         )
         self.presence.connections.add(conn)
         self.metrics.connections.inc()
-        conn.start()
         try:
             close = await self._handshake(conn)
             if close is None:
@@ -101,6 +110,29 @@ class Gateway:
             await conn.stop()
             self.metrics.connections.dec()
             await self.presence.departed(conn)
+            if conn.session.guest and conn.player_id is not None:
+                # Idle from now: a guest's activity ends with its last connection.
+                with contextlib.suppress(RedisError):
+                    await self.guests.touch(conn.player_id, now_ms())
+
+    def revoked(self, player: str) -> int:
+        """Close ``player``'s connections here (4001): an operator ended their sessions
+        (protocol/PROTOCOL.md, section 5). How many were closed."""
+        closing = [c for c in self.presence.connections if c.player_id == player]
+        for conn in closing:
+            conn.close_soon(REVOKED)
+        return len(closing)
+
+    def _touch(self, player: str) -> None:
+        """Record a connected guest's activity, without waiting for it."""
+
+        async def touch() -> None:
+            with contextlib.suppress(RedisError):
+                await self.guests.touch(player, now_ms())
+
+        task = asyncio.get_running_loop().create_task(touch())
+        self._touches.add(task)
+        task.add_done_callback(self._touches.discard)
 
     async def _handshake(self, conn: Connection) -> Close | None:
         """The hello, who it speaks for, the welcome; the close if it fails."""
@@ -114,29 +146,62 @@ class Gateway:
         if isinstance(greeting, Close):
             return greeting
         hello = greeting.hello
-        credentials = session.credentials(hello, int(time.time()))
+        wall = now_ms()
+        credentials = session.credentials(hello, wall // 1000)
         if isinstance(credentials, Close):
             return credentials
-        stored = None
+        stored = revoked = None
         if credentials.resume is not None:
             stored = await self.sessions.load(credentials.resume)
-        identity = session.identify(hello, credentials, stored, "g-" + secrets.token_hex(6))
+            if stored is not None:
+                revoked = await self.sessions.revoked_at(stored.player)
+        guest_id = "g-" + secrets.token_hex(6)
+        identity = session.identify(hello, credentials, stored, guest_id, wall, revoked)
         if isinstance(identity, Close):
             return identity
         if identity.new_guest:
-            await self.accounts.ensure_guest(identity.player, self.options.guest_balance)
+            admission = await self.guests.admit(
+                identity.player, self._address(conn), self.guest_limits, wall
+            )
+            if admission is not Admission.OK:
+                self.metrics.errors.labels(ErrorCode.GUESTS_LIMITED.value).inc()
+                return guests_limited(hello, admission.value, MINUTE_MS - wall % MINUTE_MS)
+            await self.accounts.ensure_guest(identity.player, self.options.guest_balance, wall)
+        elif identity.guest:
+            await self.guests.touch(identity.player, wall)
         if identity.resumed:
             # A second connection resuming a session closes the first (protocol/PROTOCOL.md,
             # section 5).
             self.presence.resumed_here(conn)
         await self.sessions.save(
-            StoredSession(identity.session_id, identity.player, identity.name, identity.guest)
+            StoredSession(
+                identity.session_id,
+                identity.player,
+                identity.name,
+                identity.guest,
+                expires_ms=identity.expires_ms,
+                opened_ms=identity.opened_ms,
+            ),
+            wall,
         )
         conn.player_id = identity.player
-        conn.send_bytes(encode(session.welcome(greeting, identity, now_ms())))
+        welcome = session.welcome(greeting, identity, now_ms(), loop.time())
+        conn.send_bytes(encode(welcome))
         # A resumed session picks up its tables where it left them.
         await self.presence.arrived(conn, hello.last_seq if identity.resumed else ())
         return None
+
+    def _address(self, conn: Connection) -> str | None:
+        """The client's address: the last one in the proxy's header where one is
+        configured, else the connection's own (None on a unix socket)."""
+        header = self.options.address_header
+        if header is not None:
+            request = conn.ws.request
+            value = request.headers.get(header) if request is not None else None
+            if value:
+                return value.split(",")[-1].strip() or None
+        remote = conn.ws.remote_address
+        return str(remote[0]) if isinstance(remote, tuple) and remote else None
 
     async def _serve(self, conn: Connection) -> Close | None:
         """Answer requests until the connection closes; the close the session decides."""
@@ -148,7 +213,10 @@ class Gateway:
             while True:
                 frame = await conn.ws.recv()
                 started = time.perf_counter()
-                received = session.receive(frame, loop.time())
+                now = loop.time()
+                if session.touch_due(now):
+                    self._touch(conn.player)
+                received = session.receive(frame, now)
                 if received is None:
                     return None  # closing from outside: the close is under way
                 if not isinstance(received, (Refuse, Invalid, Throttle, Close)):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from protocol import limits as L
 from protocol.codec import encode
 from protocol.errors import ErrorCode
 from protocol.messages import (
@@ -40,13 +39,13 @@ from protocol.messages import (
 )
 from protocol.structs import Balances, Result, ServerInfo
 from protocol.version import MAX_SUPPORTED_VERSION, MIN_SUPPORTED_VERSION, PROTOCOL_MINOR
-from server.gamelog import record_table, unpack_records
+from server.archive.history import history_page
+from server.gamelog import unpack_records
 from server.gateway import money
 from server.gateway.connection import Connection
 from server.gateway.context import REPLIED, Context, Handler, Outcome, Replied
 from server.gateway.presence import check_table_limit
 from server.host import now_ms
-from server.store.tables import TableStore
 from server.table import events as ev
 from server.table.errors import TableError
 from server.table.machine import Transition, suggestion
@@ -91,45 +90,18 @@ async def balance(ctx: Context, conn: Connection, msg: GetBalance) -> Outcome:
 
 
 async def history(ctx: Context, conn: Connection, msg: GetHistory) -> Outcome:
-    """A page of the player's settled rounds, newest first (at one table, or all)."""
+    """A page of the player's settled rounds, newest first (at one table, or all), from
+    Redis and then the archive."""
     cursor: int | None = None
     if msg.cursor is not None:
         try:
             cursor = int(msg.cursor)
         except ValueError:
             raise TableError(ErrorCode.BAD_CURSOR, "unknown history cursor") from None
-    if msg.table_id is None:
-        page = await ctx.tables.history(conn.player, cursor, msg.limit)
-        blobs = [record for _, record in page.items]
-        next_cursor = page.next_cursor
-    else:
-        blobs, next_cursor = await _table_history(
-            ctx.tables, conn.player, msg.table_id, cursor, msg.limit
-        )
+    blobs, next_cursor = await history_page(
+        ctx.tables, ctx.archive, conn.player, cursor, msg.limit, msg.table_id
+    )
     return unpack_records(blobs, str(next_cursor) if next_cursor is not None else None)
-
-
-async def _table_history(
-    tables: TableStore, player: str, table_id: str, cursor: int | None, limit: int
-) -> tuple[list[bytes], int | None]:
-    """Up to ``limit`` of ``player``'s records at ``table_id`` older than ``cursor``,
-    and the cursor after the last one (None: no more).
-
-    A page filtered after reading could come back empty with more to follow; the
-    stored pages are read on instead until the page is full or the log ends (the log
-    is capped, so this is bounded).
-    """
-    found: list[bytes] = []
-    while True:
-        page = await tables.history(player, cursor, L.MAX_HISTORY_PAGE)
-        for ordinal, blob in page.items:
-            if record_table(blob) == table_id:
-                found.append(blob)
-                if len(found) == limit:
-                    return found, ordinal
-        if page.next_cursor is None:
-            return found, None
-        cursor = page.next_cursor
 
 
 async def table_info(ctx: Context, conn: Connection, msg: GetTableInfo) -> Outcome:

@@ -24,6 +24,14 @@ class GatewayOptions:
     rate: int
     server_name: str
     max_connections: int
+    guest_lifetime_ms: int = 24 * 3600 * 1000
+    """How long a guest's session lasts at most, from the guest's creation."""
+    guests_per_minute: int = 0
+    """New guests a minute at most, in total (0: no limit)."""
+    guests_per_address: int = 0
+    """New guests a minute at most from one client address (0: no limit)."""
+    address_header: str | None = None
+    """The request header whose last address is the client's (set by a proxy)."""
     resume_secret: bytes = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -44,4 +52,8 @@ def gateway_options(settings: Settings, secret: bytes) -> GatewayOptions:
         rate=settings.rate_per_s,
         server_name=settings.server_name,
         max_connections=settings.max_connections,
+        guest_lifetime_ms=settings.guest_lifetime_ms,
+        guests_per_minute=settings.guests_per_minute,
+        guests_per_address=settings.guests_per_address,
+        address_header=settings.guest_address_header,
     )

@@ -11,7 +11,11 @@ to send and whether to close. The rules (protocol/PROTOCOL.md, sections 5 and 12
 - the first frame must be a ``hello``, within the handshake time; the version is the
   highest both sides speak; a later ``hello`` is refused and the session carries on;
 - who the connection speaks for: the player of a login token, the session a resume
-  token names (if still stored), else a new guest where guests are allowed;
+  token names (if still stored, and neither past its credential's expiry nor ended by
+  an operator), else a new guest where guests are allowed (and the shell's count of
+  new guests allows one more);
+- a session ends when the credential that opened it expires (a guest's: a fixed time
+  after the guest was created): the connection is closed then (4001);
 - a token bucket limits the message rate; far over it, the connection is closed;
 - ten invalid frames in a row close it;
 - so do two heartbeats without a frame, the time a request is being handled not
@@ -23,7 +27,6 @@ to send and whether to close. The rules (protocol/PROTOCOL.md, sections 5 and 12
 from __future__ import annotations
 
 import enum
-import math
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -40,6 +43,7 @@ from protocol.version import (
 )
 from server.auth import tokens
 from server.gateway.options import GatewayOptions
+from server.gateway.rate import RateLimiter
 
 RESUME_TTL_S = 24 * 3600
 """How long a resume token is good for (the stored session may end sooner)."""
@@ -71,6 +75,35 @@ class Close:
 
 
 SILENCE = Close(CloseCode.HEARTBEAT_TIMEOUT, "no message for two heartbeats")
+EXPIRED = Close(
+    CloseCode.UNAUTHORIZED,
+    "credentials expired",
+    error_reply(ErrorCode.UNAUTHORIZED, "the session's credentials expired: sign in again", None),
+)
+REVOKED = Close(
+    CloseCode.UNAUTHORIZED,
+    "session ended",
+    error_reply(ErrorCode.UNAUTHORIZED, "an operator ended this session", None),
+)
+GUEST_TOUCH_S = 300.0
+"""How often a connected guest's activity is recorded (idle guests are closed)."""
+
+
+def guests_limited(hello: Hello, which: str, retry_after_ms: int) -> Close:
+    """The close of a hello refused a new guest by the ``which`` limit (protocol/PROTOCOL.md,
+    section 5): ``guests_limited`` with when to retry, then 1013."""
+    reply = error_reply(
+        ErrorCode.GUESTS_LIMITED,
+        f"too many new guests this minute ({which}): retry later, or sign in",
+        hello.rid,
+    )
+    return Close(
+        CloseCode.TRY_AGAIN_LATER,
+        "too many new guests",
+        replace(reply, retry_after_ms=max(1, retry_after_ms)),
+    )
+
+
 NO_HELLO = Close(CloseCode.HANDSHAKE_TIMEOUT, "no hello in time")
 TEXT_FRAME = Close(CloseCode.UNSUPPORTED_DATA, "text frames are not part of the protocol")
 
@@ -86,10 +119,12 @@ class Greeting:
 @dataclass(frozen=True, slots=True)
 class Credentials:
     """What a hello's tokens say, their signatures and times checked: the session a
-    resume token names and the player a login token names (None: no such token)."""
+    resume token names and the player a login token names (None: no such token), and
+    when the login token expires (epoch seconds)."""
 
     resume: str | None
     player: str | None
+    player_expires_s: int | None = None
 
 
 class StoredSession(Protocol):
@@ -103,6 +138,10 @@ class StoredSession(Protocol):
     def name(self) -> str: ...
     @property
     def guest(self) -> bool: ...
+    @property
+    def expires_ms(self) -> int | None: ...
+    @property
+    def opened_ms(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +156,10 @@ class Identity:
     """A live session was resumed (its tables are picked up, its other connection closed)."""
     new_guest: bool
     """A guest not seen before: their account is to be opened."""
+    expires_ms: int
+    """When the session ends: its credential's expiry (epoch ms)."""
+    opened_ms: int
+    """When the session was opened (epoch ms)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,49 +188,6 @@ class Throttle:
 Received = ClientMessage | Refuse | Invalid | Throttle | Close
 """What :meth:`Session.receive` makes of a frame: a request to hand to its handler (as
 it is: most frames are, and they cost no wrapper), or what to do instead."""
-
-
-# --- the rate -----------------------------------------------------------------------
-
-
-class RateLimiter:
-    """A token bucket: ``rate`` messages a second, bursts up to ``burst``.
-
-    :attr:`flooding` tells a client far over the rate: more than ``close_factor``
-    times the rate within one second (protocol/PROTOCOL.md, section 12: close 4008).
-    """
-
-    def __init__(
-        self, rate: float, burst: float, now: float, close_factor: float = L.RATE_CLOSE_FACTOR
-    ) -> None:
-        self.rate = rate
-        self.burst = burst
-        self.tokens = burst
-        self.stamp = now
-        self.window = now  # start of the current one-second window
-        self.seen = 0  # messages in the window
-        self.close_at = close_factor * rate
-
-    def take(self, now: float) -> bool:
-        """Count a message arrived at ``now``; whether it is within the rate."""
-        if now - self.window >= 1:
-            self.window, self.seen = now, 0
-        self.seen += 1
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return True
-        return False
-
-    @property
-    def flooding(self) -> bool:
-        """Whether the client sent far more than the rate in the current second."""
-        return self.seen > self.close_at
-
-    def wait_ms(self) -> int:
-        """Milliseconds until the next message is allowed."""
-        return max(1, math.ceil((1 - self.tokens) / self.rate * 1000))
 
 
 # --- the session --------------------------------------------------------------------
@@ -222,6 +222,8 @@ class Session:
         self.silence_s = 2 * options.heartbeat_ms / 1000
         self.heard_at = now  # when the last frame came in, or the last request was handled
         self.busy = False  # a request is being handled: the client's next frames wait
+        self.expires_at: float | None = None  # when the session ends (loop time)
+        self.touch_at = now + GUEST_TOUCH_S  # when a guest's activity is next recorded
 
     # --- the handshake --------------------------------------------------------------
 
@@ -267,13 +269,14 @@ class Session:
                     ErrorCode.UNAUTHORIZED, f"resume token refused: {exc}", hello.rid
                 )
                 return Close(CloseCode.UNAUTHORIZED, "resume refused", reply)
+        expires = None
         if hello.token is not None:
             try:
-                player = tokens.verify(self.options.secret, hello.token, wall_s)
+                player, expires = tokens.read(self.options.secret, hello.token, wall_s)
             except tokens.TokenError as exc:
                 reply = error_reply(ErrorCode.UNAUTHORIZED, f"token refused: {exc}", hello.rid)
                 return Close(CloseCode.UNAUTHORIZED, "token refused", reply)
-        return Credentials(resume, player)
+        return Credentials(resume, player, expires)
 
     def identify(
         self,
@@ -281,30 +284,62 @@ class Session:
         credentials: Credentials,
         stored: StoredSession | None,
         guest_id: str,
+        wall_ms: int,
+        revoked_ms: int | None = None,
     ) -> Identity | Close:
-        """Who the connection speaks for, given the session stored under
-        ``credentials.resume`` (None: none named, or gone) and the id a new guest
-        would get.
+        """Who the connection speaks for at ``wall_ms``, given the session stored under
+        ``credentials.resume`` (None: none named, or gone), when an operator last ended
+        that session's player's sessions (``revoked_ms``) and the id a new guest would
+        get.
 
-        A login token names the player; a resumed session of another player is not
-        theirs and a fresh one starts. Without a token, a stored session is resumed as
-        it was, and else a new guest comes in where guests are allowed (4001 if not).
+        A login token names the player; a resumed session of another player, or one
+        that has ended, is not resumed and a fresh one starts. Without a token, a
+        stored session is resumed as it was unless it has ended (its credential
+        expired, or it was opened before ``revoked_ms``: 4001), and else a new guest
+        comes in where guests are allowed (4001 if not).
         """
         session = stored
+        ends_ms = None
+        if session is not None:
+            ends_ms = session.expires_ms
+            if ends_ms is None and session.guest:
+                # Stored before sessions had an end: a guest's ends a lifetime from now,
+                # a player's has ended (its token is unknown).
+                ends_ms = wall_ms + self.options.guest_lifetime_ms
+        ended = session is not None and (
+            ends_ms is None
+            or ends_ms <= wall_ms
+            or (revoked_ms is not None and session.opened_ms < revoked_ms)
+        )
         if credentials.player is not None:
-            if session is not None and session.player != credentials.player:
-                session = None  # a session of someone else: start a fresh one
+            if session is not None and (session.player != credentials.player or ended):
+                session = None  # someone else's, or ended: start a fresh one
             player, guest = credentials.player, False
             name = hello.name or (session.name if session is not None else player)
+            assert credentials.player_expires_s is not None
+            expires_ms = credentials.player_expires_s * 1000
         elif session is not None:
+            if ended:
+                reply = error_reply(
+                    ErrorCode.UNAUTHORIZED,
+                    "the session has ended (its credential expired, or it was ended): "
+                    "sign in again",
+                    hello.rid,
+                )
+                return Close(CloseCode.UNAUTHORIZED, "session ended", reply)
             player, guest, name = session.player, session.guest, hello.name or session.name
+            assert ends_ms is not None
+            expires_ms = ends_ms
         elif not self.options.guests:
             reply = error_reply(ErrorCode.UNAUTHORIZED, "guests are not allowed here", hello.rid)
             return Close(CloseCode.UNAUTHORIZED, "no guests", reply)
         else:
             player, guest, name = guest_id, True, hello.name or "Guest"
+            expires_ms = wall_ms + self.options.guest_lifetime_ms
+        opened_ms = wall_ms
         if session is not None:
             self.session_id = session.session_id
+            opened_ms = session.opened_ms
         self.player, self.name, self.guest = player, name, guest
         return Identity(
             session_id=self.session_id,
@@ -313,15 +348,22 @@ class Session:
             guest=guest,
             resumed=session is not None,
             new_guest=guest and session is None,
+            expires_ms=expires_ms,
+            opened_ms=opened_ms,
         )
 
-    def welcome(self, greeting: Greeting, identity: Identity, wall_ms: int) -> OkReply:
-        """The hello's ``ok`` (a ``welcome``, with a fresh resume token); from now on
-        the session takes requests."""
+    def welcome(
+        self, greeting: Greeting, identity: Identity, wall_ms: int, now: float | None = None
+    ) -> OkReply:
+        """The hello's ``ok`` (a ``welcome``, with a fresh resume token, good until the
+        session ends at the latest); from now on the session takes requests, until it
+        ends (``now``: the loop's time at ``wall_ms``; None: not watched)."""
         self.stage = Stage.OPEN
-        token = tokens.issue(
-            self.options.resume_secret, self.session_id, RESUME_TTL_S, wall_ms // 1000
-        )
+        left_ms = identity.expires_ms - wall_ms
+        if now is not None:
+            self.expires_at = now + left_ms / 1000
+        ttl_s = max(1, min(RESUME_TTL_S, left_ms // 1000))
+        token = tokens.issue(self.options.resume_secret, self.session_id, ttl_s, wall_ms // 1000)
         welcome = Welcome(
             version=greeting.version,
             minor=PROTOCOL_MINOR,
@@ -345,6 +387,8 @@ class Session:
         if self.stage is Stage.CLOSING:
             return None
         self.heard_at = now
+        if self.expires_at is not None and now >= self.expires_at:
+            return EXPIRED
         if isinstance(frame, str):
             return TEXT_FRAME
         if not self.limiter.take(now):
@@ -389,10 +433,23 @@ class Session:
 
     def check_silence(self, now: float) -> float | Close:
         """At ``now``: when to check again (the loop's time), or the close for a client
-        silent for two heartbeats (4004). While a request is handled the wait starts
-        again: the client did speak, and its next frames wait unread."""
+        silent for two heartbeats (4004), or for a session that has ended (4001). While a
+        request is handled the wait starts again: the client did speak, and its next
+        frames wait unread."""
+        if self.expires_at is not None and now >= self.expires_at:
+            return EXPIRED
         due = now + self.silence_s if self.busy else self.heard_at + self.silence_s
-        return SILENCE if now >= due else due
+        if now >= due:
+            return SILENCE
+        return due if self.expires_at is None else min(due, self.expires_at)
+
+    def touch_due(self, now: float) -> bool:
+        """Whether a guest's activity is to be recorded at ``now`` (then not again for
+        :data:`GUEST_TOUCH_S`)."""
+        if not self.guest or now < self.touch_at:
+            return False
+        self.touch_at = now + GUEST_TOUCH_S
+        return True
 
     def close(self, close: Close) -> list[ErrorReply] | None:
         """Decide to close as ``close`` says. Returns what to send before the close

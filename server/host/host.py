@@ -33,12 +33,13 @@ from typing import Protocol
 
 from redis.exceptions import RedisError
 
-from server.host.commit import CommitPath, stored_state
+from server.host.commit import CommitPath, TableUnavailable, stored_state
 from server.host.fanout import FanOut, Frames, Subscriber
 from server.host.lease import LeaseKeeper, TableLease
 from server.host.recovery import Recovery
 from server.seating import Seating
 from server.store.accounts import AccountStore
+from server.store.parts import is_current
 from server.store.tables import TableStore
 from server.table.errors import TableError
 from server.table.events import ChangeConfig, TakeOver, Tick
@@ -227,26 +228,31 @@ class TableHost(CommitPath, Recovery):
         """
         previous = self.token
         token, acquired = await self.lease.acquire(self._wanted, self._placed)
-        stored = await self.store.load(self.table_id)
+        # Renewed from now: loading may take longer than the lease under load.
         self.lease.took(token, acquired)
+        stored = await self.store.load(self.table_id)
         if stored is None:
             self.state, self._stored = new_table(self.config), None
         else:
             self.state = stored_state(stored)
-            self._stored = self.state if stored.parts else None
+            # Parts in an older format (or none: stored whole) are written anew, every
+            # one, by the next commit.
+            self._stored = self.state if is_current(stored) else None
         if (self.state.pending_config or self.state.config) != self.config:
             self._change_config()
         if self.subscribers:
             await self.subscribers.catch_up(self.store, self.state, self.clock)
         if stored is not None and stored.token != previous:
             await self._take_over()
+        if not self.lease.set_ready():
+            # Lost while loading, renewals notwithstanding: take it again.
+            raise TableUnavailable(self.table_id)
         log.info(
             "table %s: hosting with token %d at version %d",
             self.table_id,
             token,
             self.state.version,
         )
-        self.lease.set_ready()
 
     async def _take_over(self) -> None:
         """Tell the table it was taken from another holder (or from this process before
@@ -290,7 +296,6 @@ class TableHost(CommitPath, Recovery):
     async def _host(self) -> bool:
         """Host the table until the lease is lost (False) or the table is to be handed
         over to where the placement wants it (True)."""
-        self.lease.hold()
         # Beside the timer, not before it: the hook submits events (each waits for the
         # lock like any request) and a deadline already past must not wait for it all.
         announce = asyncio.create_task(self._announce_ready())

@@ -11,6 +11,18 @@ timer and a task per table, a process hosting 1,667 tables woke 1,667 tasks and 
 many calls every cycle, in bursts that stalled its event loop. The
 :class:`LeaseKeeper` renews them all with one timer and one script call per cycle (in
 chunks, so Redis is never blocked long), and tells a table only when its lease is lost.
+
+A renewal must reach Redis before the lease runs out, whatever else the process does.
+Measured with 1,667 tables on one node (issue 16), leases were lost by the thousand,
+even at start-up with no player, and tables were taken again while players waited
+(``unavailable``): a cycle slept ``lease_ms / 3`` *after* the previous one finished,
+its chunks went one after another, each queued behind the commits' pipeline in flight,
+so a cycle that took over ``2 * lease_ms / 3`` (start-up's 1,667 takings and loads, a
+busy Redis) let every lease expire; and a lease taken long before it was handed to the
+keeper waited a whole cycle. Now the cycles keep their cadence (the next is due
+``lease_ms / 3`` after the oldest renewal, not after the cycle's end), a lease handed
+over is renewed at once if it is due, every chunk goes at once, and the renewals have
+their own pipeline (``TableStore.renew_leases``), queued behind no commit.
 """
 
 from __future__ import annotations
@@ -30,6 +42,10 @@ log = logging.getLogger(__name__)
 
 RENEW_CHUNK = 500
 """Leases renewed by one script call: Redis runs a script alone, so keep each short."""
+
+RETRY_PAUSE = 1 / 4
+"""After a cycle that renewed nothing (Redis unreachable), the next waits at least this
+share of the renewal interval: the keeper tries again often, but never spins."""
 
 _AFTER_EXPIRY_S = 0.005
 """How long after a lease held elsewhere should have run out it is tried again."""
@@ -56,16 +72,25 @@ class LeaseKeeper:
         self.lease_ms = lease_ms
         self._held: dict[str, _Held] = {}
         self._task: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()  # a lease handed over is due before the next cycle
+        self._planned = 0.0  # time.monotonic() of the next cycle, as planned
 
     def hold(self, table_id: str, token: int, on_lost: Callable[[], None], acquired: float) -> None:
         """Keep the lease of ``table_id`` alive: acquired with ``token`` at ``acquired``
         (``time.monotonic()`` before the acquiring call: its time to live runs from
         then, whatever happened since)."""
         self._held[table_id] = _Held(token, acquired, on_lost)
+        if acquired + self.lease_ms / 3000 < self._planned:
+            self._wake.set()
 
     def drop(self, table_id: str) -> None:
         """Stop renewing ``table_id``'s lease (it is being given up)."""
         self._held.pop(table_id, None)
+
+    def holds(self, table_id: str, token: int) -> bool:
+        """Whether the lease of ``table_id`` taken with ``token`` is being renewed."""
+        held = self._held.get(table_id)
+        return held is not None and held.token == token
 
     def start(self) -> None:
         """Start the renewal timer (idempotent)."""
@@ -81,8 +106,19 @@ class LeaseKeeper:
 
     async def _run(self) -> None:
         interval = self.lease_ms / 3000
+        not_before = 0.0  # time.monotonic() before which no cycle starts
         while True:
-            await asyncio.sleep(interval)
+            now = time.monotonic()
+            oldest = min((h.renewed for h in self._held.values()), default=now)
+            self._planned = max(oldest + interval, not_before)
+            pause = self._planned - now
+            if pause > 0:
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(pause):
+                        await self._wake.wait()
+                continue  # a lease was handed over meanwhile, or one is due now
+            not_before = now + interval * RETRY_PAUSE
             try:
                 await self.renew_now()
             except asyncio.CancelledError:
@@ -91,10 +127,15 @@ class LeaseKeeper:
                 log.exception("lease renewal failed")
 
     async def renew_now(self) -> None:
-        """One renewal cycle for every lease held; losses are reported to their tables."""
+        """One renewal cycle for every lease held, every chunk at once; losses are
+        reported to their tables."""
         held = list(self._held.items())
-        for start in range(0, len(held), RENEW_CHUNK):
-            await self._renew(held[start : start + RENEW_CHUNK])
+        await asyncio.gather(
+            *(
+                self._renew(held[start : start + RENEW_CHUNK])
+                for start in range(0, len(held), RENEW_CHUNK)
+            )
+        )
 
     async def _renew(self, chunk: list[tuple[str, _Held]]) -> None:
         sent = time.monotonic()
@@ -114,7 +155,11 @@ class LeaseKeeper:
                 continue  # dropped, or taken again, meanwhile
             if not still:
                 del self._held[table_id]
-                log.warning("table %s: lease lost", table_id)
+                log.warning(
+                    "table %s: lease lost (renewal sent %.0f ms after the last one)",
+                    table_id,
+                    (time.monotonic() if sent < 0 else sent) * 1000 - h.renewed * 1000,
+                )
                 h.on_lost()
             elif sent >= 0:
                 h.renewed = sent
@@ -124,11 +169,12 @@ class TableLease:
     """This process's lease of one table, and whether the table is ready here.
 
     The cycle, driven by the host: :meth:`acquire` waits until the lease is ours,
-    :meth:`took` adopts it once the table is loaded, :meth:`set_ready` opens the table,
-    :meth:`hold` has the keeper renew it; the lease is lost (:meth:`lose`: by the
-    keeper, or by a commit refused as stale) or the host stops serving, and
-    :meth:`give_up` releases it if it is still ours, before the next :meth:`acquire`.
-    :meth:`stop` ends it all.
+    :meth:`took` adopts it and has the keeper renew it from then (loading a table can
+    take longer than the lease under load: renewals wait for nothing),
+    :meth:`set_ready` opens the table once loaded, unless the lease was lost
+    meanwhile; the lease is lost (:meth:`lose`: by the keeper, or by a commit refused
+    as stale) or the host stops serving, and :meth:`give_up` releases it if it is
+    still ours, before the next :meth:`acquire`. :meth:`stop` ends it all.
     """
 
     def __init__(
@@ -150,6 +196,7 @@ class TableLease:
         self.token: int | None = None
         """The fencing token of the lease last taken (None before, and once stopped)."""
         self._acquired = 0.0  # time.monotonic() when the lease was last acquired
+        self._lost = False  # lost since it was last taken
         self._ready = asyncio.Event()
         self._on_lost = on_lost
         self._own_keeper = keeper is None
@@ -206,18 +253,27 @@ class TableLease:
             wake.clear()
 
     def took(self, token: int, acquired: float) -> None:
-        """Adopt the lease :meth:`acquire` gave: commits are fenced with ``token``."""
+        """Adopt the lease :meth:`acquire` gave: commits are fenced with ``token``, and
+        the keeper renews it from now on (:meth:`hold`)."""
         self.token = token
         self._acquired = acquired
+        self._lost = False
+        self.hold()
 
-    def set_ready(self) -> None:
-        """The table is loaded: it is hosted here until the lease is lost."""
+    def set_ready(self) -> bool:
+        """The table is loaded: it is hosted here until the lease is lost. False (and
+        not ready) if it was lost since :meth:`took`."""
+        if self._lost:
+            return False
         self._ready.set()
+        return True
 
     def hold(self) -> None:
-        """Have the keeper renew the lease from now on, until :meth:`drop` or its loss."""
+        """Have the keeper renew the lease, until :meth:`drop` or its loss (done by
+        :meth:`took`: a no-op while the keeper renews it)."""
         assert self.token is not None
-        self.keeper.hold(self.table_id, self.token, self.lose, self._acquired)
+        if not self.keeper.holds(self.table_id, self.token):
+            self.keeper.hold(self.table_id, self.token, self.lose, self._acquired)
 
     def drop(self) -> None:
         """Stop renewing the lease (it is being given up)."""
@@ -225,12 +281,14 @@ class TableLease:
 
     def lose(self) -> None:
         """The table may be another process's now: stop acting on it."""
+        self._lost = True
         self._ready.clear()
         self._on_lost()
 
     async def give_up(self) -> None:
-        """No longer ready; release the lease if it is still ours, so that taking the
-        table again need not wait for it to expire."""
+        """No longer ready nor renewed; release the lease if it is still ours, so that
+        taking the table again need not wait for it to expire."""
+        self.drop()
         self._ready.clear()
         await self._release()
 

@@ -22,12 +22,14 @@ CREDIT = """
 -- Money from outside into an account.
 -- KEYS: 1 account hash, 2 credits hash, 3 account ledger.
 -- ARGV: 1 player, 2 amount (>= 0), 3 ledger key, 4 ledger maxlen,
---       5 mode: 'credit' (idempotent by key) or 'guest' (only if no account yet).
+--       5 mode: 'credit' (idempotent by key) or 'guest' (only if no account yet),
+--       6 now (ms; a guest account is marked a guest, active now).
 -- Returns {1 if applied else 0, balance}.
 if ARGV[5] == 'guest' then
   if redis.call('EXISTS', KEYS[1]) == 1 then
     return {0, tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')}
   end
+  redis.call('HSET', KEYS[1], 'guest', 1, 'seen', ARGV[6])
 elseif redis.call('HEXISTS', KEYS[2], ARGV[3]) == 1 then
   return {0, tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')}
 end
@@ -151,21 +153,23 @@ for i = 1, n do
   if ARGV[b + 2] == 'log' then
     -- A round's record is unique (table, round, cards): one among the newest is this
     -- one, delivered before. (A marker per log would cost a key per player and round.)
+    local newest = redis.call('LRANGE', KEYS[3], 0, tonumber(ARGV[6]) - 1)
     local seen = false
-    for _, item in ipairs(redis.call('LRANGE', KEYS[3], 0, tonumber(ARGV[6]) - 1)) do
+    for _, item in ipairs(newest) do
       if string.sub(item, 9) == ARGV[b + 5] then
         seen = true
         break
       end
     end
     if not seen then
-      local head = redis.call('LINDEX', KEYS[3], 0)
       local ordinal = 1
-      if head then
-        ordinal = struct.unpack('>I8', head) + 1
+      if newest[1] then
+        ordinal = struct.unpack('>I8', newest[1]) + 1  -- the head's, plus one
       end
-      redis.call('LPUSH', KEYS[3], struct.pack('>I8', ordinal) .. ARGV[b + 5])
-      redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[5]) - 1)
+      local length = redis.call('LPUSH', KEYS[3], struct.pack('>I8', ordinal) .. ARGV[b + 5])
+      if length > tonumber(ARGV[5]) then
+        redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[5]) - 1)
+      end
     end
     out[i] = 0
   else
@@ -190,11 +194,11 @@ return out
 ACCOUNT_SNAPSHOT = """
 -- An account's money as of one instant, and what it did with some transfers.
 -- KEYS: 1 account hash, 2 account ledger, then one transfer marker each.
--- Returns {balance, in, n, the ledger's last id ('' : none), marker per transfer
+-- Returns {balance, in, n, out, the ledger's last id ('' : none), marker per transfer
 -- ('' : none)}.
-local out = redis.call('HMGET', KEYS[1], 'balance', 'in', 'n')
+local out = redis.call('HMGET', KEYS[1], 'balance', 'in', 'n', 'out')
 local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)[1]
-out[4] = last and last[1] or ''
+out[5] = last and last[1] or ''
 for i = 3, #KEYS do
   out[#out + 1] = redis.call('GET', KEYS[i]) or ''
 end

@@ -3,15 +3,18 @@
 Chips enter the product only here: a guest's starting balance and operator credits,
 each a ledger entry of kind ``credit`` from the ``outside`` pot in the account's own
 ledger, counted in the account's ``in`` total that the audit balances against
-everything held. Every key of an account is in the player's slot. Moves between an
-account and a table are transfers (:mod:`server.store.transfers`), made by the
-table's commits (:mod:`server.store.commit`).
+everything held; they leave it only when an idle guest account is closed
+(:mod:`server.store.guests`), counted in its ``out``. Every key of an account is in
+the player's slot. Moves between an account and a table are transfers
+(:mod:`server.store.transfers`), made by the table's commits
+(:mod:`server.store.commit`).
 
 The client must return bytes (``decode_responses`` off).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -59,7 +62,9 @@ class AccountStore:
         self.ledger_maxlen = ledger_maxlen
         self._credit = client.register_script(CREDIT)
 
-    async def _run(self, player: str, amount: int, key: str, mode: str) -> CreditResult:
+    async def _run(
+        self, player: str, amount: int, key: str, mode: str, now_ms: int = 0
+    ) -> CreditResult:
         check_player(player)
         if amount > MAX_AMOUNT:
             raise ValueError(f"amount above {MAX_AMOUNT}: {amount}")
@@ -73,19 +78,23 @@ class AccountStore:
         await self.redis.sadd(k.accounts(), player)
         applied, balance = await self._credit(
             keys=[k.account(player), k.credits(player), k.account_ledger(player)],
-            args=[player, amount, key, self.ledger_maxlen, mode],
+            args=[player, amount, key, self.ledger_maxlen, mode, now_ms],
         )
         return CreditResult(applied=bool(applied), balance=int(balance))
 
-    async def ensure_guest(self, player: str, starting_balance: int) -> CreditResult:
-        """Create ``player``'s account with ``starting_balance`` (>= 0) if it has none.
+    async def ensure_guest(
+        self, player: str, starting_balance: int, now_ms: int | None = None
+    ) -> CreditResult:
+        """Create ``player``'s account with ``starting_balance`` (>= 0) if it has none,
+        marked a guest's, active at ``now_ms`` (default: now).
 
         Idempotent: an existing account is left as it is (``applied`` False). The
         starting balance is a ledger credit keyed :func:`guest_key`.
         """
         if starting_balance < 0:
             raise ValueError("a starting balance is not negative")
-        return await self._run(player, starting_balance, guest_key(player), "guest")
+        now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+        return await self._run(player, starting_balance, guest_key(player), "guest", now)
 
     async def credit(self, player: str, amount: int, key: str) -> CreditResult:
         """Add ``amount`` (> 0) chips from outside to ``player``'s account (created if

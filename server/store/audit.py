@@ -1,17 +1,23 @@
-"""The audit: do the chips add up, and was no ledger entry applied twice?
+"""The audit: do the chips add up, and was no ledger entry applied twice or lost?
 
 Checks:
 
-1. *Conservation*: chips credited from outside == account balances + table balances
-   + held bets + the house's result + chips in transit between an account and a
-   table (a transfer one side has done and the other not yet,
-   :mod:`server.store.transfers`).
+1. *Conservation*: chips credited from outside - chips taken back out (closed guest
+   accounts) == account balances + table balances + held bets + the house's result +
+   chips in transit between an account and a table (a transfer one side has done and
+   the other not yet, :mod:`server.store.transfers`).
 2. No account is negative; every transfer a table received was reserved by its
    account, and none the table refused was settled.
-3. No ledger key appears twice in one ledger stream.
-4. For each table and account whose ledger stream was never trimmed (it holds every
-   entry ever appended), replaying it gives the account's balance and credited total,
-   or the table's balances, held bets and house result.
+3. No ledger key appears twice in one ledger stream (among the entries after the
+   stream's checkpoint, and between them and the archive; the archiver records those
+   it finds before it).
+4. *Replay*: for each table and account, its stream's checkpoint in the archive (the
+   sum of its archived entries, :class:`~server.store.records.StreamCheckpoint`; zero
+   without an archive) plus its entries after it, from the archive and from Redis,
+   give the account's balance, credited and removed totals, or the table's balances,
+   held bets and house result, and count every entry ever appended to the stream (so
+   none was lost). A stream trimmed (by its length bound) with no checkpoint leaves its
+   replay out of reach: a note.
 
 Each table and each account is read as of one instant (one script in its slot), but
 no reading spans them all: a Redis Cluster has none. So the audit reads everything,
@@ -23,22 +29,26 @@ table (bets, settlement) moves no chip across, so the audit runs beside live tab
 a store where chips kept crossing in every reading is reported as such.
 
 The table state format belongs to the state machine, so the caller passes
-``table_money(stored_table) -> (table_balances, held, house)``.
+``table_money(stored_table) -> (table_balances, held, house)``; the archive, when there
+is one, is passed as an :class:`ArchivedLedger` (:class:`server.archive.Archive`).
+Its checkpoints are read before Redis: every entry they sum was appended before.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio
 
 from server.store.account_scripts import ACCOUNT_SNAPSHOT
-from server.store.accounts import CREDIT_KIND, OUTSIDE
+from server.store.audit_ledgers import ArchivedLedger, LedgerReading, check_ledgers
+from server.store.audit_report import AuditReport, listed
 from server.store.keys import DEFAULT_KEYS, Keys
-from server.store.ledgers import read_ledger, sources
+from server.store.ledgers import sources
+from server.store.records import CREDITED, REMOVED
 from server.store.replies import as_int, as_str
 from server.store.scripts import TABLE_SNAPSHOT
 from server.store.tables import StoredTable, require_bytes_client, stored_table
@@ -53,80 +63,13 @@ from server.store.transfers import (
 )
 from server.table.ledger import Pot
 
+__all__ = ["PASSES", "ArchivedLedger", "AuditReport", "TableMoney", "audit"]
+
 TableMoney = Callable[[StoredTable], tuple[int, int, int]]
 """From a stored table: (table balances total, held bets total, house result)."""
 
 PASSES = 8
 """Readings of the whole store before the audit gives up waiting for two that agree."""
-
-_SHOWN = 10  # problems of one kind listed before "and N more"
-
-
-@dataclass(slots=True)
-class AuditReport:
-    """The audit's findings; ``ok`` when ``problems`` is empty."""
-
-    credited: int = 0
-    accounts_total: int = 0
-    tables_total: int = 0
-    held_total: int = 0
-    house_total: int = 0
-    to_accounts: int = 0  # in transit: paid out by tables, not yet in the accounts
-    to_tables: int = 0  # in transit: reserved by accounts, not yet on the tables
-    accounts: int = 0
-    tables: int = 0
-    ledger_entries: int = 0  # ever appended, over every stream
-    ledger_scanned: int = 0  # found in the streams
-    ledger_complete: bool = False
-    readings: int = 0
-    duplicates: dict[str, list[str]] = field(default_factory=dict)  # key -> stream ids
-    problems: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        """Whether every check passed."""
-        return not self.problems
-
-    @property
-    def in_transit(self) -> int:
-        """Chips between an account and a table."""
-        return self.to_accounts + self.to_tables
-
-    @property
-    def held_everywhere(self) -> int:
-        """Accounts + table balances + held bets + house result + in transit."""
-        return (
-            self.accounts_total
-            + self.tables_total
-            + self.held_total
-            + self.house_total
-            + self.in_transit
-        )
-
-    def explain(self) -> str:
-        """A human-readable report, the verdict last."""
-        lines = [
-            f"credited from outside: {self.credited}",
-            f"accounts ({self.accounts}): {self.accounts_total}",
-            f"table balances ({self.tables} tables): {self.tables_total}",
-            f"held bets: {self.held_total}",
-            f"house result: {self.house_total}",
-            f"in transit: {self.in_transit} ({self.to_accounts} to accounts, "
-            f"{self.to_tables} to tables)",
-            f"sum: {self.held_everywhere}",
-            f"ledger: {self.ledger_scanned} entries scanned of {self.ledger_entries} appended",
-        ]
-        lines += [f"note: {n}" for n in self.notes]
-        lines += [f"PROBLEM: {p}" for p in self.problems]
-        lines.append("audit passed" if self.ok else f"audit FAILED ({len(self.problems)} problems)")
-        return "\n".join(lines)
-
-
-def _listed(items: list[str]) -> str:
-    more = len(items) - _SHOWN
-    shown = ", ".join(items[:_SHOWN])
-    return f"{shown} and {more} more" if more > 0 else shown
 
 
 @dataclass(slots=True)
@@ -144,6 +87,7 @@ class _Account:
     balance: int
     credited: int
     entries: int
+    removed: int
     last: str
     markers: dict[str, str]  # transfer id -> the account's marker ('' : none)
 
@@ -169,11 +113,18 @@ class _Reading:
 
 
 async def audit(
-    client: redis.asyncio.Redis, table_money: TableMoney, *, keys: Keys = DEFAULT_KEYS
+    client: redis.asyncio.Redis,
+    table_money: TableMoney,
+    *,
+    keys: Keys = DEFAULT_KEYS,
+    archive: ArchivedLedger | None = None,
 ) -> AuditReport:
-    """Audit the store behind ``client`` (see the module docstring)."""
+    """Audit the store behind ``client``, and ``archive`` if given (see the module
+    docstring)."""
     require_bytes_client(client)
     report = AuditReport()
+    # The checkpoints first: every entry they sum was appended before the readings.
+    checkpoints = await archive.checkpoints() if archive is not None else {}
     reading: _Reading | None = None
     for report.readings in range(1, PASSES + 1):
         table_ids, players = await sources(client, keys)
@@ -189,8 +140,38 @@ async def audit(
     assert reading is not None
     legacy = as_int(await client.hget(keys.legacy_money(), "in"))
     _count(report, reading, table_money, legacy)
-    await _check_ledgers(client, keys, reading, report, table_money, legacy)
+    await check_ledgers(
+        client,
+        _ledger_readings(keys, reading, table_money),
+        report,
+        legacy=legacy,
+        checkpoints=checkpoints,
+        archive=archive,
+    )
     return report
+
+
+def _ledger_readings(keys: Keys, reading: _Reading, table_money: TableMoney) -> list[LedgerReading]:
+    """Each table's and each account's ledger stream as of the reading, with the totals
+    its replay must give."""
+    out = []
+    for table_id, r in sorted(reading.tables.items()):
+        expected: dict[str, int] | None = None
+        if r.state is not None:
+            try:
+                on_tables, held, house = table_money(r.state)
+            except Exception:  # reported by _count already
+                pass
+            else:
+                expected = {Pot.TABLE.value: on_tables, Pot.HELD.value: held}
+                expected[Pot.HOUSE.value] = house
+        name = keys.table_ledger(table_id)
+        out.append(LedgerReading(name, table_id, True, r.entries, r.last, expected))
+    for player, a in sorted(reading.accounts.items()):
+        totals = {Pot.ACCOUNT.value: a.balance, CREDITED: a.credited, REMOVED: a.removed}
+        name = keys.account_ledger(player)
+        out.append(LedgerReading(name, player, False, a.entries, a.last, totals))
+    return out
 
 
 async def _read(
@@ -229,11 +210,12 @@ async def _read(
         raw_accounts = await pipe.execute()
     accounts = {}
     for p, raw in zip(everyone, raw_accounts, strict=True):
-        balance, credited, entries, last, *marks = raw
+        balance, credited, entries, removed, last, *marks = raw
         accounts[p] = _Account(
             as_int(balance),
             as_int(credited),
             as_int(entries),
+            as_int(removed),
             as_str(last),
             {x: as_str(m) for x, m in zip(asked[p], marks, strict=True)},
         )
@@ -262,10 +244,11 @@ def _count(report: AuditReport, reading: _Reading, table_money: TableMoney, lega
     report.accounts = len(accounts)
     report.tables = sum(r.state is not None for r in reading.tables.values())
     report.credited = legacy + sum(a.credited for a in accounts.values())
+    report.removed = sum(a.removed for a in accounts.values())
     report.accounts_total = sum(a.balance for a in accounts.values())
     negative = [f"{p} ({a.balance})" for p, a in sorted(accounts.items()) if a.balance < 0]
     if negative:
-        report.problems.append(f"negative accounts: {_listed(negative)}")
+        report.problems.append(f"negative accounts: {listed(negative)}")
     odd: list[str] = []
     for table_id, r in sorted(reading.tables.items()):
         if r.state is not None:
@@ -290,102 +273,13 @@ def _count(report: AuditReport, reading: _Reading, table_money: TableMoney, lega
             elif state in (OPEN, VOID) and marker == "settled":
                 odd.append(f"{table_id} holds {xid} of {t.player} {state}, account settled it")
     if odd:
-        report.problems.append(f"transfers the two sides disagree on: {_listed(odd)}")
-    if report.credited != report.held_everywhere:
+        report.problems.append(f"transfers the two sides disagree on: {listed(odd)}")
+    if report.credited - report.removed != report.held_everywhere:
+        taken = f" - {report.removed} taken back out" if report.removed else ""
         report.problems.append(
-            f"chips do not add up: {report.credited} credited from outside, but accounts "
-            f"{report.accounts_total} + table balances {report.tables_total} + held bets "
-            f"{report.held_total} + house {report.house_total} + in transit "
+            f"chips do not add up: {report.credited} credited from outside{taken}, but "
+            f"accounts {report.accounts_total} + table balances {report.tables_total} + held "
+            f"bets {report.held_total} + house {report.house_total} + in transit "
             f"{report.in_transit} = {report.held_everywhere} "
-            f"(difference {report.held_everywhere - report.credited:+d})"
+            f"(difference {report.held_everywhere - report.credited + report.removed:+d})"
         )
-
-
-async def _check_ledgers(
-    client: redis.asyncio.Redis,
-    keys: Keys,
-    reading: _Reading,
-    report: AuditReport,
-    table_money: TableMoney,
-    legacy: int,
-) -> None:
-    """Checks 3 and 4, each stream up to its last entry of the reading."""
-    complete = True
-    wrong: list[str] = []
-    duplicates: dict[str, list[str]] = {}
-    for table_id, r in sorted(reading.tables.items()):
-        pots, seen, scanned = await _scan(client, keys.table_ledger(table_id), r.last, report)
-        duplicates |= {k: ids for k, ids in seen.items() if len(ids) > 1}
-        report.ledger_entries += r.entries
-        if scanned != r.entries:
-            complete = False
-        elif r.state is not None and not legacy:
-            try:
-                stored = table_money(r.state)
-            except Exception:  # reported by _count already
-                continue
-            for pot, value in zip((Pot.TABLE, Pot.HELD, Pot.HOUSE), stored, strict=True):
-                if pots[pot.value] != value:
-                    wrong.append(
-                        f"{pot.value} total is {value} in the table states, the ledger says "
-                        f"{pots[pot.value]}"
-                        if len(reading.tables) == 1
-                        else f"table {table_id}: {pot.value} is {value}, its ledger says "
-                        f"{pots[pot.value]}"
-                    )
-    for player, a in sorted(reading.accounts.items()):
-        pots, seen, scanned = await _scan(client, keys.account_ledger(player), a.last, report)
-        duplicates |= {k: ids for k, ids in seen.items() if len(ids) > 1}
-        report.ledger_entries += a.entries
-        if scanned != a.entries:
-            complete = False
-        elif not legacy:
-            if pots[Pot.ACCOUNT.value] != a.balance:
-                wrong.append(
-                    f"{player}: balance {a.balance}, ledger says {pots[Pot.ACCOUNT.value]}"
-                )
-            if pots["credited"] != a.credited:
-                wrong.append(f"{player}: credited {a.credited}, ledger says {pots['credited']}")
-    report.duplicates = duplicates
-    if duplicates:
-        listed = [f"{k} ({', '.join(ids)})" for k, ids in sorted(duplicates.items())]
-        report.problems.append(
-            f"{len(duplicates)} ledger keys applied more than once: {_listed(listed)}"
-        )
-    if wrong:
-        report.problems.append(f"balances differ from the ledgers: {_listed(wrong)}")
-    report.ledger_complete = complete and not legacy
-    if not complete:
-        report.notes.append(
-            f"the ledger streams hold {report.ledger_scanned} of {report.ledger_entries} "
-            "entries ever appended (trimmed): duplicates older than a stream's first entry "
-            "and the replay of a trimmed stream are out of reach"
-        )
-    if legacy:
-        report.notes.append(
-            f"{legacy} chips were credited before the ledgers were split by table and "
-            "account, from a ledger already trimmed: the ledgers are not replayed"
-        )
-
-
-async def _scan(
-    client: redis.asyncio.Redis, stream: str, last: str, report: AuditReport
-) -> tuple[Counter[str], dict[str, list[str]], int]:
-    """Replay ``stream`` up to ``last``: each pot's total (and ``credited``), the stream
-    ids of each key, and how many entries were read."""
-    pots: Counter[str] = Counter()
-    seen: dict[str, list[str]] = defaultdict(list)
-    scanned = 0
-    if not last:
-        return pots, seen, 0
-    async for entry_id, fields in read_ledger(client, stream, end=last):
-        scanned += 1
-        seen[fields["key"].decode()].append(entry_id)
-        amount = int(fields["amount"])
-        source = fields["source"].decode()
-        pots[source] -= amount
-        pots[fields["dest"].decode()] += amount
-        if source == OUTSIDE and fields["kind"].decode() == CREDIT_KIND:
-            pots["credited"] += amount
-    report.ledger_scanned += scanned
-    return pots, seen, scanned

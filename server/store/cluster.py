@@ -18,10 +18,10 @@ from typing import Any
 import redis.asyncio
 
 from server.store.batching import ScriptBatcher
+from server.store.cluster_scripts import EVENTS_FOR, NODES_BEAT, PUBLISH_COMMIT, PUBLISH_ONE
 from server.store.errors import require_bytes_client
 from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.replies import as_bytes, as_int, as_str
-from server.store.scripts import EVENTS_FOR, NODES_BEAT, PUBLISH_COMMIT, PUBLISH_ONE
 
 PRESENCE_TTL_MS = 24 * 3600 * 1000
 """How long a player's entry of where they are connected outlives its last change (the
@@ -54,11 +54,19 @@ class Replay:
 class ClusterStore:
     """The cluster's keys and channels in one Redis (a bytes client)."""
 
-    def __init__(self, client: redis.asyncio.Redis, keys: Keys = DEFAULT_KEYS) -> None:
+    def __init__(
+        self,
+        client: redis.asyncio.Redis,
+        keys: Keys = DEFAULT_KEYS,
+        beat_client: redis.asyncio.Redis | None = None,
+    ) -> None:
+        """``beat_client``: a client of the same Redis with connections of its own for
+        the heartbeat, which must not wait for a connection of a busy pool (the
+        default: ``client``)."""
         require_bytes_client(client)
         self.redis = client
         self.keys = keys
-        self._beat = client.register_script(NODES_BEAT)
+        self._beat = (beat_client or client).register_script(NODES_BEAT)
         self._publish_commit = client.register_script(PUBLISH_COMMIT)
         self._publish_one = client.register_script(PUBLISH_ONE)
         self._events_for = client.register_script(EVENTS_FOR)
@@ -74,7 +82,9 @@ class ClusterStore:
         for name, value in info.items():
             args += [name, value]
         keys = [self.keys.nodes(), self.keys.node(instance)]
-        return _live(await self._batch.call(self._beat, keys, args))
+        # A call of its own, queued behind no publication: a registration that runs out
+        # while the node is alive has it taken for dead.
+        return _live(await self._beat(keys=keys, args=args))
 
     async def live_nodes(self) -> LiveNodes:
         """The live nodes (and forget the ones whose registration ran out)."""

@@ -369,14 +369,17 @@ class CommitCalls(TransferCalls, RequestCalls):
             if chips:
                 accounts[player] = chips[-1]
             delivered += items
+        # The commit's game logs are one entry of the table's slot: forgotten once each
+        # of them is delivered (else recovery delivers them all again, each once).
+        logs_done = [plan.log_entry] if plan.logs and not pending else []
         if result.status is CommitStatus.DUPLICATE:
             # Which transfers from accounts it took is known to the table only: void
             # settles those it took and refunds the others.
-            finishing = self._finish_quietly(table_id, [], delivered, plan.incoming)
+            finishing = self._finish_quietly(table_id, [], delivered, logs_done, plan.incoming)
         else:
             taken = [t for t in plan.incoming if t.transfer_id in result.taken]
             left = [t for t in plan.incoming if t.transfer_id not in result.taken]
-            finishing = self._finish_quietly(table_id, taken, delivered, left)
+            finishing = self._finish_quietly(table_id, taken, delivered, logs_done, left)
         for t in plan.incoming:  # as they are now, for an entry applied before
             if t.player not in accounts:
                 raw = await self.redis.hget(self.keys.account(t.player), "balance")
@@ -393,9 +396,10 @@ class CommitCalls(TransferCalls, RequestCalls):
         table_id: str,
         taken: Sequence[Any],
         delivered: Sequence[Delivery],
+        log_entries: Sequence[str],
         left: Sequence[Any],
     ) -> None:
-        await self.finish(table_id, received=taken, delivered=delivered)
+        await self.finish(table_id, received=taken, delivered=delivered, log_entries=log_entries)
         if left:
             await self.abort(table_id, left)
 

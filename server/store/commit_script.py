@@ -20,7 +20,7 @@ from server.store.keys import (
 )
 from server.store.replies import as_str
 from server.store.requests import ClientRequest, RequestRecord, read_record
-from server.store.transfers import LOG, Delivery, Incoming
+from server.store.transfers import LOG, Delivery, Incoming, pack_logs
 from server.table.ledger import LedgerEntry, Pot
 
 MAX_AMOUNT = 10**15
@@ -88,13 +88,20 @@ class Plan:
     """The transfers of one commit: one per entry (its id, and the packed delivery for
     chips to an account; ``('', b'')`` for an entry between the table's own pots, or a
     key met earlier in the commit), the ``incoming`` ones among them, the chips
-    ``out``, the game ``logs``, and ``payout``, the requester's first chips out."""
+    ``out``, the game ``logs``, and ``payout``, the requester's first chips out.
+    ``log_entry``: the name of the entry of the table's ``logs`` hash that holds the
+    game logs until delivered (the first one's transfer id; '' for none)."""
 
     per_entry: list[tuple[str, bytes]]
     incoming: list[Incoming]
     out: list[Delivery]
     logs: list[Delivery]
     payout: str = ""
+
+    @property
+    def log_entry(self) -> str:
+        """See the class docstring."""
+        return self.logs[0].transfer_id if self.logs else ""
 
 
 def transfer_id(table_id: str, version: int, token: int, commit_id: str, index: int) -> str:
@@ -218,9 +225,10 @@ def script_args(
     publish_channel: str | None,
     commit_id: str,
 ) -> list[Arg]:
-    """The ``COMMIT`` script's arguments: 18 numbers and texts (the commit's own, the
+    """The ``COMMIT`` script's arguments: 19 numbers and texts (the commit's own, the
     store's caps and time limits, how many of each item follow), then 8 per entry, 2
-    per event, 2 per game log and 2 per part of the state."""
+    per event, 2 for the game logs, if any (:func:`~server.store.transfers.pack_logs`),
+    and 2 per part of the state."""
     args: list[Arg] = [
         token,
         expected_version,
@@ -233,13 +241,14 @@ def script_args(
         APPLIED_TTL_MS,
         len(entries),
         len(events),
-        len(plan.logs),
+        1 if plan.logs else 0,
         request.fingerprint if request is not None else "",
         request.memo if request is not None else "",
         REQUEST_TTL_MS,
         "" if account is None else account,
         plan.payout,
         commit_id,
+        "1" if applied_bucket(new_version) != applied_bucket(expected_version) else "",
     ]
     for entry, (xid, packed) in zip(entries, plan.per_entry, strict=True):
         args += [
@@ -254,8 +263,8 @@ def script_args(
         ]
     for seq, payload in events:
         args += [seq, payload]
-    for d in plan.logs:
-        args += [d.transfer_id, d.pack()]
+    if plan.logs:
+        args += [plan.log_entry, pack_logs(plan.logs)]
     for name, part in state.items():
         args += [TABLE_PART_PREFIX + name, part]
     return args

@@ -33,8 +33,10 @@ Name                                  Type       Contents
                                                  larger token
 ``pg:table:{t}:lease``                string     ``<token>:<owner>``, SET NX PX; absent when no
                                                  process owns the table
-``pg:table:{t}:events``               stream     replay buffer: entry id ``<seq>-0``, field
-                                                 ``e`` the encoded event; the last N kept
+``pg:table:{t}:events``               stream     replay buffer, an entry a commit: id
+                                                 ``<seq>-0`` of its first event, field ``e``
+                                                 that encoded event, ``e1``, ``e2``... the
+                                                 next ones; the last N entries kept
 ``pg:table:{t}:applied:<b>``          hash       ledger keys applied by commits whose new
                                                  version is in window ``b`` -> ledger stream id;
                                                  expires (see :data:`APPLIED_WINDOW`)
@@ -49,8 +51,10 @@ Name                                  Type       Contents
 ``pg:table:{t}:out``                  hash       transfer id -> the transfer (msgpack): chips
                                                  the table sent to an account, until the
                                                  account has them
-``pg:table:{t}:logs``                 hash       transfer id -> a game log (msgpack) on its way
-                                                 to its player's list
+``pg:table:{t}:logs``                 hash       the game logs of a commit on their way to
+                                                 their players' lists, one entry (its first
+                                                 log's transfer id -> the logs, compressed:
+                                                 :func:`~server.store.transfers.pack_logs`)
 ``pg:table:{t}:request:<p>:<h>``      hash       player ``p``'s money request applied at this
                                                  table, ``h`` = SHA-256 of ``<session>:<rid>``:
                                                  ``f`` what was asked, ``m`` what its
@@ -74,8 +78,13 @@ Of a player ``p`` (slot of ``{p}``):
 
 ====================================  =========  ==============================================
 ``pg:account:{p}``                    hash       ``balance`` (chips), ``in`` chips ever
-                                                 credited from outside, ``n`` ledger entries
-                                                 ever appended to the account's ledger
+                                                 credited from outside, ``out`` chips ever
+                                                 taken back out (a guest closed), ``n`` ledger
+                                                 entries ever appended to the account's
+                                                 ledger; a guest's: ``guest`` 1, ``seen`` its
+                                                 last activity (ms), ``closed`` when it was
+                                                 closed (then only ``in``, ``out``, ``n``
+                                                 remain beside it, for the audit)
 ``pg:account:{p}:ledger``             stream     the account's chip movements, in order (the
                                                  fields of a table's ledger)
 ``pg:account:{p}:credits``            hash       operator credit key -> ledger stream id
@@ -97,6 +106,8 @@ Of a player ``p`` (slot of ``{p}``):
 ``pg:player:{p}:seats``               set        tables where ``p`` sits (kept by the tables'
                                                  holders; a hint, checked against the table)
 ``pg:player:{p}:nodes``               hash       node instance -> ``p``'s connections there
+``pg:player:{p}:revoked``             string     when an operator last ended ``p``'s sessions
+                                                 (epoch ms): sessions opened before are refused
 ====================================  =========  ==============================================
 
 Of no owner (single-key commands only):
@@ -104,7 +115,21 @@ Of no owner (single-key commands only):
 ====================================  =========  ==============================================
 ``pg:tables``                         set        ids of every table that ever took a lease
 ``pg:accounts``                       set        names of every player with an account
-``pg:session:<id>``                   hash       a resumable session: player, name, guest (TTL)
+``pg:session:<id>``                   hash       a resumable session: ``player``, ``name``,
+                                                 ``guest``, ``exp`` when its credential expires
+                                                 and ``at`` when it was opened (epoch ms); TTL
+``pg:sessions:revoked``               pub/sub    a player whose sessions were ended: every node
+                                                 closes their connections
+``pg:guests``                         sorted set guest players by their last activity (ms): the
+                                                 archiver's list of guests to close when idle
+                                                 (the account's ``seen`` decides)
+``pg:guests:new:<m>``                 hash       guests created in epoch minute ``m``: ``*`` in
+                                                 total, and per client address (hashed);
+                                                 expires after two minutes
+``pg:archiver``                       string     the archiver's lease: ``<owner>`` with a TTL
+                                                 (one process archives at a time)
+``pg:archive``                        string     the identity of the archive this Redis moves
+                                                 its records to (another is refused)
 ``pg:names``                          hash       player -> the display name of their last hello
 ``pg:nodes``                          sorted set the live nodes: member the node's instance,
                                                  score the time its registration expires (ms)
@@ -194,7 +219,7 @@ class Keys:
         return f"{self.prefix}table:{{{table_id}}}:lease"
 
     def table_events(self, table_id: str) -> str:
-        """Stream: the table's replay buffer, entry id ``<seq>-0``."""
+        """Stream: the table's replay buffer, an entry a commit, id ``<seq>-0`` of its first."""
         return f"{self.prefix}table:{{{table_id}}}:events"
 
     def table_channel(self, table_id: str) -> str:
@@ -333,6 +358,35 @@ class Keys:
         """Hash: player -> the display name of their last hello (for the operator)."""
         return f"{self.prefix}names"
 
+    def revoked(self, player: str) -> str:
+        """String: when an operator last ended the player's sessions (epoch ms)."""
+        return f"{self.prefix}player:{{{player}}}:revoked"
+
+    def revocations(self) -> str:
+        """Pub/sub channel: players whose sessions were ended (every node closes them)."""
+        return f"{self.prefix}sessions:revoked"
+
+    # --- guests -----------------------------------------------------------------
+
+    def guests(self) -> str:
+        """Sorted set: guest players by their last activity (epoch ms)."""
+        return f"{self.prefix}guests"
+
+    def guests_created(self, minute: int) -> str:
+        """Hash: guests created in epoch minute ``minute``, in total (field
+        :data:`ALL_ADDRESSES`) and per client address (:func:`address_field`)."""
+        return f"{self.prefix}guests:new:{minute}"
+
+    # --- the archive ------------------------------------------------------------
+
+    def archiver_lease(self) -> str:
+        """String ``<owner>`` with a TTL: the process archiving now."""
+        return f"{self.prefix}archiver"
+
+    def archive_identity(self) -> str:
+        """String: the identity of the archive that holds this Redis's old records."""
+        return f"{self.prefix}archive"
+
     # --- the layout and what the first one left ---------------------------------
 
     def layout(self) -> str:
@@ -397,6 +451,16 @@ class FirstLayout:
         """SCAN pattern of the game logs, ``log:<player>`` (the new ``log:{p}`` match it
         too: their names have braces)."""
         return f"{self.prefix}log:*"
+
+
+ALL_ADDRESSES = "*"
+"""The field of :meth:`Keys.guests_created` that counts every address."""
+
+
+def address_field(address: str) -> str:
+    """The field of :meth:`Keys.guests_created` that counts one client address (its
+    digest: an address is the client's to choose, behind a proxy's header)."""
+    return _digest(address)[:16]
 
 
 def applied_bucket(version: int) -> int:

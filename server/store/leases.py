@@ -4,7 +4,9 @@ A process owns a table while it holds the table's lease, ``<token>:<owner>`` wit
 time to live; each new owner gets a larger fencing token from the table's counter, and
 every commit is checked against it (docs/DESIGN.md, "Leases and fencing tokens"). The
 renewals of many tables go in one script call (one per slot on a Redis Cluster, where a
-script touches one slot: they share one pipeline per node).
+script touches one slot: they share one pipeline per node). Takings and renewals go in
+pipelines of their own, never queued behind the commits': a lease taken or renewed
+seconds late has run out.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class LeaseCalls:
     redis: redis.asyncio.Redis
     keys: Keys
     _batch: ScriptBatcher
+    _lease_batch: ScriptBatcher
     _acquire: AsyncScript
     _renew: AsyncScript
     _release: AsyncScript
@@ -47,7 +50,7 @@ class LeaseCalls:
         k = self.keys
         keys = [k.table_lease(table_id), k.table_fence(table_id)]
         try:
-            token = await self._batch.call(self._acquire, keys, [owner, ttl_ms], durable=True)
+            token = await self._lease_batch.call(self._acquire, keys, [owner, ttl_ms], durable=True)
         except Unreplicated as exc:
             if exc.reply is not None:
                 await self.release_lease(table_id, owner, as_int(exc.reply))
@@ -69,14 +72,14 @@ class LeaseCalls:
         keys = [self.keys.table_lease(table_id) for table_id, _ in leases]
         args: list[Any] = [f"{token}:{owner}" for _, token in leases]
         if not is_cluster(self.redis):
-            done = await self._batch.call(self._renew, keys, [*args, ttl_ms])
+            done = await self._lease_batch.call(self._renew, keys, [*args, ttl_ms])
             return [bool(ours) for ours in done]
         by_slot: dict[int, list[int]] = defaultdict(list)
         for i, key in enumerate(keys):
             by_slot[key_slot(key)].append(i)
         replies = await asyncio.gather(
             *(
-                self._batch.call(
+                self._lease_batch.call(
                     self._renew, [keys[i] for i in index], [*(args[i] for i in index), ttl_ms]
                 )
                 for index in by_slot.values()

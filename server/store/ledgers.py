@@ -11,6 +11,7 @@ of them all come from :meth:`server.store.keys.Keys.ledger_streams`, and
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 import redis.asyncio
 
@@ -34,6 +35,26 @@ async def ledger_streams(client: redis.asyncio.Redis, keys: Keys = DEFAULT_KEYS)
     """The name of every ledger stream (the tables', then the accounts')."""
     tables, players = await sources(client, keys)
     return keys.ledger_streams(tables, players)
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerSource:
+    """A ledger stream and whose it is: table ``owner``'s (``table``) or account
+    ``owner``'s."""
+
+    stream: str
+    owner: str
+    table: bool
+
+
+async def ledger_sources(
+    client: redis.asyncio.Redis, keys: Keys = DEFAULT_KEYS
+) -> list[LedgerSource]:
+    """Every ledger stream, as :func:`ledger_streams` names them, with its owner."""
+    tables, players = await sources(client, keys)
+    owners = [(t, True) for t in tables] + [(p, False) for p in players]
+    names = keys.ledger_streams(tables, players)
+    return [LedgerSource(s, o, t) for s, (o, t) in zip(names, owners, strict=True)]
 
 
 async def read_ledger(

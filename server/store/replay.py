@@ -1,7 +1,8 @@
 """A table's events kept for replay, and the messages they are published as.
 
-Each commit appends its events to the table's stream (entry id ``<seq>-0``, the last
-``events_cap`` kept) and may publish them; a connection that comes back reads the
+Each commit appends its events to the table's stream, as one entry (id ``<seq>-0`` of
+its first event, :func:`unpack_entry`; the last ``events_cap`` entries kept) and may
+publish them; a connection that comes back reads the
 events it missed, or learns that it needs a snapshot (docs/DESIGN.md, "Replay, game
 logs, sessions").
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 import redis.asyncio
 
 from server.store.keys import Keys
-from server.store.replies import as_int, stream_entries
+from server.store.replies import StreamEntry, as_int, stream_entries
 
 SEQ_BYTES = 8
 """A published event starts with its sequence number in this many bytes, big endian."""
@@ -44,19 +45,38 @@ class ReplayCalls:
         if seq < 0:
             return None
         k = self.keys
-        # One transaction: the last seq, the oldest kept and the newer ones agree.
+        events = k.table_events(table_id)
+        # One transaction: the last seq, the oldest kept and the newer ones agree. A
+        # commit's events are one entry: the one holding seq + 1, then the later ones.
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.hget(k.table_state(table_id), "seq")
-            pipe.xrange(k.table_events(table_id), min="-", max="+", count=1)
-            pipe.xrange(k.table_events(table_id), min=f"{seq + 1}-0", max="+")
-            last_raw, oldest, newer = await pipe.execute()
+            pipe.xrange(events, min="-", max="+", count=1)
+            pipe.xrevrange(events, max=f"{seq + 1}-0", min="-", count=1)
+            pipe.xrange(events, min=f"{seq + 2}-0", max="+")
+            last_raw, oldest, holding, newer = await pipe.execute()
         last = as_int(last_raw)
         if seq == last:
             return []
         first = stream_entries(oldest)
         if seq > last or not first or _stream_seq(first[0][0]) > seq + 1:
             return None
-        return [(_stream_seq(entry_id), fields["e"]) for entry_id, fields in stream_entries(newer)]
+        found = stream_entries(holding) + stream_entries(newer)
+        return [(n, e) for entry in found for n, e in unpack_entry(entry) if n > seq]
+
+
+def unpack_entry(entry: StreamEntry) -> list[tuple[int, bytes]]:
+    """The events of one entry of a table's replay stream, ``(seq, event)`` in order:
+    the entry's id is its first event's seq, and field ``e`` holds that event, ``e1``
+    the next one, and so on (one entry a commit; an entry of an earlier version holds
+    one event, in ``e``)."""
+    start = _stream_seq(entry[0])
+    found = []
+    for name, event in entry[1].items():
+        if name == "e":
+            found.append((start, event))
+        elif name.startswith("e") and name[1:].isdigit():
+            found.append((start + int(name[1:]), event))
+    return sorted(found)
 
 
 def _stream_seq(entry_id: str) -> int:

@@ -58,13 +58,15 @@ COMMIT = """
 --       11 the request's record (when there is a request).
 -- ARGV: 1 token, 2 expected version, 3 new version, 4 #parts, 5 table id,
 --       6 events cap, 7 ledger maxlen, 8 channel ('' = none), 9 applied ttl ms,
---       10 #entries, 11 #events, 12 #logs, 13 request fingerprint ('' = no request),
+--       10 #entries, 11 #events, 12 #log entries, 13 request fingerprint ('' = none),
 --       14 request memo, 15 request ttl ms, 16 the requester's account balance after
 --       the request ('' = not known here), 17 the transfer that pays the requester out
 --       ('' = none), 18 commit id (names this commit: a retry of it carries the same),
+--       19 '1' if the new version opens a new applied window (KEYS[6] is deleted then),
 --       then 8 per entry (key kind player amount source dest transfer-id transfer),
---       then 2 per event (seq payload), then 2 per log (transfer-id record), then 2
---       per part of the state (field of the table hash, value): at least one part.
+--       then 2 per event (seq payload), then 2 per entry of the logs hash (name, the
+--       commit's game logs), then 2 per part of the state (field of the table hash,
+--       value): at least one part.
 -- An entry from an account names the transfer the account reserved for it: its
 -- record in KEYS[8] must be open, for that player and amount, and becomes
 -- 'received'. An entry to an account starts a transfer: KEYS[9][id] = transfer.
@@ -74,11 +76,14 @@ COMMIT = """
 -- applied already, by the commit recorded there); {'VOIDED', transfer id} (a transfer
 -- from an account is no longer open: refused, or never opened); or a refusal
 -- ({'STALE_LEASE', token}, ...).
+-- Each write gathers what it can (one HSET of the table hash, one of the applied
+-- bucket, one of the logs): the commands a commit runs, and the bytes the append-only
+-- file keeps of it, are most of the Redis work of a round.
 local n_ent = tonumber(ARGV[10])
 local n_evt = tonumber(ARGV[11])
 local n_log = tonumber(ARGV[12])
 local has_request = ARGV[13] ~= ''
-local ent_base = 18
+local ent_base = 19
 local evt_base = ent_base + 8 * n_ent
 local log_base = evt_base + 2 * n_evt
 local part_base = log_base + 2 * n_log
@@ -86,15 +91,15 @@ local n_part = tonumber(ARGV[4])
 local new_version = tonumber(ARGV[3])
 
 -- 1. Checks; no write before the last of them.
-local stored_v = tonumber(redis.call('HGET', KEYS[2], 'v') or '0')
+-- 's': the state whole, as tables were stored before parts (nil since their first
+-- commit in parts, which deletes it).
+local stored = redis.call('HMGET', KEYS[2], 'v', 'tok', 'cid', 'seq', 'n', 'xn', 's')
+local stored_v = tonumber(stored[1] or '0')
 -- The very same commit already stored (a retry after a lost reply): its version, by
 -- this writer, under its id. Comparing its parts instead would take another commit
 -- of that version whose parts happen to match for this one.
-if stored_v == new_version then
-  local mine = redis.call('HMGET', KEYS[2], 'tok', 'cid')
-  if mine[1] == ARGV[1] and mine[2] == ARGV[18] then
-    return {'DUPLICATE', stored_v}
-  end
+if stored_v == new_version and stored[2] == ARGV[1] and stored[3] == ARGV[18] then
+  return {'DUPLICATE', stored_v}
 end
 local lease = redis.call('GET', KEYS[1])
 if not lease then
@@ -107,17 +112,13 @@ end
 if stored_v ~= tonumber(ARGV[2]) then
   return {'STALE_VERSION', stored_v}
 end
-local last_seq = tonumber(redis.call('HGET', KEYS[2], 'seq') or '0')
+local last_seq = tonumber(stored[4] or '0')
 if n_evt > 0 then
-  local first = tonumber(ARGV[evt_base + 1])
-  local top = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)[1]
-  local top_seq = top and tonumber(string.match(top[1], '^(%d+)')) or 0
-  -- Sequence numbers follow each other without gaps (events_since relies on it),
-  -- and XADD would fail half-way on an id not above the stream's top.
-  if first ~= last_seq + 1 or top_seq >= first then
+  -- Sequence numbers follow each other without gaps (events_since relies on it).
+  -- (A stream whose top is not below them fails the first XADD, the first write.)
+  if tonumber(ARGV[evt_base + 1]) ~= last_seq + 1 then
     return {'BAD_SEQ', last_seq}
   end
-  last_seq = tonumber(ARGV[evt_base + 2 * (n_evt - 1) + 1])
 end
 -- A client's money request applies once per (player, key) at this table (the claim
 -- in the player's slot keeps it once across tables): a repeat changes nothing and
@@ -133,28 +134,66 @@ end
 -- Entries not yet applied (by an earlier commit, or earlier in this one); chips
 -- from an account only on an open transfer of that player and amount.
 local fresh = {}
-local seen = {}
-for i = 0, n_ent - 1 do
-  local b = ent_base + 8 * i
-  local key = ARGV[b + 1]
-  if not seen[key]
-      and redis.call('HEXISTS', KEYS[4], key) == 0
-      and redis.call('HEXISTS', KEYS[5], key) == 0 then
-    fresh[#fresh + 1] = b
-    if ARGV[b + 5] == 'account' then
-      local want = 'open:' .. ARGV[b + 3] .. ':' .. ARGV[b + 4] .. ':'
-      local have = redis.call('HGET', KEYS[8], ARGV[b + 7])
-      if not have or string.sub(have, 1, #want) ~= want then
-        return {'VOIDED', ARGV[b + 7]}
+local opened = {}  -- entry -> its transfer's record, for the entries from an account
+if n_ent > 0 then
+  local names = {}
+  for i = 0, n_ent - 1 do
+    names[i + 1] = ARGV[ent_base + 8 * i + 1]
+  end
+  local here = redis.call('HMGET', KEYS[4], unpack(names))
+  local before = redis.call('HMGET', KEYS[5], unpack(names))
+  local seen = {}
+  for i = 0, n_ent - 1 do
+    local b = ent_base + 8 * i
+    local key = ARGV[b + 1]
+    if not seen[key] and not here[i + 1] and not before[i + 1] then
+      fresh[#fresh + 1] = b
+      if ARGV[b + 5] == 'account' then
+        local want = 'open:' .. ARGV[b + 3] .. ':' .. ARGV[b + 4] .. ':'
+        local have = redis.call('HGET', KEYS[8], ARGV[b + 7])
+        if not have or string.sub(have, 1, #want) ~= want then
+          return {'VOIDED', ARGV[b + 7]}
+        end
+        opened[b] = have
       end
     end
+    seen[key] = true
   end
-  seen[key] = true
 end
 
--- 2. Writes.
+-- 2. Writes. The events first, one stream entry for all of them (id the first one's
+-- seq; fields e, e1, e2...: each the event of the seq that many after it): refused
+-- (the stream's top is not below its id), the commit has written nothing.
+if n_evt > 0 then
+  local first = ARGV[evt_base + 1]
+  local fields = {'e', ARGV[evt_base + 2]}
+  for i = 1, n_evt - 1 do
+    fields[2 * i + 1] = 'e' .. i
+    fields[2 * i + 2] = ARGV[evt_base + 2 * i + 2]
+  end
+  local added = redis.pcall('XADD', KEYS[3], 'MAXLEN', ARGV[6], first .. '-0', unpack(fields))
+  if type(added) == 'table' and added.err then
+    -- Not above the top ('equal or smaller than the target stream top item'), or any
+    -- other error (out of memory), given back as it is.
+    if string.find(added.err, 'smaller', 1, true) then
+      return {'BAD_SEQ', last_seq}
+    end
+    return added
+  end
+  if ARGV[8] ~= '' then
+    for i = 0, n_evt - 1 do
+      local seq = tonumber(ARGV[evt_base + 2 * i + 1])
+      redis.call('PUBLISH', ARGV[8], struct.pack('>I8', seq) .. ARGV[evt_base + 2 * i + 2])
+    end
+  end
+  last_seq = tonumber(ARGV[evt_base + 2 * (n_evt - 1) + 1])
+end
+
 local moved = 0
 local taken = {}
+local applied = {}
+local received = {}
+local sent = {}
 for _, b in ipairs(fresh) do
   local fields = {'key', ARGV[b + 1], 'kind', ARGV[b + 2], 'player', ARGV[b + 3],
     'amount', ARGV[b + 4], 'source', ARGV[b + 5], 'dest', ARGV[b + 6], 'table', ARGV[5]}
@@ -164,58 +203,68 @@ for _, b in ipairs(fresh) do
     fields[#fields + 1] = xid
     moved = moved + 1
     if ARGV[b + 5] == 'account' then
-      local have = redis.call('HGET', KEYS[8], xid)
-      redis.call('HSET', KEYS[8], xid, 'received' .. string.sub(have, 5))
+      received[#received + 1] = xid
+      received[#received + 1] = 'received' .. string.sub(opened[b], 5)
       taken[#taken + 1] = xid
     else
-      redis.call('HSET', KEYS[9], xid, ARGV[b + 8])
+      sent[#sent + 1] = xid
+      sent[#sent + 1] = ARGV[b + 8]
     end
   end
   local id = redis.call('XADD', KEYS[7], 'MAXLEN', '~', ARGV[7], '*', unpack(fields))
-  redis.call('HSET', KEYS[4], ARGV[b + 1], id)
+  applied[#applied + 1] = ARGV[b + 1]
+  applied[#applied + 1] = id
 end
 if #fresh > 0 then
+  redis.call('HSET', KEYS[4], unpack(applied))
   redis.call('PEXPIRE', KEYS[4], ARGV[9])
-  redis.call('HINCRBY', KEYS[2], 'n', #fresh)
 end
-if moved > 0 then
-  redis.call('HINCRBY', KEYS[2], 'xn', moved)
+if #received > 0 then
+  redis.call('HSET', KEYS[8], unpack(received))
+end
+if #sent > 0 then
+  redis.call('HSET', KEYS[9], unpack(sent))
 end
 -- Buckets two windows back are never consulted again.
-redis.call('DEL', KEYS[6])
+if ARGV[19] == '1' then
+  redis.call('DEL', KEYS[6])
+end
 
 local table_fields = {'v', ARGV[3], 'seq', string.format('%d', last_seq), 'tok', ARGV[1],
   'cid', ARGV[18]}
+if #fresh > 0 then
+  table_fields[#table_fields + 1] = 'n'
+  table_fields[#table_fields + 1] = string.format('%d', tonumber(stored[5] or '0') + #fresh)
+end
+if moved > 0 then
+  table_fields[#table_fields + 1] = 'xn'
+  table_fields[#table_fields + 1] = string.format('%d', tonumber(stored[6] or '0') + moved)
+end
 for i = 1, 2 * n_part do
-  table_fields[8 + i] = ARGV[part_base + i]
+  table_fields[#table_fields + 1] = ARGV[part_base + i]
 end
 redis.call('HSET', KEYS[2], unpack(table_fields))
 -- The state whole, as tables were stored before parts: the first commit in parts
--- gives every part (the caller's side of the bargain). Once gone, HDEL writes
--- nothing, not even to the append-only file.
-redis.call('HDEL', KEYS[2], 's')
+-- gives every part (the caller's side of the bargain).
+if stored[7] then
+  redis.call('HDEL', KEYS[2], 's')
+end
 if has_request then
-  redis.call('HSET', KEYS[11], 'f', ARGV[13], 'm', ARGV[14], 'v', ARGV[3])
+  local record = {'f', ARGV[13], 'm', ARGV[14], 'v', ARGV[3]}
   if ARGV[16] ~= '' then
-    redis.call('HSET', KEYS[11], 'a', ARGV[16])
+    record[#record + 1] = 'a'
+    record[#record + 1] = ARGV[16]
   end
   if ARGV[17] ~= '' then
-    redis.call('HSET', KEYS[11], 'x', ARGV[17])
+    record[#record + 1] = 'x'
+    record[#record + 1] = ARGV[17]
   end
+  redis.call('HSET', KEYS[11], unpack(record))
   redis.call('PEXPIRE', KEYS[11], ARGV[15])
 end
 
-for i = 0, n_evt - 1 do
-  local seq = ARGV[evt_base + 2 * i + 1]
-  local payload = ARGV[evt_base + 2 * i + 2]
-  redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[6], seq .. '-0', 'e', payload)
-  if ARGV[8] ~= '' then
-    redis.call('PUBLISH', ARGV[8], struct.pack('>I8', tonumber(seq)) .. payload)
-  end
-end
-
-for i = 0, n_log - 1 do
-  redis.call('HSET', KEYS[10], ARGV[log_base + 2 * i + 1], ARGV[log_base + 2 * i + 2])
+if n_log > 0 then
+  redis.call('HSET', KEYS[10], unpack(ARGV, log_base + 1, log_base + 2 * n_log))
 end
 
 local reply = {'OK', #fresh, n_ent - #fresh}
@@ -300,16 +349,17 @@ TRANSFERS_FORGET = """
 -- Transfers finished on both sides, and game logs delivered: forgotten by the table.
 -- KEYS: 1 transfers in, 2 transfers out, 3 logs out. ARGV: 1 #in, 2 #out, then the
 -- ids of each, in that order (the rest are logs).
+-- One HDEL per hash.
 local n_in = tonumber(ARGV[1])
 local n_out = tonumber(ARGV[2])
-for i = 3, #ARGV do
-  local key = KEYS[3]
-  if i < 3 + n_in then
-    key = KEYS[1]
-  elseif i < 3 + n_in + n_out then
-    key = KEYS[2]
-  end
-  redis.call('HDEL', key, ARGV[i])
+if n_in > 0 then
+  redis.call('HDEL', KEYS[1], unpack(ARGV, 3, 2 + n_in))
+end
+if n_out > 0 then
+  redis.call('HDEL', KEYS[2], unpack(ARGV, 3 + n_in, 2 + n_in + n_out))
+end
+if #ARGV > 2 + n_in + n_out then
+  redis.call('HDEL', KEYS[3], unpack(ARGV, 3 + n_in + n_out, #ARGV))
 end
 return 1
 """
@@ -321,135 +371,4 @@ TABLE_SNAPSHOT = """
 local last = redis.call('XREVRANGE', KEYS[4], '+', '-', 'COUNT', 1)[1]
 return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]),
   redis.call('HGETALL', KEYS[3]), last and last[1] or ''}
-"""
-
-# --- several nodes on one Redis (server/cluster) ---------------------------------------
-
-NODES_BEAT = """
--- A node's heartbeat, and the live nodes.
--- KEYS[1] the nodes sorted set (member: instance, score: when it expires, ms),
--- KEYS[2] the node's hash. ARGV[1] the instance ('' : only read), ARGV[2] ttl ms,
--- ARGV[3..] field, value pairs for the node's hash.
--- Forgets the nodes whose registration ran out (by Redis's clock), renews this one's,
--- and returns {now, instance, expires, instance, expires, ...} of the live nodes.
-redis.replicate_commands()
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', now))
-if ARGV[1] ~= '' then
-  local ttl = tonumber(ARGV[2])
-  redis.call('ZADD', KEYS[1], string.format('%d', now + ttl), ARGV[1])
-  if #ARGV > 2 then
-    redis.call('HSET', KEYS[2], unpack(ARGV, 3))
-  end
-  redis.call('PEXPIRE', KEYS[2], ttl)
-end
-local live = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
-table.insert(live, 1, string.format('%d', now))
-return live
-"""
-
-PUBLISH_COMMIT = """
--- What the other nodes learn of a table's stored change, in one call after it.
--- KEYS[1] the table's summary, then the seats set of each player who sat down, then
--- of each who stood up. ARGV[1] table id, ARGV[2] the summary ('' : unchanged),
--- ARGV[3] how many sat down, ARGV[4] how many stood up, then (channel, message) pairs,
--- published in order: the players' private frames before the table's events.
-if ARGV[2] ~= '' then
-  redis.call('SET', KEYS[1], ARGV[2])
-end
-local sat = tonumber(ARGV[3])
-local stood = tonumber(ARGV[4])
-for i = 1, sat do
-  redis.call('SADD', KEYS[1 + i], ARGV[1])
-end
-for i = 1, stood do
-  redis.call('SREM', KEYS[1 + sat + i], ARGV[1])
-end
-for i = 5, #ARGV, 2 do
-  redis.call('PUBLISH', ARGV[i], ARGV[i + 1])
-end
-return 1
-"""
-
-PUBLISH_ONE = """
--- ARGV[1] channel, ARGV[2] message: PUBLISH, as a script so that it shares a pipeline.
-return redis.call('PUBLISH', ARGV[1], ARGV[2])
-"""
-
-EVENTS_FOR = """
--- A table's events after a seq, as some players see them: the replay a node that
--- relays the table needs, without the private frames of players not connected there.
--- KEYS[1] table hash, KEYS[2] events stream; ARGV[1] the seq after which to read,
--- ARGV[2..] the players. Returns {last seq, oldest seq kept (0: none)}, then, if the
--- stream reaches back to ARGV[1] + 1, per event: seq, public frame, and each player's
--- private frame ('' : none). Each stored event is the msgpack array [public frame,
--- {player: private frame}] (server/host/fanout.py, pack_outbound), read here by hand:
--- the Lua msgpack library of Redis 6 does not know its binary type.
-local function item(s, i)
-  local b = string.byte(s, i)
-  local n, h
-  if b >= 0xa0 and b <= 0xbf then
-    n, h = b - 0xa0, 1
-  elseif b == 0xc4 or b == 0xd9 then
-    n, h = string.byte(s, i + 1), 2
-  elseif b == 0xc5 or b == 0xda then
-    n, h = struct.unpack('>I2', s, i + 1), 3
-  elseif b == 0xc6 or b == 0xdb then
-    n, h = struct.unpack('>I4', s, i + 1), 5
-  else
-    error('unexpected msgpack type ' .. b)
-  end
-  return string.sub(s, i + h, i + h + n - 1), i + h + n
-end
-local function frames(s)
-  if string.byte(s, 1) ~= 0x92 then
-    error('a stored event is an array of two')
-  end
-  local public, i = item(s, 2)
-  local b = string.byte(s, i)
-  local n
-  if b >= 0x80 and b <= 0x8f then
-    n, i = b - 0x80, i + 1
-  elseif b == 0xde then
-    n, i = struct.unpack('>I2', s, i + 1), i + 3
-  elseif b == 0xdf then
-    n, i = struct.unpack('>I4', s, i + 1), i + 5
-  else
-    error('unexpected msgpack type ' .. b)
-  end
-  local private = {}
-  for _ = 1, n do
-    local k, v
-    k, i = item(s, i)
-    v, i = item(s, i)
-    private[k] = v
-  end
-  return public, private
-end
-local after = tonumber(ARGV[1])
-local last = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
-local first = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 1)[1]
-local oldest = first and tonumber(string.match(first[1], '^(%d+)')) or 0
-local out = {last, oldest}
-if after >= last or oldest == 0 or oldest > after + 1 then
-  return out
-end
-local from = string.format('%d', after + 1) .. '-0'
-for _, entry in ipairs(redis.call('XRANGE', KEYS[2], from, '+')) do
-  local fields = entry[2]
-  local blob = ''
-  for j = 1, #fields, 2 do
-    if fields[j] == 'e' then
-      blob = fields[j + 1]
-    end
-  end
-  local public, private = frames(blob)
-  out[#out + 1] = tonumber(string.match(entry[1], '^(%d+)'))
-  out[#out + 1] = public
-  for p = 2, #ARGV do
-    out[#out + 1] = private[ARGV[p]] or ''
-  end
-end
-return out
 """

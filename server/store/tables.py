@@ -114,10 +114,14 @@ class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCall
     """Table state, leases, events, game logs, and the chips between tables and
     accounts, in one Redis or a Redis Cluster (every script in one slot).
 
-    ``events_cap``: events kept per table for replay. ``log_cap``: game logs kept per
-    player. ``ledger_maxlen``: approximate bound of the ledger stream. ``replication``:
+    ``events_cap``: commits whose events are kept per table for replay. ``log_cap``:
+    game logs kept per player. ``ledger_maxlen``: approximate bound of the ledger
+    stream. ``replication``:
     commits and lease takings are acknowledged once that many replicas hold them
     (:mod:`~server.store.batching`); None for a Redis without replicas.
+    ``lease_client``: a client of the same Redis, with connections of its own, for the
+    lease takings and renewals: they must not wait for a connection of a busy pool
+    (the default: ``client``).
     """
 
     def __init__(
@@ -129,6 +133,7 @@ class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCall
         log_cap: int = DEFAULT_LOG_CAP,
         ledger_maxlen: int = DEFAULT_LEDGER_MAXLEN,
         replication: Replication | None = None,
+        lease_client: redis.asyncio.Redis | None = None,
     ) -> None:
         require_bytes_client(client)
         if events_cap < 1 or log_cap < 1 or ledger_maxlen < 1:
@@ -154,8 +159,13 @@ class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCall
         # tables whose transfers a failed step left under way.
         self._background: set[asyncio.Task[None]] = set()
         self._leftovers: set[str] = set()
-        # Commits and renewals of many tables share round trips (see batching.py).
+        # Commits of many tables share round trips (see batching.py); the takings and
+        # renewals of their leases have pipelines of their own, so that none waits
+        # behind commits (server/host/lease.py).
         self._batch = ScriptBatcher(client, replication=replication)
+        self.lease_client = lease_client or client
+        """The client of the lease renewals (and the node's heartbeat)."""
+        self._lease_batch = ScriptBatcher(self.lease_client, replication=replication)
         self.replication = replication
 
     async def load(self, table_id: str) -> StoredTable | None:

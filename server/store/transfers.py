@@ -17,7 +17,9 @@ holds the table can finish it:
 - *From a table to an account* (cash-out, leave, a seat stood up), a :class:`Delivery`:
   the table's commit records it in the table's slot with the chips leaving the table;
   the account applies it once (``DELIVER``: marker ``applied:<balance>``); the table
-  then forgets it. A round's game logs travel to their players the same way.
+  then forgets it. A round's game logs travel to their players the same way, all the
+  logs of one commit in one entry of the table's slot (:func:`pack_logs`: they share
+  most of their bytes, so it is compressed), forgotten once each is delivered.
 
 Until both sides are done, the chips are *in transit*: the audit counts a transfer
 from the table's record and the account's marker (:mod:`server.store.audit`).
@@ -32,6 +34,7 @@ import asyncio
 import logging
 import secrets
 import time
+import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -120,6 +123,30 @@ def read_delivery(transfer_id: str, raw: bytes | str) -> Delivery:
     return Delivery(transfer_id, player, kind, amount, key, record)
 
 
+_LOGS = b"z"
+"""The first byte of an entry of :func:`pack_logs` (a packed delivery starts with a
+msgpack array's)."""
+
+
+def pack_logs(items: Sequence[Delivery]) -> bytes:
+    """The game logs of one commit as one entry of the table's slot, until delivered:
+    the 6 logs of a round repeat the table, the round, its seed, commitment and the
+    dealer's hand, and come to a fifth of their size compressed together."""
+    packed = msgpack.packb([[d.transfer_id, d.pack()] for d in items], use_bin_type=True)
+    return _LOGS + zlib.compress(packed)
+
+
+def read_logs(name: str, raw: bytes | str) -> list[Delivery]:
+    """The deliveries of an entry of the table's ``logs`` hash named ``name``: of
+    :func:`pack_logs`, or one delivery, as earlier versions kept each log (under its
+    transfer id)."""
+    blob = as_bytes(raw)
+    if not blob.startswith(_LOGS):
+        return [read_delivery(name, blob)]
+    items = msgpack.unpackb(zlib.decompress(blob[len(_LOGS) :]), raw=False)
+    return [read_delivery(transfer_id, packed) for transfer_id, packed in items]
+
+
 @dataclass(frozen=True, slots=True)
 class Claim:
     """An account's answer to a claim: ``status`` (``OK``, ``MINE``, ``REUSED``,
@@ -134,11 +161,13 @@ class Claim:
 @dataclass(frozen=True, slots=True)
 class Pending:
     """What a table has under way: its incoming transfers (id -> state and transfer),
-    the chips it sends and the game logs on their way."""
+    the chips it sends and the game logs on their way (``log_entries``: each entry of
+    the ``logs`` hash -> the transfer ids of the logs it holds)."""
 
     incoming: Mapping[str, tuple[str, Incoming]]
     out: Sequence[Delivery]
     logs: Sequence[Delivery]
+    log_entries: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.incoming or self.out or self.logs)
@@ -201,7 +230,8 @@ class TransferCalls:
         out: Iterable[str] = (),
         logs: Iterable[str] = (),
     ) -> None:
-        """Forget finished transfers and delivered logs in the table's slot."""
+        """Forget finished transfers and delivered logs (the entries of the ``logs``
+        hash, see :attr:`Pending.log_entries`) in the table's slot."""
         ins, outs, logged = list(incoming), list(out), list(logs)
         if not (ins or outs or logged):
             return
@@ -217,10 +247,14 @@ class TransferCalls:
             pipe.hgetall(k.transfers_out(table_id))
             pipe.hgetall(k.logs_out(table_id))
             ins, outs, logs = await pipe.execute()
+        entries = {as_str(name): read_logs(as_str(name), raw) for name, raw in logs.items()}
         return Pending(
             incoming={as_str(i): read_incoming(as_str(i), raw) for i, raw in ins.items()},
             out=[read_delivery(as_str(i), raw) for i, raw in outs.items()],
-            logs=[read_delivery(as_str(i), raw) for i, raw in logs.items()],
+            logs=[d for items in entries.values() for d in items],
+            log_entries={
+                name: tuple(d.transfer_id for d in items) for name, items in entries.items()
+            },
         )
 
     # --- the account's side ----------------------------------------------------------
@@ -340,9 +374,11 @@ class TransferCalls:
         received: Sequence[Incoming] = (),
         deliveries: Sequence[Delivery] = (),
         delivered: Sequence[Delivery] = (),
+        log_entries: Sequence[str] = (),
     ) -> None:
         """After a commit: settle the transfers it ``received``, deliver
-        ``deliveries``, then forget those and the ``delivered`` ones."""
+        ``deliveries``, then forget those and the ``delivered`` ones (chips: the
+        game logs among them are forgotten by their entries, ``log_entries``)."""
         by_player: dict[str, list[Delivery]] = defaultdict(list)
         for d in deliveries:
             by_player[d.player].append(d)
@@ -355,7 +391,7 @@ class TransferCalls:
             table_id,
             incoming=[t.transfer_id for t in received],
             out=[d.transfer_id for d in done if not d.is_log],
-            logs=[d.transfer_id for d in done if d.is_log],
+            logs=log_entries,
         )
 
     async def recover(self, table_id: str) -> Recovered:
@@ -372,7 +408,7 @@ class TransferCalls:
             return done
         forget_in: list[str] = []
         forget_out: list[str] = []
-        forget_logs: list[str] = []
+        logs_delivered: set[str] = set()
 
         by_player: dict[str, list[Delivery]] = defaultdict(list)
         for d in sorted([*found.out, *found.logs], key=_made):
@@ -387,7 +423,7 @@ class TransferCalls:
                 return
             done.delivered += sum(not d.is_log for d in items)
             forget_out.extend(d.transfer_id for d in items if not d.is_log)
-            forget_logs.extend(d.transfer_id for d in items if d.is_log)
+            logs_delivered.update(d.transfer_id for d in items if d.is_log)
 
         opened = [i for i, (state, _) in found.incoming.items() if state == OPEN]
         states = {i: state for i, (state, _) in found.incoming.items()}
@@ -411,6 +447,9 @@ class TransferCalls:
             *(deliver(p, items) for p, items in by_player.items()),
             *(finish_incoming(t) for _, t in found.incoming.values()),
         )
+        forget_logs = [
+            name for name, ids in found.log_entries.items() if logs_delivered.issuperset(ids)
+        ]
         await self.forget_transfers(table_id, forget_in, forget_out, forget_logs)
         if done.delivered or done.settled or done.refunded or done.failed:
             log.info(

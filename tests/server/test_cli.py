@@ -17,6 +17,8 @@ from protocol.messages import Bet, Join
 from server.app import App
 from server.auth import tokens
 from server.config import Settings
+from server.store.accounts import AccountStore
+from server.store.guests import GuestLimits, GuestStore
 from server.store.keys import Keys
 from tests.helpers import url
 from tests.server.helpers import Client, run_cli
@@ -168,3 +170,24 @@ async def test_the_commands_find_the_server_on_its_data_folder(
         f"no server is running on {data}: using its Redis data in {data / 'redis'}" in done.stderr
     )
     assert json.loads(done.stdout) == [{"player": player_id, "name": "Pat", "balance": 9700}]
+
+
+@pytest.mark.asyncio
+async def test_account_list_guests_counts_them(
+    redis_url: str, redis_client: redis.asyncio.Redis
+) -> None:
+    guests, accounts = GuestStore(redis_client), AccountStore(redis_client)
+    for i, player in enumerate(("g-a", "g-b")):
+        await guests.admit(player, "192.0.2.1", GuestLimits(), 1_700_000_000_000 + i)
+        await accounts.ensure_guest(player, 100 * (i + 1))
+    await accounts.credit("alice", 5, "op:1")  # not a guest
+    listing = ("account", "list", "--guests")
+    code, out, err = await asyncio.to_thread(cli, redis_url, *listing, "--json")
+    assert code == 0, err
+    assert json.loads(out) == [
+        {"player": "g-a", "active": "2023-11-14T22:13:20Z", "balance": 100},
+        {"player": "g-b", "active": "2023-11-14T22:13:20Z", "balance": 200},
+    ]
+    code, out, _ = await asyncio.to_thread(cli, redis_url, *listing)
+    assert code == 0
+    assert out.rstrip().endswith("2 guests")

@@ -35,6 +35,14 @@ def test_every_setting_from_its_variable() -> None:
         "PAIGOW_TOKEN_SECRET": "s" * 32,
         "PAIGOW_GUESTS": "no",
         "PAIGOW_GUEST_BALANCE": "500",
+        "PAIGOW_GUEST_LIFETIME_MS": "7200000",
+        "PAIGOW_GUEST_IDLE_MS": "0",
+        "PAIGOW_GUESTS_PER_MINUTE": "100",
+        "PAIGOW_GUESTS_PER_ADDRESS": "5",
+        "PAIGOW_GUEST_ADDRESS_HEADER": "X-Forwarded-For",
+        "PAIGOW_ARCHIVE_URL": "postgresql://paigow@db/paigow",
+        "PAIGOW_ARCHIVE_AFTER_MS": "600000",
+        "PAIGOW_ARCHIVE_EVERY_MS": "10000",
         "PAIGOW_ORIGINS": "https://a.example, https://b.example,",
         "PAIGOW_MAX_CONNECTIONS": "10",
         "PAIGOW_RATE_PER_S": "5",
@@ -59,6 +67,14 @@ def test_every_setting_from_its_variable() -> None:
         token_secret="s" * 32,
         guests=False,
         guest_balance=500,
+        guest_lifetime_ms=7_200_000,
+        guest_idle_ms=0,
+        guests_per_minute=100,
+        guests_per_address=5,
+        guest_address_header="X-Forwarded-For",
+        archive_url="postgresql://paigow@db/paigow",
+        archive_after_ms=600_000,
+        archive_every_ms=10_000,
         origins=("https://a.example", "https://b.example"),
         max_connections=10,
         rate_per_s=5,
@@ -137,6 +153,7 @@ def test_help_lists_every_flag_with_its_variable_and_default(
         assert f"[{d.env}; default: {d.shown}]" in text
     assert "[PAIGOW_RATE_PER_S; default: 20]" in text
     assert "[PAIGOW_GUESTS; default: yes]" in text
+    assert "``" not in text  # reST quotes of the docstrings are not shown
 
 
 def test_the_flags_and_variables_are_the_ones_the_deployment_guide_lists() -> None:
@@ -161,7 +178,13 @@ def test_every_setting_reaches_the_container_and_is_documented() -> None:
     sets in vain."""
     compose = (ROOT / "deploy" / "compose.yaml").read_text()
     example = (ROOT / "deploy" / "paigow.env.example").read_text()
-    fixed = {"PAIGOW_REDIS_URL", "PAIGOW_HOST", "PAIGOW_PORT", "PAIGOW_DATA_DIR"}
+    fixed = {
+        "PAIGOW_REDIS_URL",
+        "PAIGOW_HOST",
+        "PAIGOW_PORT",
+        "PAIGOW_DATA_DIR",
+        "PAIGOW_ARCHIVE_URL",
+    }
     for d in declared():
         assert re.search(rf"^#?{d.env}=", example, re.MULTILINE), d.env
         if d.env in fixed:

@@ -130,12 +130,15 @@ async def test_the_filtered_replay_gives_what_frame_for_gives(
 async def test_the_filtered_replay_says_when_it_no_longer_reaches_back(
     store: TableStore, cluster: ClusterStore
 ) -> None:
-    token = await lease(store)  # the store keeps 5 events
-    for version in range(4):
+    token = await lease(store)  # the store keeps 5 entries: 5 commits' events
+    for version in range(6):
         seqs = (2 * version + 1, 2 * version + 2)
         events = [(s, pack_outbound((b"e%d" % s, {}))) for s in seqs]
         await next_commit(store, token, after=version, events=events)
-    assert await cluster.events_for(T, 2, []) is None
-    replay = await cluster.events_for(T, 3, [])
-    assert replay is not None
-    assert [(s, p) for s, p, _ in replay.events] == [(n, b"e%d" % n) for n in range(4, 9)]
+    assert await cluster.events_for(T, 1, []) is None
+    for after in (2, 3, 10):  # from an entry's first event, from its second one
+        replay = await cluster.events_for(T, after, [])
+        assert replay is not None
+        assert [(s, p) for s, p, _ in replay.events] == [
+            (n, b"e%d" % n) for n in range(after + 1, 13)
+        ]

@@ -195,7 +195,7 @@ async def test_slow_consumer_is_dropped(start_app: StartApp) -> None:
             # A send that needs no drain does not suspend (and since Python 3.12 neither
             # does wait_for): yield, so that the server reads and answers meanwhile.
             await asyncio.sleep(0)
-            biggest = max(biggest, conn.queue.qsize())
+            biggest = max(biggest, conn.queued)
         assert conn.session.closing is not None, "the queue never filled"
         assert conn.session.closing.code == CloseCode.TRY_AGAIN_LATER
         assert biggest <= queue

@@ -35,7 +35,10 @@ from server.store.sessions import Session as StoredSession
 
 SECRET = b"session-test-secret-0123456789"
 WALL_S = 1_700_000_000
+WALL_MS = WALL_S * 1000
 T0 = 1000.0  # the loop's time when the connection opened
+DAY_MS = 24 * 3600 * 1000
+GUEST_ENDS = WALL_MS + DAY_MS  # a guest created at WALL_MS, with the default lifetime
 
 
 def options(**changes: Any) -> GatewayOptions:
@@ -59,21 +62,26 @@ def greet(session: Session, frame: bytes) -> Greeting:
 
 
 def identify(
-    session: Session, frame: bytes, stored: StoredSession | None = None
+    session: Session,
+    frame: bytes,
+    stored: StoredSession | None = None,
+    wall_s: int = WALL_S,
+    revoked_ms: int | None = None,
 ) -> Identity | Close:
-    """The handshake up to who the session speaks for, ``stored`` found in the store."""
+    """The handshake at ``wall_s`` up to who the session speaks for, ``stored`` found in
+    the store."""
     greeting = greet(session, frame)
-    credentials = session.credentials(greeting.hello, WALL_S)
+    credentials = session.credentials(greeting.hello, wall_s)
     if isinstance(credentials, Close):
         return credentials
     found = stored if stored is not None and credentials.resume == stored.session_id else None
-    return session.identify(greeting.hello, credentials, found, "g-new")
+    return session.identify(greeting.hello, credentials, found, "g-new", wall_s * 1000, revoked_ms)
 
 
 def welcomed(session: Session, now: float = T0) -> Session:
     """``session`` past its hello (a guest), its silence counted from ``now``."""
     greeting = greet(session, hello_frame())
-    identity = session.identify(greeting.hello, Credentials(None, None), None, "g-1")
+    identity = session.identify(greeting.hello, Credentials(None, None), None, "g-1", WALL_MS)
     assert isinstance(identity, Identity)
     session.welcome(greeting, identity, WALL_S * 1000)
     session.heard(now)
@@ -143,7 +151,16 @@ def test_a_second_hello_is_refused_and_the_session_carries_on() -> None:
 def test_a_login_token_names_the_player() -> None:
     token = tokens.issue(SECRET, "alice", 600, WALL_S)
     identity = identify(new_session(), hello_frame(token=token, guest=False))
-    assert identity == Identity("s-new", "alice", "alice", False, resumed=False, new_guest=False)
+    assert identity == Identity(
+        "s-new",
+        "alice",
+        "alice",
+        False,
+        resumed=False,
+        new_guest=False,
+        expires_ms=WALL_MS + 600_000,
+        opened_ms=WALL_MS,
+    )
     named = identify(new_session(), hello_frame(token=token, guest=False, name="Al"))
     assert isinstance(named, Identity)
     assert named.name == "Al"
@@ -175,10 +192,19 @@ def resume_token(session_id: str, opts: GatewayOptions | None = None) -> str:
 
 
 def test_a_live_session_is_resumed_as_it_was() -> None:
-    stored = StoredSession("s-old", "g-ann", "Ann", guest=True)
+    stored = StoredSession("s-old", "g-ann", "Ann", guest=True, expires_ms=GUEST_ENDS, opened_ms=5)
     session = new_session()
     identity = identify(session, hello_frame(resume_token=resume_token("s-old")), stored)
-    assert identity == Identity("s-old", "g-ann", "Ann", True, resumed=True, new_guest=False)
+    assert identity == Identity(
+        "s-old",
+        "g-ann",
+        "Ann",
+        True,
+        resumed=True,
+        new_guest=False,
+        expires_ms=GUEST_ENDS,
+        opened_ms=5,
+    )
     assert session.session_id == "s-old"
     renamed = identify(
         new_session(), hello_frame(resume_token=resume_token("s-old"), name="Annie"), stored
@@ -189,34 +215,73 @@ def test_a_live_session_is_resumed_as_it_was() -> None:
 
 def test_a_gone_session_gives_a_fresh_one() -> None:
     identity = identify(new_session(), hello_frame(resume_token=resume_token("s-gone")))
-    assert identity == Identity("s-new", "g-new", "Guest", True, resumed=False, new_guest=True)
+    assert identity == Identity(
+        "s-new",
+        "g-new",
+        "Guest",
+        True,
+        resumed=False,
+        new_guest=True,
+        expires_ms=GUEST_ENDS,
+        opened_ms=WALL_MS,
+    )
 
 
 def test_someone_elses_session_is_not_resumed_with_a_login_token() -> None:
-    stored = StoredSession("s-old", "bob", "Bob", guest=False)
+    stored = StoredSession("s-old", "bob", "Bob", guest=False, expires_ms=WALL_MS + 600_000)
     token = tokens.issue(SECRET, "alice", 600, WALL_S)
+    token_ends = WALL_MS + 600_000
     identity = identify(
         new_session(),
         hello_frame(token=token, guest=False, resume_token=resume_token("s-old")),
         stored,
     )
-    assert identity == Identity("s-new", "alice", "alice", False, resumed=False, new_guest=False)
-    mine = StoredSession("s-old", "alice", "Alice", guest=False)
+    assert identity == Identity(
+        "s-new",
+        "alice",
+        "alice",
+        False,
+        resumed=False,
+        new_guest=False,
+        expires_ms=token_ends,
+        opened_ms=WALL_MS,
+    )
+    mine = StoredSession(
+        "s-old", "alice", "Alice", guest=False, expires_ms=WALL_MS + 1, opened_ms=7
+    )
     identity = identify(
         new_session(),
         hello_frame(token=token, guest=False, resume_token=resume_token("s-old")),
         mine,
     )
-    assert identity == Identity("s-old", "alice", "Alice", False, resumed=True, new_guest=False)
+    assert identity == Identity(
+        "s-old",
+        "alice",
+        "Alice",
+        False,
+        resumed=True,
+        new_guest=False,
+        expires_ms=token_ends,
+        opened_ms=7,
+    )
 
 
 def test_guests_come_in_only_where_allowed() -> None:
     identity = identify(new_session(), hello_frame(name="Zed"))
-    assert identity == Identity("s-new", "g-new", "Zed", True, resumed=False, new_guest=True)
+    assert identity == Identity(
+        "s-new",
+        "g-new",
+        "Zed",
+        True,
+        resumed=False,
+        new_guest=True,
+        expires_ms=GUEST_ENDS,
+        opened_ms=WALL_MS,
+    )
     close = identify(new_session(guests=False), hello_frame())
     closed_with(close, CloseCode.UNAUTHORIZED, "unauthorized")
     # A stored guest session is resumed even where new guests are refused.
-    stored = StoredSession("s-old", "g-ann", "Ann", guest=True)
+    stored = StoredSession("s-old", "g-ann", "Ann", guest=True, expires_ms=GUEST_ENDS)
     opts = options(guests=False)
     resumed = identify(
         Session(opts, "s-new", T0), hello_frame(resume_token=resume_token("s-old", opts)), stored
@@ -225,10 +290,120 @@ def test_guests_come_in_only_where_allowed() -> None:
     assert resumed.resumed
 
 
+# --- sessions bounded by their credentials ----------------------------------------
+
+
+def test_a_resume_after_the_login_token_expired_is_refused() -> None:
+    """The hole this closes: a player's session resumed with ``guest: true`` and its
+    resume token, after the login token that opened it expired."""
+    token = tokens.issue(SECRET, "alice", 60, WALL_S)
+    opened = identify(new_session(), hello_frame(token=token, guest=False))
+    assert isinstance(opened, Identity)
+    assert opened.expires_ms == WALL_MS + 60_000
+    stored = StoredSession(
+        "s-old", "alice", "alice", guest=False, expires_ms=opened.expires_ms, opened_ms=WALL_MS
+    )
+    resume = hello_frame(resume_token=tokens.issue(options().resume_secret, "s-old", 600, WALL_S))
+    # Within the token's time the session is resumed; at its end, refused with 4001.
+    resumed = identify(new_session(), resume, stored, wall_s=WALL_S + 59)
+    assert isinstance(resumed, Identity)
+    assert (resumed.resumed, resumed.player, resumed.expires_ms) == (
+        True,
+        "alice",
+        WALL_MS + 60_000,
+    )
+    refused = identify(new_session(), resume, stored, wall_s=WALL_S + 60)
+    closed_with(refused, CloseCode.UNAUTHORIZED, "unauthorized")
+    # A new token of the same player opens a fresh session, bounded by that token.
+    fresh_token = tokens.issue(SECRET, "alice", 600, WALL_S + 60)
+    renewed = identify(
+        new_session(),
+        hello_frame(
+            token=fresh_token,
+            guest=False,
+            resume_token=tokens.issue(options().resume_secret, "s-old", 600, WALL_S),
+        ),
+        stored,
+        wall_s=WALL_S + 60,
+    )
+    assert isinstance(renewed, Identity)
+    assert (renewed.resumed, renewed.expires_ms) == (False, WALL_MS + 660_000)
+
+
+def test_a_guest_session_lasts_its_lifetime_from_the_guest_s_creation() -> None:
+    opts = options(guest_lifetime_ms=3_600_000)
+    created = Session(opts, "s-g", T0)
+    guest = identify(created, hello_frame())
+    assert isinstance(guest, Identity)
+    assert guest.expires_ms == WALL_MS + 3_600_000
+    stored = StoredSession(
+        "s-g", guest.player, "Guest", guest=True, expires_ms=guest.expires_ms, opened_ms=WALL_MS
+    )
+    resume = hello_frame(resume_token=tokens.issue(opts.resume_secret, "s-g", 7200, WALL_S))
+    later = identify(Session(opts, "x", T0), resume, stored, wall_s=WALL_S + 3599)
+    assert isinstance(later, Identity)
+    assert later.expires_ms == guest.expires_ms  # a resume does not extend it
+    refused = identify(Session(opts, "x", T0), resume, stored, wall_s=WALL_S + 3600)
+    closed_with(refused, CloseCode.UNAUTHORIZED, "unauthorized")
+
+
+def test_the_resume_token_ends_with_the_session() -> None:
+    session = new_session(guest_lifetime_ms=90_000)
+    greeting = greet(session, hello_frame())
+    identity = session.identify(greeting.hello, Credentials(None, None), None, "g-1", WALL_MS)
+    assert isinstance(identity, Identity)
+    reply = session.welcome(greeting, identity, WALL_MS)
+    assert isinstance(reply.result, Welcome)
+    secret = session.options.resume_secret
+    assert tokens.verify(secret, reply.result.resume_token, WALL_S + 89) == "s-new"
+    with pytest.raises(tokens.TokenExpired):
+        tokens.verify(secret, reply.result.resume_token, WALL_S + 90)
+
+
+def test_a_live_session_is_closed_when_its_credential_expires() -> None:
+    session = new_session(guest_lifetime_ms=30_000, heartbeat_ms=60_000)
+    greeting = greet(session, hello_frame())
+    identity = session.identify(greeting.hello, Credentials(None, None), None, "g-1", WALL_MS)
+    assert isinstance(identity, Identity)
+    session.welcome(greeting, identity, WALL_MS, T0)
+    session.heard(T0)
+    assert session.check_silence(T0 + 1) == T0 + 30  # woken at the session's end
+    assert session.receive(encode(Ping(rid="p")), T0 + 29.9) == Ping(rid="p")
+    session.handled(T0 + 29.9)
+    ended = session.check_silence(T0 + 30)
+    closed_with(ended, CloseCode.UNAUTHORIZED, "unauthorized")
+    closed_with(
+        session.receive(encode(Ping(rid="q")), T0 + 30), CloseCode.UNAUTHORIZED, "unauthorized"
+    )
+
+
+def test_a_session_opened_before_a_revocation_is_refused() -> None:
+    stored = StoredSession(
+        "s-old", "g-ann", "Ann", guest=True, expires_ms=GUEST_ENDS, opened_ms=100
+    )
+    resume = hello_frame(resume_token=resume_token("s-old"))
+    refused = identify(new_session(), resume, stored, revoked_ms=101)
+    closed_with(refused, CloseCode.UNAUTHORIZED, "unauthorized")
+    after = identify(new_session(), resume, stored, revoked_ms=100)  # opened at that time
+    assert isinstance(after, Identity)
+    assert after.resumed
+
+
+def test_a_player_s_session_stored_without_an_end_is_not_resumed_without_a_token() -> None:
+    legacy = StoredSession("s-old", "bob", "Bob", guest=False)
+    refused = identify(new_session(), hello_frame(resume_token=resume_token("s-old")), legacy)
+    closed_with(refused, CloseCode.UNAUTHORIZED, "unauthorized")
+    guest = StoredSession("s-old", "g-ann", "Ann", guest=True)  # a guest's: a lifetime from now
+    resumed = identify(new_session(), hello_frame(resume_token=resume_token("s-old")), guest)
+    assert isinstance(resumed, Identity)
+    assert resumed.expires_ms == GUEST_ENDS
+
+
 def test_the_welcome_carries_a_resume_token_for_the_session() -> None:
-    session = new_session(heartbeat_ms=7000)
+    # A guest that outlives the resume token's own lifetime: the token's is the bound.
+    session = new_session(heartbeat_ms=7000, guest_lifetime_ms=2 * DAY_MS)
     greeting = greet(session, hello_frame(rid="h1"))
-    identity = session.identify(greeting.hello, Credentials(None, None), None, "g-1")
+    identity = session.identify(greeting.hello, Credentials(None, None), None, "g-1", WALL_MS)
     assert isinstance(identity, Identity)
     reply = session.welcome(greeting, identity, WALL_S * 1000 + 250)
     assert isinstance(reply, OkReply)

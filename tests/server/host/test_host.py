@@ -1,8 +1,10 @@
 """A table host that finds its table changed under it reloads it instead of stalling;
-it stores only the parts of its state a change touched, upgrading a table stored whole."""
+it stores only the parts of its state a change touched, upgrading a table stored whole
+or in the parts of an older format."""
 
 from __future__ import annotations
 
+import msgpack
 import pytest
 import redis.asyncio
 
@@ -10,7 +12,14 @@ from protocol.messages import Bet, BetPlaced, Join, Rebuy, SeatChange
 from server.app import App
 from server.host import encode_outbound, now_ms, pack_outbound
 from server.store.accounts import AccountStore
-from server.store.parts import CONFIG_PART, HEADER_PART, seat_part, stored_state, to_parts
+from server.store.parts import (
+    CONFIG_PART,
+    DEAL_PART,
+    HEADER_PART,
+    seat_part,
+    stored_state,
+    to_parts,
+)
 from server.store.tables import CommitStatus, TableStore
 from server.table import events as ev
 from server.table.machine import step
@@ -18,9 +27,9 @@ from tests.conftest import FAST_TABLES
 from tests.helpers import until, url
 from tests.server.conftest import StartApp
 from tests.server.helpers import Client, LostReplies, RecordedParts, assert_gapless, audit_report
-from tests.server.table.helpers import legacy_blob
+from tests.server.table.helpers import legacy_blob, legacy_parts
 
-EVERY_PART = {HEADER_PART, CONFIG_PART, *(seat_part(i) for i in range(6))}
+EVERY_PART = {HEADER_PART, DEAL_PART, CONFIG_PART, *(seat_part(i) for i in range(6))}
 
 
 @pytest.mark.asyncio
@@ -213,6 +222,63 @@ async def test_a_table_stored_whole_is_taken_over_and_stored_in_parts(
         seat = host.state.seats[2]
         assert seat is not None
         assert (seat.player, seat.balance) == (ann, 500)
+        report = await audit_report(redis_client)
+        assert report.ok, report.explain()
+    finally:
+        await bob.close()
+
+
+@pytest.mark.asyncio
+async def test_a_table_stored_in_format_2_parts_is_taken_over_and_stored_anew(
+    start_app: StartApp, redis_client: redis.asyncio.Redis
+) -> None:
+    """The servers before format 3 stored each record of the parts as a map keyed by
+    field name: such a table is read after an upgrade, its first commit writes every
+    part in format 3, and the commits after it write only what changed."""
+    first = await start_app()
+    ann = await seated_away(first, 2)
+    await first.stop()
+    # Rewrite the parts as those servers wrote them (the other fields are as they were).
+    tables = TableStore(redis_client)
+    stored = await tables.load("slow")
+    assert stored is not None
+    state = stored_state(stored)
+    key = tables.keys.table_state("slow")
+    old = legacy_parts(state)
+    await redis_client.hdel(key, *[f for f in await table_fields(redis_client) if b"." in f])
+    await redis_client.hset(key, mapping={f"s.{name}": part for name, part in old.items()})
+    stored = await tables.load("slow")
+    assert stored is not None
+    assert stored.parts == old
+    assert stored_state(stored) == state
+    report = await audit_report(redis_client)  # reads format 2 too
+    assert report.ok, report.explain()
+
+    second = await start_app()
+    host = second.hosts["slow"]
+    # Taken over in its betting phase, the table started that phase again (TakeOver):
+    # that first change wrote every part, in format 3.
+    taken = host.state
+    assert taken is not None
+    assert (taken.seats, taken.round_no) == (state.seats, state.round_no)
+    assert taken.version == state.version + 1
+    stored = await tables.load("slow")
+    assert stored is not None
+    assert set(stored.parts) == EVERY_PART
+    assert msgpack.unpackb(stored.parts[HEADER_PART])[0] == 3
+    assert all(msgpack.unpackb(stored.parts[seat_part(i)]) is None for i in (0, 1, 3, 4, 5))
+    assert msgpack.unpackb(stored.parts[seat_part(2)])[0] == ann  # an array, not a map
+    assert stored_state(stored) == host.state
+    recorded = RecordedParts(redis_client)
+    host.store = recorded
+    bob = await Client.hello(url(second))
+    try:
+        await bob.ok(Join, table_id="slow", buy_in=300, seat=4)
+        await bob.ok(Bet, table_id="slow", amount=100)
+        assert recorded.written == [{HEADER_PART, seat_part(4)}] * 2
+        stored = await tables.load("slow")
+        assert stored is not None
+        assert stored_state(stored) == host.state
         report = await audit_report(redis_client)
         assert report.ok, report.explain()
     finally:

@@ -41,12 +41,12 @@ async def test_every_lease_renewed_together_and_a_lost_one_reported_once(
     assert await store.acquire_lease("t5", "node-b", 60_000) is not None
 
     before = await evalsha_calls(redis_client)
-    pipelines = store._batch.pipelines
+    pipelines = store._lease_batch.pipelines
     await keeper.renew_now()
     # One call (on a cluster, one per slot, in one pipeline per node sent together).
     slots = {key_slot(store.keys.table_lease(f"t{i}")) for i in range(30)}
     assert await evalsha_calls(redis_client) - before == (len(slots) if redis_cluster else 1)
-    assert store._batch.pipelines - pipelines == 1
+    assert store._lease_batch.pipelines - pipelines == 1
     assert lost == ["t5"]
     await keeper.renew_now()
     assert lost == ["t5"]  # reported once, then no longer renewed
@@ -166,3 +166,35 @@ async def test_stop_releases_a_lease_still_held(redis_client: redis.asyncio.Redi
     await lease.stop()
     assert not lease.ready
     assert await store.lease_holder("t1") is None
+
+
+@pytest.mark.asyncio
+async def test_a_lease_handed_over_late_is_renewed_at_once(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    """A lease handed to the keeper when a third of its life has passed (its table
+    was slow to load) is renewed at once, not at the keeper's next cycle."""
+    store = TableStore(redis_client)
+    keeper = LeaseKeeper(store, "node-a", lease_ms=6_000)
+    keeper.start()
+    acquired = time.monotonic()
+    token = await store.acquire_lease("t1", "node-a", 6_000)
+    assert token is not None
+    key = store.keys.table_lease("t1")
+
+    async def a_third_gone() -> bool:
+        return await redis_client.pttl(key) <= 3_500
+
+    try:
+        await until(a_third_gone, what="a third of the lease to pass", within=10)
+        handed = time.monotonic()
+        keeper.hold("t1", token, lambda: None, acquired)
+
+        async def renewed() -> bool:
+            return await redis_client.pttl(key) > 4_500
+
+        await until(renewed, what="the renewal", within=10)
+        # The keeper's own cycle would have come a whole interval (2 s) after the last.
+        assert time.monotonic() - handed < 1.0
+    finally:
+        await keeper.stop()

@@ -22,7 +22,7 @@ from server.store.errors import StoreError
 from server.store.keys import APPLIED_TTL_MS, APPLIED_WINDOW, REQUEST_TTL_MS, Keys
 from server.store.requests import ClientRequest
 from server.store.tables import TableStore
-from server.store.transfers import LOG, Delivery, Incoming
+from server.store.transfers import LOG, Delivery, Incoming, pack_logs, read_logs
 from tests.helpers import until
 from tests.server.store.helpers import (
     T,
@@ -199,6 +199,29 @@ async def test_applied_keys_survive_a_window_boundary(
 
 
 @pytest.mark.asyncio
+async def test_the_bucket_two_windows_back_goes_when_a_window_opens(
+    store: TableStore, redis_client: redis.asyncio.Redis
+) -> None:
+    """The commit of a window's first version deletes the applied bucket two windows
+    back (never consulted again); the commits within a window leave it (and write
+    nothing for it)."""
+    token = await lease(store)
+    v = 2 * APPLIED_WINDOW - 2
+    assert (
+        await store.commit(T, token=token, expected_version=0, new_version=v, state={"h": b"a"})
+    ).ok
+    old = store.keys.applied(T, 0)
+    await redis_client.hset(old, "k0", "1-0")
+    assert (await next_commit(store, token, after=v, entries=[bet("k1", "ann", 1)])).ok
+    assert await redis_client.exists(old) == 1  # version 2w - 1: still window 1
+    assert (await next_commit(store, token, after=v + 1, entries=[bet("k2", "ann", 1)])).ok
+    assert await redis_client.exists(old) == 0  # version 2w opened window 2
+    assert await redis_client.hkeys(store.keys.applied(T, 1)) == [b"k1"]
+    assert await redis_client.hkeys(store.keys.applied(T, 2)) == [b"k2"]
+    assert 0 < await redis_client.pttl(store.keys.applied(T, 2)) <= APPLIED_TTL_MS
+
+
+@pytest.mark.asyncio
 async def test_duplicate_key_within_one_commit_is_applied_once(
     store: TableStore, accounts: AccountStore
 ) -> None:
@@ -357,7 +380,8 @@ def test_the_steps_lay_out_what_the_script_reads() -> None:
     """The commit's keys and arguments in the order of the ``COMMIT`` script's header
     (server/store/scripts.py): every key in the table's slot, 8 arguments per entry
     with its transfer (an id for chips from or to an account, the packed delivery for
-    chips to one), 2 per log; and its reply read back."""
+    chips to one), 2 for the game logs (one entry, named by the first one's transfer);
+    and its reply read back."""
     request = ClientRequest("bob", "s:1", b"fp", b"memo")
     entries = [buy_in("k1", "ann", 5), bet("k2", "ann", 3), cash_out("k3", "bob", 2)]
     logs = [("ann", b"log")]
@@ -401,16 +425,18 @@ def test_the_steps_lay_out_what_the_script_reads() -> None:
         commit_id="c",
     )
     header = [3, APPLIED_WINDOW, APPLIED_WINDOW + 1, 1, "t", 5, 6, "", APPLIED_TTL_MS]
-    header += [3, 1, 1, b"fp", b"memo", REQUEST_TTL_MS, "", ids[1], "c"]
+    header += [3, 1, 1, b"fp", b"memo", REQUEST_TTL_MS, "", ids[1], "c", ""]
     assert args == [
         *header,
         *("k1", "buy_in", "ann", 5, "account", "table", ids[0], b""),
         *("k2", "bet", "ann", 3, "table", "held", "", b""),
         *("k3", "cash_out", "bob", 2, "table", "account", ids[1], paid.pack()),
         *(9, b"e"),
-        *(ids[2], plan.logs[0].pack()),
+        *(ids[2], pack_logs(plan.logs)),
         *("s.h", b"H"),
     ]
+    assert read_logs(ids[2], pack_logs(plan.logs)) == plan.logs
+    assert read_logs(ids[2], plan.logs[0].pack()) == plan.logs  # as kept before
     ok = read_reply("t", [b"OK", 3, 0, ids[0].encode()])
     assert ok == CommitResult(CommitStatus.OK, applied=3, taken=(ids[0],))
     with pytest.raises(StoreError, match="after seq 4"):

@@ -34,7 +34,7 @@ async def test_many_leases_are_renewed_in_one_call_each_answered(
     assert all(token is not None for token in tokens)
     assert await store.renew_lease("t0", "node-a", tokens[0] or 0, 20_000)  # script loaded
     before = await evalsha_calls(redis_client)
-    pipelines = store._batch.pipelines
+    pipelines = store._lease_batch.pipelines
     leases = [(t, token or 0) for t, token in zip(tables, tokens, strict=True)]
     leases.insert(3, ("t9", (tokens[9] or 0) + 1))  # a stale token: refused, the rest unharmed
     results = await store.renew_leases("node-a", leases, 20_000)
@@ -43,7 +43,7 @@ async def test_many_leases_are_renewed_in_one_call_each_answered(
     # (one per node, sent together).
     calls = len({key_slot(store.keys.table_lease(t)) for t in tables}) if redis_cluster else 1
     assert await evalsha_calls(redis_client) - before == calls
-    assert store._batch.pipelines - pipelines == 1
+    assert store._lease_batch.pipelines - pipelines == 1
     assert 10_000 < await redis_client.pttl(store.keys.table_lease("t7")) <= 20_000
     assert await store.renew_leases("node-b", leases[:1], 20_000) == [False]  # not its own
 

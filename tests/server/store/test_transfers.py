@@ -22,7 +22,7 @@ from server.store.audit import AuditReport, audit
 from server.store.commit_script import CommitResult, CommitStatus
 from server.store.requests import ClientRequest
 from server.store.tables import StoredTable, TableStore
-from server.store.transfers import Delivery
+from server.store.transfers import LOG, Delivery
 from tests.server.store.helpers import Crash, CrashingStore, T, buy_in, cash_out
 
 ACCOUNT = 1000
@@ -274,3 +274,33 @@ async def test_game_logs_crashed_on_their_way_are_delivered_once_in_order(
     assert [o for o, _ in (await taking.history("ann")).items] == [3, 2, 1]
     assert len((await taking.history("bob")).items) == 3
     await checked(redis_client)
+
+
+@pytest.mark.asyncio
+async def test_game_logs_kept_one_a_field_by_earlier_versions_are_delivered(
+    store: TableStore, redis_client: redis.asyncio.Redis
+) -> None:
+    """Earlier versions kept each game log on its way in a field of its own (named by
+    its transfer id, the packed delivery): such logs left at an upgrade are delivered
+    and forgotten by the new holder's recovery, beside the entries of today."""
+    token = await take_over(store)
+    old = [Delivery(f"{T}.1.{i}.1.c", p, LOG, record=b"old %s" % p.encode()) for i, p in
+           enumerate(("ann", "bob"))]  # fmt: skip
+    await redis_client.hset(store.keys.logs_out(T), mapping={d.transfer_id: d.pack() for d in old})
+    result = await store.commit(
+        T,
+        token=token,
+        expected_version=0,
+        new_version=1,
+        state=parts(0),
+        logs=[("ann", b"new")],
+    )
+    assert result.ok
+    await store.drain()  # the commit's own log is delivered, and forgotten
+    found = await store.pending(T)
+    assert sorted(d.transfer_id for d in found.logs) == [old[0].transfer_id, old[1].transfer_id]
+    assert set(found.log_entries) == {old[0].transfer_id, old[1].transfer_id}
+    await store.recover(T)
+    assert not await store.pending(T)
+    assert [r for _, r in (await store.history("ann")).items] == [b"old ann", b"new"]
+    assert [r for _, r in (await store.history("bob")).items] == [b"old bob"]

@@ -12,6 +12,7 @@ from protocol.messages import Cards, Hidden, OkReply, Reveal, SeedReveal, Snapsh
 from protocol.structs import HistoryPage, RoundRecord
 from server.store.parts import (
     CONFIG_PART,
+    DEAL_PART,
     HEADER_PART,
     PENDING_CONFIG_PART,
     _plain,
@@ -61,9 +62,10 @@ def legacy_blob(state: TableState) -> bytes:
     return packed
 
 
-def plain_parts(state: TableState) -> dict[str, bytes]:
-    """Every part of ``state`` from the generic walk of the slots (what the
-    hand-written writers must give)."""
+def legacy_parts(state: TableState) -> dict[str, bytes]:
+    """Every part of ``state`` in format 2, each record a map keyed by field name, as
+    the first writer of parts gave them (the walk of the slots it was checked against,
+    and the bytes of ``tests/server/store/data/table_parts_v2.txt``)."""
     plain = _plain(state)
     header = {k: v for k, v in plain.items() if k not in ("config", "pending_config")}
     header["seats"] = len(state.seats)
@@ -75,6 +77,38 @@ def plain_parts(state: TableState) -> dict[str, bytes]:
         parts[PENDING_CONFIG_PART] = msgpack.packb(plain["pending_config"])
     for i, seat in enumerate(state.seats):
         parts[seat_part(i)] = msgpack.packb(_plain(seat))
+    return parts
+
+
+def _fields(record: object) -> list[object]:
+    """A record's slots in order, as plain data (a record of format 3)."""
+    return [_plain(getattr(record, name)) for name in type(record).__slots__]  # type: ignore[attr-defined]
+
+
+def plain_parts(state: TableState) -> dict[str, bytes]:
+    """Every part of ``state`` from the generic walk of the slots (what the
+    hand-written writers must give): format 3, each record an array of its slots, the
+    round's deal and results apart from the header."""
+
+    def walk(name: str) -> object:
+        if name == "seats":
+            return len(state.seats)
+        if name == "results":
+            return [_fields(r) for r in state.results]
+        return _plain(getattr(state, name))
+
+    deal = ("seed", "commitment", "hands", "dealer_low", "results")
+    configs = ("config", "pending_config")
+    header = [walk(n) for n in TableState.__slots__ if n not in deal and n not in configs]
+    parts = {
+        HEADER_PART: msgpack.packb([3, header]),
+        DEAL_PART: msgpack.packb([walk(n) for n in TableState.__slots__ if n in deal]),
+        CONFIG_PART: msgpack.packb(_plain(state.config)),
+    }
+    if state.pending_config is not None:
+        parts[PENDING_CONFIG_PART] = msgpack.packb(_plain(state.pending_config))
+    for i, seat in enumerate(state.seats):
+        parts[seat_part(i)] = msgpack.packb(None if seat is None else _fields(seat))
     return parts
 
 
@@ -159,6 +193,9 @@ class Harness:
             del stored[PENDING_CONFIG_PART]
         assert stored == plain_parts(after)
         changed = {HEADER_PART}
+        deal = ("seed", "commitment", "hands", "dealer_low", "results")
+        if any(getattr(after, n) is not getattr(before, n) for n in deal):
+            changed.add(DEAL_PART)
         if after.config is not before.config:
             changed.add(CONFIG_PART)
         if after.pending_config is not before.pending_config:
@@ -171,8 +208,10 @@ class Harness:
         # Unchanged records are not written (a record rebuilt equal is: a ClearBet with
         # no bet does that, a needless write but a harmless one).
         assert set(written) == changed
-        # A table stored whole, before parts, still reads the same.
+        # A table stored whole, before parts, still reads the same, and one stored in
+        # the parts of format 2.
         assert from_bytes(legacy_blob(after)) == evolve(after, pending_config=None)
+        assert from_parts(legacy_parts(after)) == after
 
 
 def deadline_phases(phase: Phase) -> set[Phase]:

@@ -1,0 +1,105 @@
+"""What differs between the archive's two databases: how to connect, the binary type,
+the parameter marks, how a transaction begins (see :mod:`server.archive.database`)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+class ArchiveError(Exception):
+    """The archive could not be opened (a bad URL, a missing driver, no database)."""
+
+
+def _driver_errors() -> tuple[type[Exception], ...]:
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - a dependency of the package
+        return (sqlite3.Error,)
+    return (sqlite3.Error, psycopg.Error)
+
+
+DATABASE_ERRORS: tuple[type[Exception], ...] = (ArchiveError, *_driver_errors())
+"""What a call of the archive may raise when the database fails."""
+
+
+class Dialect:
+    """What differs between the two databases."""
+
+    name = "sqlite"
+    blob = "BLOB"
+    lock = ""
+
+    def sql(self, text: str) -> str:
+        return text
+
+    def begin_write(self, conn: Any) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+
+    def begin_read(self, conn: Any) -> None:
+        conn.execute("BEGIN")
+
+    def begin_create(self, conn: Any) -> None:
+        """Begin the transaction that creates the tables, one process at a time."""
+        self.begin_write(conn)
+
+    def commit(self, conn: Any) -> None:
+        conn.execute("COMMIT")
+
+    def rollback(self, conn: Any) -> None:
+        if getattr(conn, "in_transaction", False):
+            conn.execute("ROLLBACK")
+
+
+class Postgres(Dialect):
+    name = "postgresql"
+    blob = "BYTEA"
+    lock = " FOR UPDATE"
+
+    def sql(self, text: str) -> str:
+        return text.replace("?", "%s")
+
+    def begin_write(self, conn: Any) -> None:
+        pass  # psycopg opens a transaction at the first statement
+
+    def begin_read(self, conn: Any) -> None:
+        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+
+    def begin_create(self, conn: Any) -> None:
+        # CREATE TABLE IF NOT EXISTS races with itself in another session.
+        conn.execute("SELECT pg_advisory_xact_lock(7231017)")
+
+    def commit(self, conn: Any) -> None:
+        conn.commit()
+
+    def rollback(self, conn: Any) -> None:
+        conn.rollback()
+
+
+def connect_sqlite(path: Path) -> Callable[[], Any]:
+    def connect() -> Any:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+        # Changing the journal's mode takes a lock that the busy timeout does not wait
+        # for: set only where it is not WAL yet (once per file).
+        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            conn.execute("PRAGMA journal_mode=WAL")
+        # Durable at each commit: Redis drops what it copied right after.
+        conn.execute("PRAGMA synchronous=FULL")
+        return conn
+
+    return connect
+
+
+def connect_postgres(url: str) -> Callable[[], Any]:
+    try:
+        import psycopg
+    except ImportError as exc:  # pragma: no cover - a dependency of the package
+        raise ArchiveError("a PostgreSQL archive needs the psycopg package") from exc
+
+    def connect() -> Any:
+        return psycopg.connect(url, autocommit=False, connect_timeout=10)
+
+    return connect

@@ -1,0 +1,311 @@
+"""The archiver: one pass moves what is older than the retention window out of Redis.
+
+A pass, in order (docs/DESIGN.md, "The archive"):
+
+1. Each ledger stream (:func:`~server.store.ledgers.ledger_sources`, the names of
+   :meth:`~server.store.keys.Keys.ledger_streams`) the archive has no checkpoint of yet
+   gets its first: zero, when the stream holds every entry ever appended to it; else
+   its owner's own totals (the table's state, or the account's balance and totals) as
+   of the same instant, positioned at the stream's last entry (the stream had been
+   trimmed by its length bound before the archive began).
+2. Each ledger stream, in its own id order: the players named by the entries appended
+   since the last pass are noted (their game logs have new records), with how far the
+   stream was read.
+3. Each ledger stream again, in batches: the entries appended before the window are
+   stored in the archive, and added to the stream's checkpoint, in one transaction;
+   once it is committed, Redis drops them (``XTRIM MINID``, exactly). A closed guest's
+   ledger, once all in the archive, is deleted.
+4. The game logs of the players noted: the records older than the window (and any
+   beyond half the list's cap), from the oldest, but never the newest one (the next
+   record's number follows it) nor one its table may still deliver again, are stored,
+   then dropped from Redis; a player whose list holds nothing more to move is no
+   longer noted.
+5. Idle guests: their game logs are stored, then their account is closed in one
+   script in the player's slot (its chips go back outside by an entry of its own
+   ledger, which a later pass archives).
+
+Every step is repeatable: a crash (or a failure) between storing and dropping leaves
+records in both places, and the next pass stores them again (the primary keys absorb
+them: a checkpoint adds only entries after its position) and drops them. ``crash``
+is called at each point between two steps with the point's name (the tests make it
+fail there).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import redis.asyncio
+
+from server.archive.database import Archive
+from server.archive.dialects import ArchiveError
+from server.gamelog import record_ended_ms, record_table
+from server.store.archiving import ArchivingCalls, LedgerStart
+from server.store.audit import TableMoney
+from server.store.guests import Closing, GuestStore
+from server.store.keys import DEFAULT_KEYS, Keys
+from server.store.ledgers import LedgerSource, ledger_sources
+from server.store.records import CREDITED, REMOVED, LogRow, StreamCheckpoint, parse_id
+from server.store.replies import as_int, as_str
+from server.store.tables import DEFAULT_LOG_CAP, stored_table
+from server.table.ledger import Pot
+
+log = logging.getLogger(__name__)
+
+CRASH_POINTS = (
+    "checkpoint-started",
+    "ledger-stored",
+    "ledger-trimmed",
+    "logs-stored",
+    "logs-trimmed",
+    "guest-logs-stored",
+    "guest-closed",
+)
+"""The points between two steps of a pass, in order (see the module docstring)."""
+
+
+def _no_crash(point: str) -> None:
+    del point
+
+
+def wall_ms() -> int:
+    """Epoch milliseconds (entry ids and game logs are stamped with them)."""
+    return int(time.time() * 1000)
+
+
+@dataclass(slots=True)
+class PassReport:
+    """What one pass moved."""
+
+    ledger: int = 0  # entries stored and added to the checkpoint
+    trimmed: int = 0  # entries dropped from Redis
+    logs: int = 0  # game logs dropped from Redis once stored
+    guests_closed: int = 0
+    chips_out: int = 0  # chips of closed guest accounts, taken back out
+    guests: int = 0  # guests listed after the pass
+
+    def moved(self) -> bool:
+        """Whether anything moved."""
+        return bool(self.trimmed or self.logs or self.guests_closed)
+
+    def summary(self) -> str:
+        """One line for a log."""
+        return (
+            f"archived {self.ledger} ledger entries (dropped {self.trimmed} from Redis), "
+            f"{self.logs} game logs; closed {self.guests_closed} idle guests "
+            f"({self.chips_out} chips out); {self.guests} guests"
+        )
+
+
+class Archiver:
+    """Moves ledger entries and game logs older than ``after_ms`` from ``client`` (a
+    bytes client) to ``archive``, and closes guests idle for ``guest_idle_ms`` (None:
+    never). ``table_money`` reads a stored table's money (for a stream's first checkpoint).
+    ``batch``: entries or players per step. ``log_cap``: the game logs' cap in Redis
+    (records beyond half of it move whatever their age, before the cap drops them).
+    """
+
+    def __init__(
+        self,
+        client: redis.asyncio.Redis,
+        archive: Archive,
+        table_money: TableMoney,
+        *,
+        after_ms: int,
+        guest_idle_ms: int | None = None,
+        keys: Keys = DEFAULT_KEYS,
+        batch: int = 1000,
+        log_cap: int = DEFAULT_LOG_CAP,
+        clock: Callable[[], int] = wall_ms,
+        crash: Callable[[str], None] = _no_crash,
+    ) -> None:
+        if after_ms < 0 or batch < 1:
+            raise ValueError("the window is not negative and a batch holds something")
+        self.redis = client
+        self.archive = archive
+        self.table_money = table_money
+        self.after_ms = after_ms
+        self.guest_idle_ms = guest_idle_ms
+        self.keys = keys
+        self.batch = batch
+        self.log_keep = max(1, log_cap // 2)
+        self.clock = clock
+        self.crash = crash
+        self.calls = ArchivingCalls(client, keys=keys)
+        self.guests = GuestStore(client, keys=keys)
+        self._started = False
+        self._known: set[str] = set()  # streams the archive has a checkpoint of
+
+    async def run_once(self) -> PassReport:
+        """One pass (see the module docstring): everything old enough now is moved."""
+        now = self.clock()
+        cutoff = now - self.after_ms
+        report = PassReport()
+        await self._start()
+        found = await ledger_sources(self.redis, self.keys)
+        for source in found:
+            await self._start_stream(source)
+        for source in found:
+            await self._note_players(source.stream)
+        for source in found:
+            await self._move_ledger(source, cutoff, report)
+        await self._move_logs(cutoff, report)
+        if self.guest_idle_ms is not None:
+            await self._close_guests(now - self.guest_idle_ms, now, report)
+        report.guests = await self.guests.count()
+        return report
+
+    # --- 1. the checkpoints ---------------------------------------------------------
+
+    async def _start(self) -> None:
+        if self._started:
+            return
+        # One Redis, one archive: records moved to two would be found in neither.
+        mine = await self.archive.identity()
+        key = self.keys.archive_identity()
+        await self.redis.set(key, mine, nx=True)
+        theirs = await self.redis.get(key)
+        if theirs is not None and as_str(theirs) != mine:
+            raise ArchiveError(
+                f"this Redis's records go to another archive ({as_str(theirs)}, not {mine}): "
+                "give every node the same --archive-url (PostgreSQL for several nodes)"
+            )
+        self._known = set(await self.archive.checkpoints())
+        self._started = True
+
+    async def _start_stream(self, source: LedgerSource) -> None:
+        if source.stream in self._known:
+            return
+        first = self.first_checkpoint(source, await self.calls.ledger_start(source))
+        if await self.archive.start_stream(first):
+            kind = "zero" if first.baseline_ms is None else "its owner's totals"
+            log.info("archive: %s starts from %s", source.stream, kind)
+        self._known.add(source.stream)
+        self.crash("checkpoint-started")
+
+    def first_checkpoint(self, source: LedgerSource, start: LedgerStart) -> StreamCheckpoint:
+        """Zero if the stream holds every entry ever appended to it, else its owner's
+        totals as of the same instant, positioned at the stream's last entry."""
+        if start.complete:
+            return StreamCheckpoint(source.stream)
+        pots: Counter[str] = Counter()
+        if source.table:
+            state = stored_table(start.owner)
+            if state is not None:
+                on_tables, held, house = self.table_money(state)
+                pots.update({Pot.TABLE.value: on_tables, Pot.HELD.value: held})
+                pots[Pot.HOUSE.value] = house
+        else:
+            fields = {as_str(k): as_int(v) for k, v in start.owner.items() if k != b"guest"}
+            pots[Pot.ACCOUNT.value] = fields.get("balance", 0)
+            pots[CREDITED] = fields.get("in", 0)
+            pots[REMOVED] = fields.get("out", 0)
+        return StreamCheckpoint(
+            source.stream,
+            position=parse_id(start.last) if start.last else (0, 0),
+            entries=start.appended,
+            pots=pots,
+            baseline_ms=self.clock(),
+        )
+
+    # --- 2. who has new game logs ---------------------------------------------------
+
+    async def _note_players(self, stream: str) -> None:
+        after = await self.archive.log_cursor(stream) or (0, 0)
+        while True:
+            rows = await self.calls.entries_after(stream, after, "+", count=self.batch, pages=1)
+            if not rows:
+                return
+            after = rows[-1].entry_id
+            await self.archive.note_log_players(stream, {r.player for r in rows}, after)
+            if len(rows) < self.batch:
+                return
+
+    # --- 3. the ledger --------------------------------------------------------------
+
+    async def _move_ledger(self, source: LedgerSource, cutoff: int, report: PassReport) -> None:
+        stream, moved = source.stream, False
+        while True:
+            rows = await self.calls.old_entries(stream, cutoff, self.batch)
+            if rows:
+                report.ledger += await self.archive.put_ledger(rows)
+                self.crash("ledger-stored")
+                report.trimmed += await self.calls.trim_stream(stream, rows[-1].entry_id)
+                self.crash("ledger-trimmed")
+                moved = True
+            if len(rows) < self.batch:
+                break
+        if moved and not source.table:  # a closed guest's, all archived: nothing stays
+            await self.calls.drop_closed_ledger(source.owner)
+
+    # --- 4. game logs ---------------------------------------------------------------
+
+    async def _move_logs(self, cutoff: int, report: PassReport) -> None:
+        after = ""
+        on_their_way: dict[str, set[bytes]] = {}  # per table, read once a pass
+        while True:
+            players = await self.archive.log_players(after, self.batch)
+            done = [p for p in players if await self._move_log(p, cutoff, report, on_their_way)]
+            await self.archive.forget_log_players(done)
+            if len(players) < self.batch:
+                return
+            after = players[-1]
+
+    async def _move_log(
+        self, player: str, cutoff: int, report: PassReport, on_their_way: dict[str, set[bytes]]
+    ) -> bool:
+        """Move ``player``'s old game logs; whether nothing more is left to move."""
+        items = await self.calls.game_log(player)  # newest first
+        older = items[1:]  # the newest one stays
+        rows: list[LogRow] = []
+        # From the oldest, while old enough (or too many): the run moved is the list's
+        # tail, so that dropping "up to the last ordinal moved" drops only these.
+        for ordinal, record in reversed(older):
+            ended = record_ended_ms(record)
+            if ended >= cutoff and len(items) - len(rows) <= self.log_keep:
+                break
+            table_id = record_table(record) or ""
+            if table_id not in on_their_way:
+                on_their_way[table_id] = await self.calls.logs_on_their_way([table_id])
+            if record in on_their_way[table_id]:
+                # Its table may deliver it again: the player's list must still show it
+                # (delivered once by its record among the newest), until the table
+                # forgets it.
+                break
+            rows.append(LogRow(player, ordinal, table_id, ended, record))
+        if rows:
+            await self.archive.put_logs(rows)
+            self.crash("logs-stored")
+            report.logs += await self.calls.trim_game_log(player, rows[-1].ordinal)
+            self.crash("logs-trimmed")
+        return len(rows) == len(older)
+
+    # --- 5. idle guests -------------------------------------------------------------
+
+    async def _close_guests(self, before: int, now: int, report: PassReport) -> None:
+        left = 0  # idle guests left listed this pass (a game log came meanwhile)
+        while True:
+            idle = await self.guests.idle(before, self.batch, skip=left)
+            for player in idle:
+                items = await self.calls.game_log(player)
+                rows = [
+                    LogRow(player, o, record_table(r) or "", record_ended_ms(r), r)
+                    for o, r in items
+                ]
+                if rows:
+                    await self.archive.put_logs(rows)
+                self.crash("guest-logs-stored")
+                newest = items[0][0] if items else 0
+                closed = await self.guests.close(player, before, newest, now)
+                self.crash("guest-closed")
+                if closed.outcome is Closing.CLOSED:
+                    report.guests_closed += 1
+                    report.chips_out += closed.value
+                elif closed.outcome is Closing.LOGS:
+                    left += 1
+            if len(idle) < self.batch:
+                return

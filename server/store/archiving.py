@@ -1,0 +1,136 @@
+"""Redis's side of the archive: reading what is old enough to move, and removing it
+once the archive holds it.
+
+Moving is exactly-once because the two sides are idempotent and ordered: the archive
+stores each ledger entry under its stream and entry id, and each game log under its
+player and ordinal (a second copy is absorbed by the primary key); only after the
+archive's transaction is committed does Redis drop what it copied, up to the last id
+(or ordinal) copied. A crash between the two leaves records in both places, which the
+next pass copies again (absorbed) and then removes (docs/DESIGN.md, "The archive").
+
+Every call touches one key or one owner's keys (one slot of a Redis Cluster); the
+streams are those :mod:`server.store.ledgers` lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import redis.asyncio
+
+from server.store.archive_scripts import DROP_CLOSED_LEDGER, LEDGER_START, TRIM_LOG
+from server.store.history import ORDINAL_BYTES
+from server.store.keys import DEFAULT_KEYS, Keys
+from server.store.ledgers import LedgerSource
+from server.store.records import LedgerRow, StreamId, format_id, next_id
+from server.store.replies import as_bytes, as_int, as_str, stream_entries
+from server.store.transfers import read_logs
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerStart:
+    """A ledger stream as of one instant, where the archive starts it: entries ever
+    appended to it (its owner's ``n``), entries it holds, its last id ('' : none), and
+    its owner's hash (a table's state and totals, or an account's)."""
+
+    appended: int
+    held: int
+    last: str
+    owner: dict[bytes | str, bytes | str]
+
+    @property
+    def complete(self) -> bool:
+        """Whether the stream holds every entry ever appended to it."""
+        return self.held == self.appended
+
+
+class ArchivingCalls:
+    """What the archiver asks of Redis (a bytes client)."""
+
+    def __init__(self, client: redis.asyncio.Redis, *, keys: Keys = DEFAULT_KEYS) -> None:
+        self.redis = client
+        self.keys = keys
+        self._trim_log = client.register_script(TRIM_LOG)
+        self._start = client.register_script(LEDGER_START)
+        self._drop = client.register_script(DROP_CLOSED_LEDGER)
+
+    async def ledger_start(self, source: LedgerSource) -> LedgerStart:
+        """``source``'s stream as of one instant (one script in its owner's slot)."""
+        k = self.keys
+        owner = k.table_state(source.owner) if source.table else k.account(source.owner)
+        appended, held, last, fields = await self._start(keys=[owner, source.stream])
+        pairs: Any = fields
+        return LedgerStart(
+            as_int(appended),
+            as_int(held),
+            as_str(last),
+            dict(zip(pairs[::2], pairs[1::2], strict=True)),
+        )
+
+    async def drop_closed_ledger(self, player: str) -> bool:
+        """Delete ``player``'s ledger stream if the account is closed and the archive
+        holds all of it (the stream is empty); whether it was deleted."""
+        k = self.keys
+        return bool(await self._drop(keys=[k.account(player), k.account_ledger(player)]))
+
+    async def logs_on_their_way(self, table_ids: Iterable[str]) -> set[bytes]:
+        """The game logs that these tables still have to deliver (their players may
+        get them again: one of those is not to leave Redis yet, see
+        :data:`~server.store.account_scripts.LOG_WINDOW`)."""
+        found: set[bytes] = set()
+        for table_id in sorted(set(table_ids)):
+            pending = await self.redis.hgetall(self.keys.logs_out(table_id))
+            for name, raw in pending.items():  # a commit's logs, or one log (earlier)
+                found.update(d.record for d in read_logs(as_str(name), raw))
+        return found
+
+    async def old_entries(self, stream: str, before_ms: int, count: int) -> list[LedgerRow]:
+        """Up to ``count`` of the oldest entries of ``stream`` appended before
+        ``before_ms`` (epoch ms: the entry ids' time), oldest first."""
+        reply = await self.redis.xrange(stream, min="-", max=f"({before_ms}-0", count=count)
+        return [LedgerRow.from_fields(stream, i, f) for i, f in stream_entries(reply)]
+
+    async def entries_after(
+        self,
+        stream: str,
+        after: StreamId,
+        through: str | None,
+        count: int = 5000,
+        pages: int | None = None,
+    ) -> list[LedgerRow]:
+        """Every entry of ``stream`` after id ``after`` up to id ``through`` (``+``: the
+        last; None: none), read in pages of ``count`` (at most ``pages`` of them)."""
+        rows: list[LedgerRow] = []
+        if through is None:
+            return rows
+        start = "(" + format_id(after)
+        while True:
+            reply = await self.redis.xrange(stream, min=start, max=through, count=count)
+            page = [LedgerRow.from_fields(stream, i, f) for i, f in stream_entries(reply)]
+            rows += page
+            if pages is not None:
+                pages -= 1
+            if len(page) < count or pages == 0:
+                return rows
+            start = "(" + format_id(page[-1].entry_id)
+
+    async def trim_stream(self, stream: str, through: StreamId) -> int:
+        """Remove every entry of ``stream`` up to id ``through`` (exactly, not ``~``);
+        how many were removed."""
+        minid = format_id(next_id(through))
+        return int(await self.redis.xtrim(stream, minid=minid, approximate=False))
+
+    async def game_log(self, player: str) -> list[tuple[int, bytes]]:
+        """``player``'s game logs in Redis, ``(ordinal, record)``, newest first."""
+        raw = await self.redis.lrange(self.keys.game_log(player), 0, -1)
+        return [
+            (int.from_bytes(item[:ORDINAL_BYTES], "big"), item[ORDINAL_BYTES:])
+            for item in map(as_bytes, raw)
+        ]
+
+    async def trim_game_log(self, player: str, through: int) -> int:
+        """Remove ``player``'s game logs numbered up to ``through``, but never the newest
+        one; how many were removed."""
+        return int(await self._trim_log(keys=[self.keys.game_log(player)], args=[through]))
