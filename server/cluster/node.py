@@ -106,7 +106,7 @@ class Cluster:
             on_placed=self._placed,
             on_lapsed=self._lapsed,
             on_handed_over=self._handed_over,
-            on_gone=self._gone,
+            on_changed=self._nodes_changed,
         )
         self.relay = Relay(pubsub_client, self._reconnected)
         self.publisher = Publisher(self.store, instance, self._alone)
@@ -350,10 +350,11 @@ class Cluster:
         if self.router is not None:
             self.router.resettle()
 
-    def _gone(self, instances: list[str]) -> None:
-        log.info("nodes no longer live: %s", ", ".join(instances))
-        if self.router is not None:
-            self.router.nodes_gone()
+    def _nodes_changed(self, came: list[str], gone: list[str]) -> None:
+        if gone:
+            log.info("nodes no longer live: %s", ", ".join(gone))
+        if self.router is not None and not self.membership.draining:
+            self.router.nodes_changed(came=bool(came), gone=bool(gone))
 
     def _reconnected(self) -> None:
         self.feeds.reconnected()

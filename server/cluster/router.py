@@ -260,17 +260,20 @@ class Router:
             except Exception:
                 log.exception("player %s not settled", player)
 
-    def nodes_gone(self) -> None:
-        """Some nodes are no longer live (dead, or drained): at every table held here,
-        have the seats that say connected, of players with no connection here, settled
-        (docs/DESIGN.md, "Several nodes on one Redis"). A table that stays where it is
-        has no taking over to do it, and a taking over done while a dead node still
-        counted as live counted its players connected."""
-        task = asyncio.create_task(self._nodes_gone(), name="nodes-gone")
+    def nodes_changed(self, *, came: bool, gone: bool) -> None:
+        """Other nodes count live from now (``came``: registered, or back) or no longer
+        (``gone``: dead, or drained): at every table held here, have the seats of
+        players with no connection here that may change settled, the away ones if
+        some came, the connected ones if some went (docs/DESIGN.md, "Several nodes on
+        one Redis"). A table that stays where it is has no taking over to do it, a
+        taking over done while a dead node still counted as live counted its players
+        connected, and a node back may have asked for its players' seats before it
+        counted here."""
+        task = asyncio.create_task(self._settle_held(came, gone), name="nodes-changed")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _nodes_gone(self) -> None:
+    async def _settle_held(self, came: bool, gone: bool) -> None:
         for host in list(self.hosts.values()):
             state = host.state
             if not host.ready or state is None:
@@ -278,7 +281,7 @@ class Router:
             players = [
                 seat.player
                 for _, seat in state.occupied()
-                if seat.connected and seat.player not in self.presence.by_player
+                if (gone if seat.connected else came) and seat.player not in self.presence.by_player
             ]
             for player in players:
                 try:
