@@ -18,6 +18,12 @@ T = TypeVar("T")
 TIMEOUT = 10.0
 """The default bound of every wait, in seconds."""
 
+STEADY_LEASE_MS = 10_000
+"""The lease of an in-process server that only serves the test (the clients' and the
+browser's tests). It shares its event loop with the app driven by the test, and on a
+loaded machine a stall of a second lost the 1.5 s lease of ``server_settings``: the
+table went away for a moment, and a bet or a set hand got ``unavailable``."""
+
 
 def url(app: App) -> str:
     """The WebSocket URL of an in-process server (it listens on the loopback address)."""

@@ -56,17 +56,26 @@ class LobbyScreen(Screen[None]):
         self.update_status()
         self.update_account()
 
+    def drawn(self) -> bool:
+        """Whether the widgets are there: not before compose, nor while the app is torn
+        down. Balances and the connection's news keep coming then (a balance read as
+        the app shut down crashed the client); the next drawing shows them."""
+        return bool(self.query("#tables"))
+
     def update_status(self) -> None:
-        """The connection line."""
+        """The connection line (nothing while not :meth:`drawn`)."""
         app = self.app
         assert isinstance(app, PaigowBase)
-        self.query_one("#status", Static).update(app.connection_text())
+        if self.drawn():
+            self.query_one("#status", Static).update(app.connection_text())
 
     def update_account(self) -> None:
-        """The account line, from the app's last known balances."""
+        """The account line, from the app's last known balances (nothing while not
+        :meth:`drawn`)."""
         app = self.app
         assert isinstance(app, PaigowBase)
-        self.query_one("#account", Static).update(app.account_text())
+        if self.drawn():
+            self.query_one("#account", Static).update(app.account_text())
 
     def action_refresh(self) -> None:
         """Reload the table list and the balances."""
@@ -90,6 +99,8 @@ class LobbyScreen(Screen[None]):
         with contextlib.suppress(ClientError, TimeoutError):
             self.summaries = list(await app.client.list_tables())
         await app.refresh_balance()
+        if not self.drawn():
+            return
         table = self.query_one("#tables", DataTable)
         row = table.cursor_row
         table.clear()
@@ -111,6 +122,8 @@ class LobbyScreen(Screen[None]):
 
     def selected(self) -> TableSummary | None:
         """The table under the cursor."""
+        if not self.drawn():
+            return None
         table = self.query_one("#tables", DataTable)
         if not self.summaries or table.cursor_row >= len(self.summaries):
             return None

@@ -106,6 +106,7 @@ class Cluster:
             on_placed=self._placed,
             on_lapsed=self._lapsed,
             on_handed_over=self._handed_over,
+            on_changed=self._nodes_changed,
         )
         self.relay = Relay(pubsub_client, self._reconnected)
         self.publisher = Publisher(self.store, instance, self._alone)
@@ -266,8 +267,16 @@ class Cluster:
             await self.membership.beat()
 
     def unheld(self) -> list[str]:
-        """The tables no live node holds now (as last known)."""
-        return [t for t in self.membership.unheld() if not self.hosts[t].ready]
+        """The tables no live node holds now (as last known). A table whose lease is
+        this node's is held once its host is ready: between the two it is being loaded
+        (and told it was taken over), and a start that counted it held returned before
+        the table was served here."""
+        membership = self.membership
+        return [
+            t
+            for t in membership.table_ids
+            if not self.hosts[t].ready and membership.holder(t) in (None, self.instance)
+        ]
 
     async def stop(self) -> None:
         """Stop everything (after the hosts stopped), the last publications sent."""
@@ -340,6 +349,12 @@ class Cluster:
         future.add_done_callback(lambda f: f.cancelled() or f.exception())
         if self.router is not None:
             self.router.resettle()
+
+    def _nodes_changed(self, came: list[str], gone: list[str]) -> None:
+        if gone:
+            log.info("nodes no longer live: %s", ", ".join(gone))
+        if self.router is not None and not self.membership.draining:
+            self.router.nodes_changed(came=bool(came), gone=bool(gone))
 
     def _reconnected(self) -> None:
         self.feeds.reconnected()

@@ -12,7 +12,9 @@ reads and writes after it, on the shared pool, never delay the next one.
 A node whose registration ran out while it was alive (paused, or cut off from Redis)
 was taken for dead meanwhile: the others took its tables and marked its players away.
 When it is back it says so (``on_lapsed``), so that its players' seats are brought in
-line again.
+line again. Each change of the other live nodes (one registered, back, dead, or
+drained) is said too (``on_changed``), once this node counts them so: the seats of
+their players at the tables held here are brought in line then.
 """
 
 from __future__ import annotations
@@ -47,9 +49,12 @@ class Membership:
         on_placed: Callable[[], None],
         on_lapsed: Callable[[], None],
         on_handed_over: Callable[[str, str], None],
+        on_changed: Callable[[list[str], list[str]], None],
     ) -> None:
         """``on_placed()``: the placement changed. ``on_handed_over(table_id, to)``: a
-        table was given up for node instance ``to``."""
+        table was given up for node instance ``to``. ``on_changed(came, gone)``: other
+        node instances counted live from now, and no longer (told after :attr:`live`
+        says so)."""
         self.store = store
         self.tables = tables
         self.table_ids = sorted(table_ids)
@@ -59,6 +64,7 @@ class Membership:
         self.on_placed = on_placed
         self.on_lapsed = on_lapsed
         self.on_handed_over = on_handed_over
+        self.on_changed = on_changed
         self.live: list[str] = []
         """The live node instances (this one included while it is registered), sorted."""
         self.placed: dict[str, str] = {}
@@ -165,9 +171,14 @@ class Membership:
     def _place(self, instances: list[str]) -> None:
         if instances == self.live and self.placed:
             return
+        before, after = set(self.live), set(instances)
         self.live = instances
         self.placed = assign(self.table_ids, instances)
         self.on_placed()
+        came = sorted(after - before - {self.instance})
+        gone = sorted(before - after - {self.instance})
+        if came or gone:
+            self.on_changed(came, gone)
 
     async def _read_holders(self, live: LiveNodes) -> None:
         found = await self.tables.lease_holders(self.table_ids)

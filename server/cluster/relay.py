@@ -106,12 +106,15 @@ class Relay:
             raise
 
     async def forget(self, channel: str) -> None:
-        """Stop hearing ``channel``."""
+        """Stop hearing ``channel``. A :meth:`listen` to it still waiting for Redis's
+        confirmation returns: the channel was forgotten meanwhile. (Cancelling the
+        confirmation it waits for raised ``CancelledError`` in the caller: a client's
+        connection handler, which websockets then closed with 1011.)"""
         if self._handlers.pop(channel, None) is None or self._pubsub is None:
             return
         future = self._confirmed.pop(channel, None)
-        if future is not None:
-            future.cancel()
+        if future is not None and not future.done():
+            future.set_result(None)
         with contextlib.suppress(RedisError, OSError):
             await self._pubsub.unsubscribe(channel)
 

@@ -260,6 +260,36 @@ class Router:
             except Exception:
                 log.exception("player %s not settled", player)
 
+    def nodes_changed(self, *, came: bool, gone: bool) -> None:
+        """Other nodes count live from now (``came``: registered, or back) or no longer
+        (``gone``: dead, or drained): at every table held here, have the seats of
+        players with no connection here that may change settled, the away ones if
+        some came, the connected ones if some went (docs/DESIGN.md, "Several nodes on
+        one Redis"). A table that stays where it is has no taking over to do it, a
+        taking over done while a dead node still counted as live counted its players
+        connected, and a node back may have asked for its players' seats before it
+        counted here."""
+        task = asyncio.create_task(self._settle_held(came, gone), name="nodes-changed")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _settle_held(self, came: bool, gone: bool) -> None:
+        for host in list(self.hosts.values()):
+            state = host.state
+            if not host.ready or state is None:
+                continue
+            players = [
+                seat.player
+                for _, seat in state.occupied()
+                if (gone if seat.connected else came) and seat.player not in self.presence.by_player
+            ]
+            for player in players:
+                try:
+                    if not await self.presence.settle(host, player):
+                        break  # no longer held here: its next holder settles it
+                except Exception:
+                    log.exception("table %s: player %s not settled", host.table_id, player)
+
     async def held_elsewhere(self, table_id: str) -> None:
         """Another node holds ``table_id`` now: attach the connections waiting for it."""
         await self.presence.held_elsewhere(table_id)

@@ -349,14 +349,17 @@ dealing_ms = 100
 setting_ms = {setting_ms}
 revealing_ms = 150
 settling_ms = 150
-grace_ms = 5000
+grace_ms = {grace_ms}
 """
 
 
-def quick_tables(*ids: str, betting_ms: int = 3000, setting_ms: int = 3000) -> str:
+def quick_tables(
+    *ids: str, betting_ms: int = 3000, setting_ms: int = 3000, grace_ms: int = 5000
+) -> str:
     """A tables file with one quick table per id."""
     return "".join(
-        QUICK_TABLES.format(id=i, betting_ms=betting_ms, setting_ms=setting_ms) for i in ids
+        QUICK_TABLES.format(id=i, betting_ms=betting_ms, setting_ms=setting_ms, grace_ms=grace_ms)
+        for i in ids
     )
 
 

@@ -22,6 +22,7 @@ from protocol.messages import (
     HandSet,
     HouseWay,
     Join,
+    PhaseChange,
     Results,
     Reveal,
     SeatChange,
@@ -30,6 +31,8 @@ from protocol.messages import (
     Watch,
 )
 from protocol.structs import Balances, HandChoice
+from server.cluster.placement import assign
+from server.store.cluster import ClusterStore
 from server.store.parts import stored_state
 from server.store.tables import TableStore
 from tests.server.helpers import (
@@ -88,17 +91,30 @@ def start(
     betting_ms: int = 5000,
     grace_ms: int = 30_000,
     port: int = 0,
+    name: str | None = None,
 ) -> ServerProcess:
     tables = tmp_path / "tables.toml"
     tables.write_text(
         TABLES.format(setting_ms=setting_ms, betting_ms=betting_ms, grace_ms=grace_ms)
     )
     args = server_args(
-        redis_url, tables, tmp_path / "data", secret=SECRET, lease_ms=lease_ms, port=port
+        redis_url,
+        tables,
+        tmp_path / "data",
+        secret=SECRET,
+        lease_ms=lease_ms,
+        port=port,
+        extra=["--node-name", name] if name else (),
     )
     process = ServerProcess(args, tmp_path / f"server-{len(processes)}.log")
     processes.append(process)
     return process
+
+
+def phase_of(client: Client, table_id: str) -> str | None:
+    """The phase ``client`` last heard of at ``table_id``, from a snapshot or an event."""
+    heard = [m.phase for m in client.table(table_id) if isinstance(m, Snapshot | PhaseChange)]
+    return heard[-1] if heard else None
 
 
 def audit_passes(redis_url: str) -> str:
@@ -495,6 +511,80 @@ async def test_a_player_cut_off_by_a_kill_during_betting_keeps_the_seat(
         assert snap.your_seat == 1
         await back.wait(lambda: seat_status(back, "k", 1) == "playing")
         await returned.ok(Bet, table_id="k", amount=50)
+        await close_all(clients)
+        assert audit_passes(redis_url).strip().endswith("audit passed")
+    finally:
+        await close_all(clients)
+
+
+@pytest.mark.asyncio
+async def test_a_player_counted_at_the_deal_through_a_dead_node_still_keeps_the_seat(
+    redis_url: str,
+    redis_client: redis.asyncio.Redis,
+    tmp_path: Path,
+    processes: list[ServerProcess],
+) -> None:
+    """The restarted server takes the table over while the dead one still counts as
+    live (its registration has not run out; held here for as long as the test needs):
+    p1, whose entry says connected there, is counted connected, and the round p0 bet in
+    is dealt with p1 missing it. When the dead node stops counting, the holder marks p1
+    away, which clears the miss: p1 keeps the seat past the end of the round
+    (docs/RULES.md, "Disconnection"). (Before, nobody told the table, and p1 was stood
+    up at the end of the round.)"""
+
+    def launch(name: str, port: int = 0) -> ServerProcess:
+        return start(
+            processes,
+            redis_url,
+            tmp_path,
+            setting_ms=30_000,
+            lease_ms=1000,
+            betting_ms=3000,
+            grace_ms=60_000,
+            name=name,
+            port=port,
+        )
+
+    # The placement gives "k" to the restarted node while both count as live.
+    assert assign(["k", "other"], ["n1#0", "n2#0"])["k"] == "n2#0"
+    first = launch("n1")
+    await first.started()
+    cluster = ClusterStore(redis_client)
+    (dead,) = (await cluster.live_nodes()).instances
+    players = [await Client.hello(first.url, label=f"p{i}") for i in range(2)]
+    clients = list(players)
+    try:
+        for i, p in enumerate(players):
+            await p.ok(Join, table_id="k", buy_in=1000, seat=i)
+        await players[0].ok(Bet, table_id="k", amount=100)
+        tokens = [p.welcome.resume_token for p in players if p.welcome is not None]
+
+        first.kill()
+        # As if the dead node's registration had not run out yet.
+        await cluster.beat(dead, 120_000, {})
+        for p in players:
+            await p.wait_closed()
+        # Not started(): that waits for every table held, and "other" is the dead
+        # node's as long as it counts. The hello is attached once "k" is held here.
+        port = free_port()
+        second = launch("n2", port)
+        await second.serving(port)
+        back = await Client.hello(second.url, label="p0r", resume_token=tokens[0])
+        clients.append(back)
+        # Dealt with p1 counted connected (through the dead node) and without a bet.
+        await back.wait(lambda: phase_of(back, "k") == "setting", within=20)
+        assert seat_status(back, "k", 1) == "playing"
+        # The dead node stops counting: p1 is away, and has not missed the round.
+        await cluster.leave(dead)
+        await back.wait(lambda: seat_status(back, "k", 1) == "away")
+        await back.ok(HouseWay, table_id="k", mode="set")
+        results = await back.event("k", Results, within=20)
+        assert [r.seat for r in results.results] == [0]
+        await back.phase("k", "betting", after=back.table("k").index(results))
+        assert seat_status(back, "k", 1) == "away"
+        stored = await TableStore(redis_client).load("k")
+        assert stored is not None
+        assert stored_state(stored).seat_of(players[1].player) == 1
         await close_all(clients)
         assert audit_passes(redis_url).strip().endswith("audit passed")
     finally:

@@ -22,6 +22,7 @@ from playwright.async_api import Browser, async_playwright
 
 from server.app import App
 from server.config import Settings
+from tests.helpers import STEADY_LEASE_MS
 from tests.server.helpers import free_port
 
 CHROMIUM_ARGS = [
@@ -69,6 +70,13 @@ settling_ms = 1500
 """
 
 StartApp = Callable[..., Awaitable[App]]
+
+
+@pytest.fixture
+def server_settings(server_settings: Settings) -> Settings:
+    """The servers the pages play against keep their tables on a loaded machine
+    (:data:`~tests.helpers.STEADY_LEASE_MS`)."""
+    return dataclasses.replace(server_settings, lease_ms=STEADY_LEASE_MS)
 
 
 def chromium_path() -> str:

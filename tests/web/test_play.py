@@ -105,10 +105,14 @@ async def test_keyboard_alone_sets_a_hand(browser: Browser, web_app: App) -> Non
     round_no = await alice.bet(25)
     cards = await alice.cards()
     legal = next(low for low in combinations(cards, 2) if not preview(cards, low)[2])
-    for card in legal:
+    for picked, card in enumerate(legal, 1):
         await alice.page.focus(f"#your-cards button[data-card='{card_text(card)}']")
         await alice.page.keyboard.press("Space")
-    await alice.until("document.getElementById('your-low').querySelectorAll('button').length === 2")
+        await alice.until(
+            "document.getElementById('your-low').querySelectorAll('button').length === arg",
+            picked,
+            f"pick {picked} in the low hand",
+        )
     await alice.page.focus("#set-hand")
     await alice.page.keyboard.press("Enter")
     low = await alice.until("app.model.yourLow.length === 2 && app.model.yourLow")

@@ -129,7 +129,8 @@ async def test_g_opens_how_to_play_and_the_ranking(app: App) -> None:
         assert "five aces        four aces and the joker" in screen_text(tui)
         await pilot.press("g")
         await until_app(pilot, lambda: not isinstance(tui.screen, TextScreen))
-        assert "g Guide" in screen_text(tui)  # the lobby's footer lists the key
+        # The lobby's footer lists the key (drawn again once the lobby has the focus back).
+        await until_app(pilot, lambda: "g Guide" in screen_text(tui))
         table = await sit_at(pilot, tui, "slow")
         await until_app(pilot, lambda: table.info is not None)
         await pilot.press("g")

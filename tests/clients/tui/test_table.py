@@ -39,8 +39,10 @@ betting_ms = 20000
 dealing_ms = 200
 setting_ms = 30000
 revealing_ms = 300
-settling_ms = 300
+settling_ms = 5000
 """
+# settling_ms: the result is on screen until the next round opens, for the settling
+# time; long enough to be read on a loaded machine (300 ms went by unseen).
 
 
 @pytest_asyncio.fixture
@@ -160,7 +162,7 @@ async def test_a_foul_where_fouls_lose_asks_first_and_the_result_says_foul(foul_
             if fouls:
                 break
             await pilot.press("w")
-            await until_app(pilot, _next_betting(table, model.round))
+            await until_app(pilot, _next_betting(table, model.round), within=20)
         else:
             pytest.fail("three hands without a fouling split")
         for card in fouls[0]:

@@ -124,6 +124,20 @@ async def test_events_for_a_table_screen_without_widgets_only_update_the_model()
         screen.tick()
 
 
+@pytest.mark.asyncio
+async def test_news_for_a_lobby_without_widgets_is_kept_for_its_drawing() -> None:
+    """Before its compose and while the app shuts down, the lobby has no widgets;
+    balances and the connection's news still arrive (a balance read as the app shut
+    down crashed the client at exit)."""
+    tui = PaigowApp(Client("ws://127.0.0.1:9/"), connect=False)
+    async with tui.run_test(size=SIZE):
+        lobby = LobbyScreen()  # not pushed: never composed
+        assert not lobby.drawn()
+        lobby.update_account()
+        lobby.update_status()
+        assert lobby.selected() is None
+
+
 def _my_seat_line(text: str, name: str) -> str:
     [line] = [line for line in text.splitlines() if line.startswith("▶") and name in line]
     return line

@@ -417,3 +417,74 @@ async def test_a_holder_paused_past_its_lease_is_fenced_and_its_clients_hear_at_
     finally:
         await close_all(clients)
     nodes.audit()
+
+
+@pytest.mark.asyncio
+async def test_the_player_of_a_node_that_dies_is_away_at_a_table_held_elsewhere(
+    nodes: Nodes, redis_client: redis.asyncio.Redis
+) -> None:
+    """SIGKILL of a node whose player sits at a table another node holds: the table
+    stays where it is, so no taking over settles its seats; its holder marks the player
+    away once the dead node is no longer live, and the grace time, run from then, frees
+    the seat (docs/RULES.md, "Disconnection"). (Before, the seat stayed connected for as
+    long as the table stood idle, and a round dealt meanwhile counted as missed.)"""
+    nodes.tables(quick_tables(*TABLES))
+    await nodes.start("n1", "n2", lease_ms=1000)
+    holders = await nodes.settled(redis_client, TABLES)
+    table = next(t for t in TABLES if holders[t] == "n1")
+    lost = await Client.hello(nodes.url("n2"), label="lost")
+    seen = await Client.hello(nodes.url("n1"), label="seen")
+    clients = [lost, seen]
+    try:
+        await lost.ok(Join, table_id=table, buy_in=1000, seat=0)
+        await seen.ok(Watch, table_id=table)
+        await seen.wait(lambda: seat_status(seen, table, 0) == "playing")
+
+        nodes.processes["n2"].kill()
+        killed = time.monotonic()
+        await seen.wait(lambda: seat_status(seen, table, 0) == "away", within=15)
+        away = time.monotonic() - killed
+        # Within the dead node's registration and a heartbeat of the holder's.
+        assert away < 1.0 + 5, f"away after {away:.3f} s"
+        assert (await nodes.holders(redis_client, [table]))[table] == "n1"
+        await seen.wait(lambda: seat_status(seen, table, 0) == "empty", within=5 + 10)
+        assert time.monotonic() - killed >= 5.0  # the grace time (quick tables: 5 s)
+        assert seen.closed is None
+    finally:
+        await close_all(clients)
+    nodes.audit()
+
+
+@pytest.mark.asyncio
+async def test_the_player_of_a_paused_node_is_away_then_back_at_a_table_held_elsewhere(
+    nodes: Nodes, redis_client: redis.asyncio.Redis
+) -> None:
+    """SIGSTOP of a node whose player sits at a table another node holds, past the
+    node's registration: the holder marks the player away. SIGCONT: the node is back
+    (its heartbeat, its notice), and the holder counts its player connected again, at a
+    table that never moved (docs/RULES.md, "Disconnection")."""
+    nodes.tables(quick_tables(*TABLES, grace_ms=60_000))
+    await nodes.start("n1", "n2", lease_ms=1000)
+    holders = await nodes.settled(redis_client, TABLES)
+    table = next(t for t in TABLES if holders[t] == "n1")
+    paused = await Client.hello(nodes.url("n2"), label="paused")
+    seen = await Client.hello(nodes.url("n1"), label="seen")
+    clients = [paused, seen]
+    process = nodes.processes["n2"].proc
+    try:
+        await paused.ok(Join, table_id=table, buy_in=1000, seat=0)
+        await seen.ok(Watch, table_id=table)
+        await seen.wait(lambda: seat_status(seen, table, 0) == "playing")
+
+        process.send_signal(signal.SIGSTOP)
+        try:
+            await seen.wait(lambda: seat_status(seen, table, 0) == "away", within=15)
+        finally:
+            process.send_signal(signal.SIGCONT)
+        await seen.wait(lambda: seat_status(seen, table, 0) == "playing", within=15)
+        assert (await nodes.holders(redis_client, [table]))[table] == "n1"
+        await paused.ok(GetBalance)  # the paused node's client was served all along
+        assert paused.closed is None
+    finally:
+        await close_all(clients)
+    nodes.audit()

@@ -199,9 +199,14 @@ export class Play {
       return el;
     };
     const high = m.yourCards.filter((c) => !low.includes(c));
+    // The buttons are made anew at each drawing (a pick, the phase after the deal,
+    // another seat's event): the card the keyboard was on keeps the focus.
+    const active = document.activeElement;
+    const focused = active?.closest("#your-cards, #your-low") ? active.dataset.card : undefined;
     // Seven places in the high zone and two in the low one, filled or not: nothing moves.
     fill($("your-cards"), high.map(button), Array.from({ length: 7 - high.length }, () => h("span.card.slot", { "aria-hidden": "true" })));
     fill($("your-low"), low.map(button), Array.from({ length: 2 - low.length }, () => h("span.card.slot", { "aria-hidden": "true" })));
+    if (focused) $("you").querySelector(`button[data-card="${focused}"]`)?.focus();
     $("your-cards").dataset.cards = high.map(cardText).join(" ");
     $("your-low").dataset.cards = low.map(cardText).join(" ");
     this.renderPreview(low, set);

@@ -1,0 +1,17 @@
+"""Fixtures of the clients' tests: the session's server settings, with a steady lease."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from server.config import Settings
+from tests.helpers import STEADY_LEASE_MS
+
+
+@pytest.fixture
+def server_settings(server_settings: Settings) -> Settings:
+    """The servers these tests play against keep their tables on a loaded machine
+    (:data:`~tests.helpers.STEADY_LEASE_MS`)."""
+    return dataclasses.replace(server_settings, lease_ms=STEADY_LEASE_MS)
