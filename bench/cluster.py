@@ -1,6 +1,7 @@
 """Benchmark of several nodes on one Redis (issue 12): ``python -m bench.cluster``.
 
-What runs: an embedded Redis, three ``paigow-server`` nodes (processes, their default
+What runs: an embedded Redis, two ``paigow-server`` nodes (``PAIGOW_BENCH_CLUSTER_NODES``,
+at least 2; processes, their default
 settings but for the tables), and 1,000 players (``clients.core.Client``, in this
 process) seated six to a table at 167 tables whose betting phase lasts ten minutes, so
 that a bet can be changed again and again (each change stored in Redis before its
@@ -51,7 +52,7 @@ from server.store.tables import TableStore
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAYERS = int(os.environ.get("PAIGOW_BENCH_CLUSTER_PLAYERS", "1000"))
-NODES = 3
+NODES = max(2, int(os.environ.get("PAIGOW_BENCH_CLUSTER_NODES", "2")))
 SEATS = 6
 PASSIVE_SEAT = 5
 WINDOW_S = float(os.environ.get("PAIGOW_BENCH_CLUSTER_WINDOW_S", "20"))
@@ -343,7 +344,10 @@ async def main_async() -> None:
     embedded = EmbeddedRedis(folder / "redis")
     await embedded.astart()
     client = embedded.client()
-    nodes = {f"node-{n}": Node(f"node-{n}", embedded.url, folder, tables_file) for n in (1, 2, 3)}
+    nodes = {
+        f"node-{n}": Node(f"node-{n}", embedded.url, folder, tables_file)
+        for n in range(1, NODES + 1)
+    }
     players: list[Player] = []
     try:
         await transport(client)
@@ -384,7 +388,7 @@ async def main_async() -> None:
     print(
         f"   {platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs"
     )
-    print(f"   Redis {version} (embedded), 3 nodes, lease 2,000 ms (the default), no pinning")
+    print(f"   Redis {version} (embedded), {NODES} nodes, lease 2,000 ms (the default), no pinning")
     print(f"   {PLAYERS} players at {len(tables)} tables (5 betting, 1 passive each)")
     print("   the driver runs in one process beside them; the machine is shared: expect noise")
 
