@@ -68,6 +68,27 @@ end
 return 0
 """
 
+KEY_RENEW = """
+-- KEYS[1] a lease of one key; ARGV[1] its holder's value, ARGV[2] ttl ms. Extends it
+-- if it is still this holder's: {1}, else {0} (the archiver's lease; a table's is
+-- LEASE_RENEW, fenced).
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {1}
+end
+return {0}
+"""
+
+KEY_RELEASE = """
+-- KEYS[1] a lease of one key; ARGV[1] its holder's value. Deletes it if it is still
+-- this holder's.
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+"""
+
 COMMIT = """
 -- One state change of a table, all or nothing, every key in the table's slot.
 -- KEYS: 1 lease, 2 table hash, 3 events stream, 4 applied bucket (current),
