@@ -48,7 +48,10 @@ Name                                  Type       Contents
 ``pg:table:{t}:ledger``               stream     the table's chip movements, in order: ``key
                                                  kind player amount source dest table`` and
                                                  ``xfer`` (the transfer id, for a movement to
-                                                 or from an account); MAXLEN ~ a large bound
+                                                 or from an account), each a field, or (the
+                                                 commits' since issue 16) as one msgpack array
+                                                 in field ``m`` (:class:`~server.store.records.
+                                                 LedgerRow` reads both); MAXLEN ~ a large bound
 ``pg:table:{t}:in``                   hash       transfer id -> ``<state>:<player>:<amount>:
                                                  <ms>:<kind>``: chips coming from an account
                                                  (``open``: expected, ``received``: on the

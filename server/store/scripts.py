@@ -244,12 +244,15 @@ local applied = {}
 local received = {}
 local sent = {}
 for _, b in ipairs(fresh) do
-  local fields = {'key', ARGV[b + 1], 'kind', ARGV[b + 2], 'player', ARGV[b + 3],
-    'amount', ARGV[b + 4], 'source', ARGV[b + 5], 'dest', ARGV[b + 6], 'table', ARGV[5]}
+  -- One field, 'm': the msgpack array [key, kind, player, amount, source, dest, table,
+  -- transfer id (a movement to or from an account only)], because the field names of
+  -- the earlier entries were half of a round's ledger bytes in the append-only file
+  -- (server/store/records.py reads both).
+  local entry = {ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5],
+    ARGV[b + 6], ARGV[5]}
   local xid = ARGV[b + 7]
   if xid ~= '' then
-    fields[#fields + 1] = 'xfer'
-    fields[#fields + 1] = xid
+    entry[8] = xid
     moved = moved + 1
     if ARGV[b + 5] == 'account' then
       received[#received + 1] = xid
@@ -260,7 +263,7 @@ for _, b in ipairs(fresh) do
       sent[#sent + 1] = ARGV[b + 8]
     end
   end
-  local id = redis.call('XADD', KEYS[7], 'MAXLEN', '~', ARGV[7], '*', unpack(fields))
+  local id = redis.call('XADD', KEYS[7], 'MAXLEN', '~', ARGV[7], '*', 'm', cmsgpack.pack(entry))
   applied[#applied + 1] = ARGV[b + 1]
   applied[#applied + 1] = id
 end

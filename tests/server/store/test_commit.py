@@ -4,6 +4,7 @@ parts, applied keys, balances and races."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 
 import pytest
@@ -20,6 +21,8 @@ from server.store.commit_script import (
 )
 from server.store.errors import StoreError
 from server.store.keys import APPLIED_TTL_MS, APPLIED_WINDOW, REQUEST_TTL_MS, Keys
+from server.store.records import LedgerRow
+from server.store.replies import stream_entries
 from server.store.requests import ClientRequest
 from server.store.tables import TableStore
 from server.store.transfers import LOG, Delivery, Incoming, pack_logs, read_logs
@@ -519,3 +522,35 @@ def test_the_steps_lay_out_what_the_script_reads() -> None:
         read_reply("t", [b"BAD_SEQ", b"4"])
     with pytest.raises(StoreError, match="not open"):
         read_reply("t", [b"VOIDED", b"x"])
+
+
+@pytest.mark.asyncio
+async def test_a_commits_ledger_entries_are_packed_and_read_as_named_ones(
+    store: TableStore, accounts: AccountStore, redis_client: redis.asyncio.Redis
+) -> None:
+    """A commit writes each ledger entry as one msgpack field; it reads back as the
+    same row as an entry of named fields (as earlier versions wrote) would."""
+    await accounts.credit("ann", 1000, "c1")
+    token = await lease(store)
+    entries = [buy_in("t1:r0:ann:buyin", "ann", 300), bet("t1:r1:ann:bet", "ann", 50)]
+    assert (await next_commit(store, token, entries=entries)).ok
+    stream = store.keys.table_ledger(T)
+    written = stream_entries(await redis_client.xrange(stream))
+    assert [set(fields) for _, fields in written] == [{"m"}, {"m"}]
+    rows = [LedgerRow.from_fields(stream, i, f) for i, f in written]
+    assert [(r.key, r.kind, r.player, r.amount, r.source, r.dest, r.table_id) for r in rows] == [
+        ("t1:r0:ann:buyin", "buy_in", "ann", 300, "account", "table", T),
+        ("t1:r1:ann:bet", "bet", "ann", 50, "table", "held", T),
+    ]
+    xfer = json.loads(rows[0].extra)["xfer"]
+    assert xfer.startswith(f"{T}.1.0.{token}.")
+    assert rows[1].extra == ""
+    # The same entry written with named fields reads as the same row.
+    named = {
+        "key": "t1:r0:ann:buyin", "kind": "buy_in", "player": "ann", "amount": "300",
+        "source": "account", "dest": "table", "table": T, "xfer": xfer,
+    }  # fmt: skip
+    as_named = LedgerRow.from_fields(
+        stream, written[0][0], {k: v.encode() for k, v in named.items()}
+    )
+    assert as_named == rows[0]
