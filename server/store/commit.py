@@ -160,6 +160,10 @@ class CommitCalls(TransferCalls, RequestCalls):
             if not result.ok:
                 await self._abort_quietly(table_id, plan)
                 return result
+        if request is None and not (plan.incoming or plan.out or plan.logs):
+            # Nothing for the accounts (a bet, a hand set): no step after the commit,
+            # no task in the background, which were a fifth of a bet's time in the store.
+            return result
         return await self._after(table_id, plan, result, request, balances)
 
     # --- 1. before ------------------------------------------------------------------
