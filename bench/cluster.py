@@ -309,10 +309,14 @@ async def drain(
 ) -> None:
     """SIGTERM of a node while the players on other nodes at its tables keep betting
     (``busy``: a table not betting any more)."""
-    leaving = next(n for n in sorted(nodes) if nodes[n].proc.poll() is None)
+    alive = {n for n, node in nodes.items() if node.proc.poll() is None}
+    if len(alive) < 2:
+        print("\n4. SIGTERM of a node (drain): not measured, no node would be left to take")
+        print("   its tables after the kill (PAIGOW_BENCH_CLUSTER_NODES=3 measures it)")
+        return
+    leaving = next(n for n in sorted(nodes) if n in alive)
     # Players connected to other nodes at the tables the leaving node holds: theirs
     # is the pause of a table moving.
-    alive = {n for n, node in nodes.items() if node.proc.poll() is None}
     staying = [
         (c, t)
         for c, t, loc, i, home in players
