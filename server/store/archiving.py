@@ -28,7 +28,7 @@ from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.ledgers import LedgerSource
 from server.store.records import LedgerRow, StreamId, format_id, next_id, parse_id
 from server.store.replies import as_bytes, as_int, as_str, stream_entries
-from server.store.transfers import read_logs
+from server.store.transfer_records import read_logs
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,7 +51,8 @@ from server.store.errors import StoreError, Unreplicated
 from server.store.keys import Keys, applied_bucket
 from server.store.replies import as_int, as_str
 from server.store.requests import ClientRequest, RequestCalls, read_record
-from server.store.transfers import Delivery, TransferCalls, now_ms
+from server.store.transfer_records import Delivery, now_ms
+from server.store.transfers import TransferCalls
 from server.table.ledger import LedgerEntry
 
 log = logging.getLogger(__name__)

@@ -21,7 +21,7 @@ from server.store.keys import (
 )
 from server.store.replies import as_str
 from server.store.requests import ClientRequest, RequestRecord, read_record
-from server.store.transfers import LOG, Delivery, Incoming, pack_logs
+from server.store.transfer_records import LOG, Delivery, Incoming, pack_logs
 from server.table.ledger import LedgerEntry, Pot
 
 MAX_AMOUNT = 10**15
@@ -229,7 +229,7 @@ def script_args(
 ) -> list[Arg]:
     """The ``COMMIT`` script's arguments: 22 numbers and texts (the commit's own, the
     store's caps and time limits, how many of each item follow), then 8 per entry, 2
-    per event, 2 for the game logs, if any (:func:`~server.store.transfers.pack_logs`),
+    per event, 2 for the game logs, if any (:func:`~server.store.transfer_records.pack_logs`),
     and 2 per part of the state."""
     args: list[Arg] = [
         token,

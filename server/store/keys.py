@@ -62,7 +62,7 @@ Name                                  Type       Contents
 ``pg:table:{t}:logs``                 hash       the game logs of a commit on their way to
                                                  their players' lists, one entry (its first
                                                  log's transfer id -> the logs, compressed:
-                                                 :func:`~server.store.transfers.pack_logs`)
+                                                 :func:`~server.store.transfer_records.pack_logs`)
 ``pg:table:{t}:request:<p>:<h>``      hash       player ``p``'s money request applied at this
                                                  table, ``h`` = SHA-256 of ``<session>:<rid>``:
                                                  ``f`` what was asked, ``m`` what its

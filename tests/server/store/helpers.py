@@ -12,7 +12,7 @@ from server.store.commit_script import CommitResult
 from server.store.ledgers import ledger_streams
 from server.store.requests import ClientRequest
 from server.store.tables import TableStore
-from server.store.transfers import Incoming
+from server.store.transfer_records import Incoming
 from server.table.ledger import Kind, LedgerEntry, Pot
 
 T = "t1"

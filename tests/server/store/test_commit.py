@@ -25,7 +25,7 @@ from server.store.records import LedgerRow
 from server.store.replies import stream_entries
 from server.store.requests import ClientRequest
 from server.store.tables import TableStore
-from server.store.transfers import LOG, Delivery, Incoming, pack_logs, read_logs
+from server.store.transfer_records import LOG, Delivery, Incoming, pack_logs, read_logs
 from tests.helpers import until
 from tests.server.store.helpers import (
     T,

@@ -22,7 +22,7 @@ from server.store.audit import AuditReport, audit
 from server.store.commit_script import CommitResult, CommitStatus
 from server.store.requests import ClientRequest
 from server.store.tables import StoredTable, TableStore
-from server.store.transfers import LOG, Delivery
+from server.store.transfer_records import LOG, Delivery
 from tests.conftest import evalsha_calls
 from tests.server.store.helpers import Crash, CrashingStore, T, buy_in, cash_out
 
