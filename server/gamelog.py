@@ -1,38 +1,89 @@
 """Game logs as stored in Redis: one protocol ``RoundRecord`` per player and round.
 
-A record is kept in the same msgpack form the history reply carries, so a page of
-history is read back, validated by the protocol's own decoder, and sent as it is.
+A record is stored as the msgpack array of its values in the order of the protocol's
+fields (``[1, table_id, round, ...]``, a played hand likewise, the commitment and the
+seed as 32 bytes instead of 64 hex digits): 194 bytes where the map the history reply
+carries took 511, in every player's list of every round and in the archive. It is read
+back as that map, validated by the protocol's own decoder, and sent. A record the
+array would not give back exactly (one without its hands: a voided round) is stored as
+the map, as every record was before issue 16; both are read.
 """
 
 from __future__ import annotations
+
+import dataclasses
+from typing import Any
 
 import msgpack
 
 from protocol.codec import as_map, decode_server
 from protocol.messages import OkReply
-from protocol.structs import HistoryPage, RoundRecord
+from protocol.structs import HandView, HistoryPage, RoundRecord
 
 _RID = "log"
+_FORMAT = 1  # the first item of a record stored as an array
+_RECORD = tuple(f.name for f in dataclasses.fields(RoundRecord))
+_HAND = tuple(f.name for f in dataclasses.fields(HandView))
+_HANDS = ("hand", "dealer")
+_HEX = ("commitment", "seed")
 
 
 def pack_record(record: RoundRecord) -> bytes:
-    """The stored bytes of one round record."""
+    """The stored bytes of one round record (see the module docstring)."""
     page = as_map(OkReply(rid=_RID, result=HistoryPage(rounds=(record,))))
-    packed: bytes = msgpack.packb(page["result"]["rounds"][0])
+    mapped: dict[str, Any] = page["result"]["rounds"][0]
+    as_map_bytes: bytes = msgpack.packb(mapped, use_bin_type=True)
+    try:
+        packed: bytes = msgpack.packb(_values(mapped), use_bin_type=True)
+    except (KeyError, ValueError, TypeError):
+        return as_map_bytes
+    # Kept as an array only if it reads back as exactly the map would have.
+    if read_record(packed) != msgpack.unpackb(as_map_bytes, raw=False):
+        return as_map_bytes
     return packed
+
+
+def read_record(blob: bytes) -> dict[str, Any]:
+    """A stored record as the protocol's map (either form; {} for something else)."""
+    stored = msgpack.unpackb(blob, raw=False)
+    if isinstance(stored, list) and stored and stored[0] == _FORMAT:
+        return _mapped(stored)
+    return stored if isinstance(stored, dict) else {}
+
+
+def _values(mapped: dict[str, Any]) -> list[Any]:
+    out: list[Any] = [_FORMAT]
+    for name in _RECORD:
+        value = mapped[name]
+        if name in _HANDS and value is not None:
+            value = [value[k] for k in _HAND]
+        elif name in _HEX and value is not None:
+            value = bytes.fromhex(value)
+        out.append(value)
+    return out
+
+
+def _mapped(values: list[Any]) -> dict[str, Any]:
+    mapped: dict[str, Any] = {}
+    for name, stored in zip(_RECORD, values[1:], strict=True):
+        value = stored
+        if name in _HANDS and stored is not None:
+            value = dict(zip(_HAND, stored, strict=True))
+        elif name in _HEX and isinstance(stored, bytes):
+            value = stored.hex()
+        mapped[name] = value
+    return mapped
 
 
 def record_table(blob: bytes) -> str | None:
     """The table of a stored record (None if it has none: it is then never matched)."""
-    record = msgpack.unpackb(blob, raw=False)
-    table = record.get("table_id") if isinstance(record, dict) else None
+    table = read_record(blob).get("table_id")
     return table if isinstance(table, str) else None
 
 
 def record_ended_ms(blob: bytes) -> int:
     """When a stored record's round ended (epoch ms; 0 if it says nothing)."""
-    record = msgpack.unpackb(blob, raw=False)
-    ended = record.get("ended_ms") if isinstance(record, dict) else None
+    ended = read_record(blob).get("ended_ms")
     return ended if isinstance(ended, int) else 0
 
 
@@ -40,7 +91,7 @@ def unpack_records(blobs: list[bytes], next_cursor: str | None) -> HistoryPage:
     """A history page of stored records, each checked by the protocol's decoder."""
     result: dict[str, object] = {
         "kind": "history",
-        "rounds": [msgpack.unpackb(b, raw=False) for b in blobs],
+        "rounds": [read_record(b) for b in blobs],
     }
     if next_cursor is not None:
         result["next_cursor"] = next_cursor

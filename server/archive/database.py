@@ -14,30 +14,15 @@ Reads for the audit see one snapshot (a read transaction in SQLite's WAL mode;
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import secrets
-import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from server.archive.dialects import (
-    DATABASE_ERRORS,
-    ArchiveError,
-    Dialect,
-    Postgres,
-    connect_postgres,
-    connect_sqlite,
-)
-from server.archive.schema import SCHEMA_VERSION, statements
-from server.config import redacted_url as describe
+from server.archive.dialects import ArchiveError
+from server.archive.noted import NotedPlayers
 from server.store.records import AuditView, LedgerRow, LogRow, StreamCheckpoint, StreamId
-
-T = TypeVar("T")
 
 _CHUNK = 500  # values in one IN (...) list
 
@@ -59,7 +44,7 @@ class ArchiveStats:
         return sum(cp.entries for cp in self.checkpoints.values())
 
 
-class Archive:
+class Archive(NotedPlayers):
     """The archive behind ``url``: ``postgresql://...`` (or ``postgres://``), or
     ``sqlite:PATH`` / ``sqlite:///ABSOLUTE/PATH`` (see the module docstring).
 
@@ -67,128 +52,6 @@ class Archive:
     time; a failed call rolls back, and a broken connection is opened again at the
     next call. :meth:`close` when done.
     """
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self._dialect: Dialect
-        self._path: Path | None = None
-        if url.startswith(("postgresql://", "postgres://")):
-            self._dialect = Postgres()
-            self._connect = connect_postgres(url)
-        elif url.startswith("sqlite:"):
-            path = url.removeprefix("sqlite:")
-            if path.startswith("//"):
-                path = path[2:]  # sqlite:///abs/path -> /abs/path
-            if not path:
-                raise ArchiveError(f"no file in the archive URL {url!r}")
-            self._dialect = Dialect()
-            self._path = Path(path)
-            self._connect = connect_sqlite(self._path)
-        else:
-            raise ArchiveError(
-                f"the archive URL {describe(url)!r} is neither postgresql:// nor sqlite:"
-            )
-        self._conn: Any = None
-        self._ready = False
-        self._lock = threading.Lock()
-
-    def exists(self) -> bool:
-        """Whether there is a database to read (a SQLite file is made at first use)."""
-        return self._path is None or self._path.exists()
-
-    @property
-    def dialect(self) -> str:
-        """``sqlite`` or ``postgresql``."""
-        return self._dialect.name
-
-    # --- plumbing -------------------------------------------------------------------
-
-    def _run(self, work: Callable[[Any], T], *, write: bool) -> T:
-        with self._lock:
-            if self._conn is None:
-                try:
-                    self._conn = self._connect()
-                except DATABASE_ERRORS as exc:
-                    raise ArchiveError(
-                        f"cannot open the archive {describe(self.url)}: {exc}"
-                    ) from exc
-            conn, d = self._conn, self._dialect
-            try:
-                if not self._ready:
-                    self._create(conn)
-                (d.begin_write if write else d.begin_read)(conn)
-                result = work(conn)
-                d.commit(conn)
-                return result
-            except BaseException:
-                try:
-                    d.rollback(conn)
-                except Exception:  # the connection is broken: open another next time
-                    self._drop()
-                raise
-
-    async def _call(self, work: Callable[[Any], T], *, write: bool = False) -> T:
-        return await asyncio.to_thread(self._run, work, write=write)
-
-    def _drop(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            with contextlib.suppress(Exception):  # a broken connection may fail to close
-                conn.close()
-
-    def _create(self, conn: Any) -> None:
-        d = self._dialect
-        d.begin_create(conn)
-        for statement in statements(d.blob):
-            conn.execute(statement)
-        conn.execute(
-            d.sql("INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING"),
-            ("schema", str(SCHEMA_VERSION)),
-        )
-        found = self._q(conn, "SELECT value FROM meta WHERE name = 'schema'")[0][0]
-        d.commit(conn)
-        if found != str(SCHEMA_VERSION):
-            raise ArchiveError(
-                f"the archive {describe(self.url)} has the tables of version {found}, this "
-                f"server writes version {SCHEMA_VERSION}: give it a new, empty database"
-            )
-        self._ready = True
-
-    def _q(self, conn: Any, text: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return list(conn.execute(self._dialect.sql(text), tuple(args)).fetchall())
-
-    def _x(self, conn: Any, text: str, args: Sequence[Any] = ()) -> None:
-        conn.execute(self._dialect.sql(text), tuple(args))
-
-    def _many(self, conn: Any, text: str, rows: Sequence[Sequence[Any]]) -> None:
-        if rows:
-            cur = conn.cursor()
-            cur.executemany(self._dialect.sql(text), [tuple(r) for r in rows])
-            cur.close()
-
-    async def close(self) -> None:
-        """Close the connection (a later call opens another)."""
-
-        def close() -> None:
-            with self._lock:
-                self._drop()
-
-        await asyncio.to_thread(close)
-
-    async def identity(self) -> str:
-        """This archive's identity, made at its first use (random)."""
-        made = secrets.token_hex(8)
-
-        def read(conn: Any) -> str:
-            self._x(
-                conn,
-                "INSERT INTO meta (name, value) VALUES ('identity', ?)"
-                " ON CONFLICT (name) DO NOTHING",
-                (made,),
-            )
-            return str(self._q(conn, "SELECT value FROM meta WHERE name = 'identity'")[0][0])
-
-        return await self._call(read, write=True)
 
     # --- the checkpoints ------------------------------------------------------------
 
@@ -212,29 +75,35 @@ class Archive:
         """Every stream's checkpoint (a stream the archiver never started has none)."""
         return await self._call(self._checkpoints)
 
-    async def start_stream(self, first: StreamCheckpoint) -> bool:
-        """Store ``first`` as its stream's checkpoint unless it has one already (whether
-        it was stored: of two archivers starting a stream at once, the key decides)."""
+    async def start_streams(self, firsts: Sequence[StreamCheckpoint]) -> list[str]:
+        """Store each of ``firsts`` as its stream's checkpoint unless it has one already,
+        in one transaction; the streams whose checkpoint was stored (of two archivers
+        starting a stream at once, the key decides)."""
 
-        def start(conn: Any) -> bool:
-            inserted = conn.execute(
-                self._dialect.sql(
-                    "INSERT INTO checkpoints"
-                    " (stream, ms, seq, entries, totals, baseline_ms, made_ms)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (stream) DO NOTHING"
-                ),
-                (
-                    first.stream,
-                    *first.position,
-                    first.entries,
-                    first.totals(),
-                    first.baseline_ms,
-                    _now_ms(),
-                ),
-            )
-            return bool(inserted.rowcount == 1)
+        def start(conn: Any) -> list[str]:
+            stored = []
+            made = _now_ms()
+            for first in firsts:
+                inserted = conn.execute(
+                    self._dialect.sql(
+                        "INSERT INTO checkpoints"
+                        " (stream, ms, seq, entries, totals, baseline_ms, made_ms)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (stream) DO NOTHING"
+                    ),
+                    (
+                        first.stream,
+                        *first.position,
+                        first.entries,
+                        first.totals(),
+                        first.baseline_ms,
+                        made,
+                    ),
+                )
+                if inserted.rowcount == 1:
+                    stored.append(first.stream)
+            return stored
 
-        return await self._call(start, write=True)
+        return await self._call(start, write=True) if firsts else []
 
     # --- writes ---------------------------------------------------------------------
 
@@ -319,63 +188,7 @@ class Archive:
 
         await self._call(put, write=True)
 
-    async def log_cursor(self, stream: str) -> StreamId | None:
-        """The last entry of ``stream`` whose player was noted (None: none yet)."""
-
-        def read(conn: Any) -> StreamId | None:
-            found = self._q(conn, "SELECT ms, seq FROM log_cursor WHERE stream = ?", (stream,))
-            return (int(found[0][0]), int(found[0][1])) if found else None
-
-        return await self._call(read)
-
-    async def note_log_players(
-        self, stream: str, players: Iterable[str], through: StreamId
-    ) -> None:
-        """Note ``players`` (their game logs may have records to archive) and that the
-        entries of ``stream`` up to ``through`` were looked at, in one transaction."""
-        names = sorted(set(players) - {""})
-
-        def note(conn: Any) -> None:
-            self._many(
-                conn,
-                "INSERT INTO log_players (player) VALUES (?) ON CONFLICT (player) DO NOTHING",
-                [(p,) for p in names],
-            )
-            self._x(
-                conn,
-                "INSERT INTO log_cursor (stream, ms, seq) VALUES (?, ?, ?) ON CONFLICT (stream)"
-                " DO UPDATE SET ms = excluded.ms, seq = excluded.seq",
-                (stream, *through),
-            )
-
-        await self._call(note, write=True)
-
-    async def forget_log_players(self, players: Iterable[str]) -> None:
-        """``players``' game logs in Redis have nothing more to archive (until their next
-        ledger entries note them again)."""
-        names = sorted(set(players))
-
-        def forget(conn: Any) -> None:
-            self._many(conn, "DELETE FROM log_players WHERE player = ?", [(p,) for p in names])
-
-        if names:
-            await self._call(forget, write=True)
-
     # --- reads ----------------------------------------------------------------------
-
-    async def log_players(self, after: str, limit: int) -> list[str]:
-        """Up to ``limit`` players named after ``after``, in order, whose game logs in
-        Redis may have records to archive."""
-
-        def read(conn: Any) -> list[str]:
-            found = self._q(
-                conn,
-                "SELECT player FROM log_players WHERE player > ? ORDER BY player LIMIT ?",
-                (after, limit),
-            )
-            return [p for (p,) in found]
-
-        return await self._call(read)
 
     async def history(
         self, player: str, below: int | None, limit: int, table_id: str | None = None

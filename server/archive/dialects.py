@@ -4,6 +4,7 @@ the parameter marks, how a transaction begins (see :mod:`server.archive.database
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -78,14 +79,27 @@ class Postgres(Dialect):
         conn.rollback()
 
 
+_WAL_ATTEMPTS = 100
+"""Tries at setting a new SQLite file's journal mode, 50 ms apart (5 s in all)."""
+
+
 def connect_sqlite(path: Path) -> Callable[[], Any]:
     def connect() -> Any:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
         # Changing the journal's mode takes a lock that the busy timeout does not wait
-        # for: set only where it is not WAL yet (once per file).
-        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-            conn.execute("PRAGMA journal_mode=WAL")
+        # for: set only where it is not WAL yet (once per file), and tried again for a
+        # while when another process is setting it at the same moment (two archivers
+        # opening a new file: "database is locked").
+        for attempt in range(_WAL_ATTEMPTS):
+            try:
+                if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    conn.execute("PRAGMA journal_mode=WAL")
+                break
+            except sqlite3.OperationalError:
+                if attempt == _WAL_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.05)
         # Durable at each commit: Redis drops what it copied right after.
         conn.execute("PRAGMA synchronous=FULL")
         return conn

@@ -1,17 +1,24 @@
 """The archiver: one pass moves what is older than the retention window out of Redis.
 
-A pass, in order (docs/DESIGN.md, "The archive"):
+A pass first asks every ledger stream's first and last entry ids (pipelined, ``streams``
+at a time) and reads every stream's log cursor (one query), then visits only the streams
+with something to do, in batches of ``streams`` with a yield to the event loop between
+two (docs/DESIGN.md, "The archive"); in order:
 
 1. Each ledger stream (:func:`~server.store.ledgers.ledger_sources`, the names of
    :meth:`~server.store.keys.Keys.ledger_streams`) the archive has no checkpoint of yet
    gets its first: zero, when the stream holds every entry ever appended to it; else
    its owner's own totals (the table's state, or the account's balance and totals) as
    of the same instant, positioned at the stream's last entry (the stream had been
-   trimmed by its length bound before the archive began).
-2. Each ledger stream, in its own id order: the players named by the entries appended
-   since the last pass are noted (their game logs have new records), with how far the
-   stream was read.
-3. Each ledger stream again, in batches: the entries appended before the window are
+   trimmed by its length bound before the archive began). Each stream is read as of
+   its own instant (a script in its owner's slot, many sent in one pipeline); a batch's
+   first checkpoints are stored in one transaction.
+2. Each ledger stream whose last entry is past its cursor, in its own id order: the
+   players named by the entries appended since are noted (their game logs have new
+   records), with how far the stream was read, in one transaction per batch of streams
+   (each stream's players with its cursor).
+3. Each ledger stream whose first entry is older than the window (ids are ``ms-seq``),
+   in batches: the entries appended before the window are
    stored in the archive, and added to the stream's checkpoint, in one transaction;
    once it is committed, Redis drops them (``XTRIM MINID``, exactly). A closed guest's
    ledger, once all in the archive, is deleted.
@@ -33,23 +40,34 @@ fail there).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import redis.asyncio
 
 from server.archive.database import Archive
 from server.archive.dialects import ArchiveError
+from server.archive.noted import Note
 from server.gamelog import record_ended_ms, record_table
 from server.store.archiving import ArchivingCalls, LedgerStart
 from server.store.audit import TableMoney
 from server.store.guests import Closing, GuestStore
 from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.ledgers import LedgerSource, ledger_sources
-from server.store.records import CREDITED, REMOVED, LogRow, StreamCheckpoint, parse_id
+from server.store.records import (
+    CREDITED,
+    REMOVED,
+    ZERO_ID,
+    LogRow,
+    StreamCheckpoint,
+    StreamId,
+    parse_id,
+)
 from server.store.replies import as_int, as_str
 from server.store.tables import DEFAULT_LOG_CAP, stored_table
 from server.table.ledger import Pot
@@ -66,6 +84,17 @@ CRASH_POINTS = (
     "guest-closed",
 )
 """The points between two steps of a pass, in order (see the module docstring)."""
+
+
+Bounds = tuple[StreamId | None, StreamId | None]
+"""A stream's first and last entry ids (None: it is empty)."""
+
+T = TypeVar("T")
+
+
+def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
 
 
 def _no_crash(point: str) -> None:
@@ -105,7 +134,8 @@ class Archiver:
     """Moves ledger entries and game logs older than ``after_ms`` from ``client`` (a
     bytes client) to ``archive``, and closes guests idle for ``guest_idle_ms`` (None:
     never). ``table_money`` reads a stored table's money (for a stream's first checkpoint).
-    ``batch``: entries or players per step. ``log_cap``: the game logs' cap in Redis
+    ``batch``: entries or players per step; ``streams``: streams per step (a pipeline
+    of Redis calls, a transaction of the archive). ``log_cap``: the game logs' cap in Redis
     (records beyond half of it move whatever their age, before the cap drops them).
     """
 
@@ -119,11 +149,12 @@ class Archiver:
         guest_idle_ms: int | None = None,
         keys: Keys = DEFAULT_KEYS,
         batch: int = 1000,
+        streams: int = 200,
         log_cap: int = DEFAULT_LOG_CAP,
         clock: Callable[[], int] = wall_ms,
         crash: Callable[[str], None] = _no_crash,
     ) -> None:
-        if after_ms < 0 or batch < 1:
+        if after_ms < 0 or batch < 1 or streams < 1:
             raise ValueError("the window is not negative and a batch holds something")
         self.redis = client
         self.archive = archive
@@ -132,6 +163,7 @@ class Archiver:
         self.guest_idle_ms = guest_idle_ms
         self.keys = keys
         self.batch = batch
+        self.streams = streams
         self.log_keep = max(1, log_cap // 2)
         self.clock = clock
         self.crash = crash
@@ -147,17 +179,28 @@ class Archiver:
         report = PassReport()
         await self._start()
         found = await ledger_sources(self.redis, self.keys)
+        bounds = await self._bounds(found)
+        await self._start_streams([s for s in found if s.stream not in self._known])
+        await self._note_players(found, bounds)
         for source in found:
-            await self._start_stream(source)
-        for source in found:
-            await self._note_players(source.stream)
-        for source in found:
-            await self._move_ledger(source, cutoff, report)
+            first = bounds[source.stream][0]
+            if first is not None and first[0] < cutoff:  # ids are ms-seq: its ms is its age
+                await self._move_ledger(source, cutoff, report)
+                await asyncio.sleep(0)
         await self._move_logs(cutoff, report)
         if self.guest_idle_ms is not None:
             await self._close_guests(now - self.guest_idle_ms, now, report)
         report.guests = await self.guests.count()
         return report
+
+    async def _bounds(self, found: Sequence[LedgerSource]) -> dict[str, Bounds]:
+        """Each stream's first and last entry ids, ``streams`` at a time."""
+        bounds: dict[str, Bounds] = {}
+        for chunk in _chunks(found, self.streams):
+            names = [s.stream for s in chunk]
+            bounds.update(zip(names, await self.calls.bounds(names), strict=True))
+            await asyncio.sleep(0)
+        return bounds
 
     # --- 1. the checkpoints ---------------------------------------------------------
 
@@ -177,15 +220,24 @@ class Archiver:
         self._known = set(await self.archive.checkpoints())
         self._started = True
 
-    async def _start_stream(self, source: LedgerSource) -> None:
-        if source.stream in self._known:
-            return
-        first = self.first_checkpoint(source, await self.calls.ledger_start(source))
-        if await self.archive.start_stream(first):
-            kind = "zero" if first.baseline_ms is None else "its owner's totals"
-            log.info("archive: %s starts from %s", source.stream, kind)
-        self._known.add(source.stream)
-        self.crash("checkpoint-started")
+    async def _start_streams(self, new: Sequence[LedgerSource]) -> None:
+        """The first checkpoint of each of ``new``, ``streams`` at a time: each stream
+        read as of one instant (a script in its owner's slot), then a batch's checkpoints
+        stored in one transaction."""
+        for chunk in _chunks(new, self.streams):
+            starts = await self.calls.ledger_starts(chunk)
+            firsts = [self.first_checkpoint(s, f) for s, f in zip(chunk, starts, strict=True)]
+            stored = set(await self.archive.start_streams(firsts))
+            totals = sum(1 for f in firsts if f.stream in stored and f.baseline_ms is not None)
+            if stored:
+                log.info(
+                    "archive: %d streams start, %d of them from their owner's totals",
+                    len(stored),
+                    totals,
+                )
+            self._known.update(s.stream for s in chunk)
+            self.crash("checkpoint-started")
+            await asyncio.sleep(0)
 
     def first_checkpoint(self, source: LedgerSource, start: LedgerStart) -> StreamCheckpoint:
         """Zero if the stream holds every entry ever appended to it, else its owner's
@@ -214,16 +266,32 @@ class Archiver:
 
     # --- 2. who has new game logs ---------------------------------------------------
 
-    async def _note_players(self, stream: str) -> None:
-        after = await self.archive.log_cursor(stream) or (0, 0)
-        while True:
-            rows = await self.calls.entries_after(stream, after, "+", count=self.batch, pages=1)
-            if not rows:
-                return
-            after = rows[-1].entry_id
-            await self.archive.note_log_players(stream, {r.player for r in rows}, after)
-            if len(rows) < self.batch:
-                return
+    async def _note_players(
+        self, found: Sequence[LedgerSource], bounds: Mapping[str, Bounds]
+    ) -> None:
+        """Note the players of the entries after each stream's cursor: only streams
+        whose last entry is past it are read, ``streams`` at a time (a page of ``batch``
+        entries each), and a batch's players and cursors are written in one transaction."""
+        cursors = await self.archive.log_cursors()
+        todo: list[tuple[str, StreamId]] = []
+        for source in found:
+            last = bounds[source.stream][1]
+            after = cursors.get(source.stream, ZERO_ID)
+            if last is not None and last > after:
+                todo.append((source.stream, after))
+        while todo:
+            more: list[tuple[str, StreamId]] = []
+            for chunk in _chunks(todo, self.streams):
+                pages = await self.calls.pages_after(chunk, self.batch)
+                notes: list[Note] = []
+                for (stream, _), rows in zip(chunk, pages, strict=True):
+                    if rows:
+                        notes.append((stream, {r.player for r in rows}, rows[-1].entry_id))
+                    if len(rows) == self.batch:  # more after this page
+                        more.append((stream, rows[-1].entry_id))
+                await self.archive.note_log_players(notes)
+                await asyncio.sleep(0)
+            todo = more
 
     # --- 3. the ledger --------------------------------------------------------------
 
@@ -249,17 +317,27 @@ class Archiver:
         on_their_way: dict[str, set[bytes]] = {}  # per table, read once a pass
         while True:
             players = await self.archive.log_players(after, self.batch)
-            done = [p for p in players if await self._move_log(p, cutoff, report, on_their_way)]
+            done = []
+            for chunk in _chunks(players, self.streams):  # their lists read in one pipeline
+                for player, items in zip(chunk, await self.calls.game_logs(chunk), strict=True):
+                    if await self._move_log(player, items, cutoff, report, on_their_way):
+                        done.append(player)
+                await asyncio.sleep(0)
             await self.archive.forget_log_players(done)
             if len(players) < self.batch:
                 return
             after = players[-1]
 
     async def _move_log(
-        self, player: str, cutoff: int, report: PassReport, on_their_way: dict[str, set[bytes]]
+        self,
+        player: str,
+        items: Sequence[tuple[int, bytes]],
+        cutoff: int,
+        report: PassReport,
+        on_their_way: dict[str, set[bytes]],
     ) -> bool:
-        """Move ``player``'s old game logs; whether nothing more is left to move."""
-        items = await self.calls.game_log(player)  # newest first
+        """Move ``player``'s old game logs among ``items`` (the list in Redis, newest
+        first, read before); whether nothing more is left to move."""
         older = items[1:]  # the newest one stays
         rows: list[LogRow] = []
         # From the oldest, while old enough (or too many): the run moved is the list's

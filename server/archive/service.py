@@ -21,7 +21,7 @@ from redis.exceptions import RedisError
 from server.archive.mover import Archiver, PassReport
 from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.replies import as_str
-from server.store.scripts import LEASE_RELEASE, LEASE_RENEW
+from server.store.scripts import KEY_RELEASE, KEY_RENEW
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +41,8 @@ class ArchiverLease:
         self.owner = owner
         self.ttl_ms = ttl_ms
         self.key = keys.archiver_lease()
-        self._renew = client.register_script(LEASE_RENEW)
-        self._release = client.register_script(LEASE_RELEASE)
+        self._renew = client.register_script(KEY_RENEW)
+        self._release = client.register_script(KEY_RELEASE)
 
     async def hold(self) -> bool:
         """Take the lease if it is free, or renew it if it is ours: whether we hold it."""

@@ -22,7 +22,10 @@ busy Redis) let every lease expire; and a lease taken long before it was handed 
 keeper waited a whole cycle. Now the cycles keep their cadence (the next is due
 ``lease_ms / 3`` after the oldest renewal, not after the cycle's end), a lease handed
 over is renewed at once if it is due, every chunk goes at once, and the renewals have
-their own pipeline (``TableStore.renew_leases``), queued behind no commit.
+their own pipeline (``TableStore.renew_leases``), queued behind no commit. And a
+renewal that comes late anyway keeps a lease nobody took since (the store's renewal
+script checks the table's fencing counter): a saturated process no longer loses, and
+takes again, tables that nobody else wanted.
 """
 
 from __future__ import annotations

@@ -136,7 +136,7 @@ end
 return marker or ''
 """
 
-DELIVER = """
+_DELIVER_ONE = """
 -- What tables send a player: chips (their transfers out) and game logs, each once.
 -- KEYS: 1 account hash, 2 account ledger, 3 game-log list, then one key per item: the
 --       transfer's marker (chips), or KEYS[3] again (a game log: its record is its id).
@@ -145,51 +145,74 @@ DELIVER = """
 --       (transfer id, kind ('log' for a game log), amount, ledger key, record).
 -- Returns the balance after the item that moved chips, per item (0 for a log): as
 -- the first delivery left it, for an item delivered before.
-local out = {}
-local base = 6
-local n = (#ARGV - base) / 5
-for i = 1, n do
-  local b = base + 5 * (i - 1)
-  if ARGV[b + 2] == 'log' then
-    -- A round's record is unique (table, round, cards): one among the newest is this
-    -- one, delivered before. (A marker per log would cost a key per player and round.)
-    local newest = redis.call('LRANGE', KEYS[3], 0, tonumber(ARGV[6]) - 1)
-    local seen = false
-    for _, item in ipairs(newest) do
-      if string.sub(item, 9) == ARGV[b + 5] then
-        seen = true
-        break
+local function deliver(K, A)
+  local out = {}
+  local base = 6
+  local n = (#A - base) / 5
+  for i = 1, n do
+    local b = base + 5 * (i - 1)
+    if A[b + 2] == 'log' then
+      -- A round's record is unique (table, round, cards): one among the newest is this
+      -- one, delivered before. (A marker per log would cost a key per player and round.)
+      local newest = redis.call('LRANGE', K[3], 0, tonumber(A[6]) - 1)
+      local seen = false
+      for _, item in ipairs(newest) do
+        if string.sub(item, 9) == A[b + 5] then
+          seen = true
+          break
+        end
       end
-    end
-    if not seen then
-      local ordinal = 1
-      if newest[1] then
-        ordinal = struct.unpack('>I8', newest[1]) + 1  -- the head's, plus one
+      if not seen then
+        local ordinal = 1
+        if newest[1] then
+          ordinal = struct.unpack('>I8', newest[1]) + 1  -- the head's, plus one
+        end
+        local length = redis.call('LPUSH', K[3], struct.pack('>I8', ordinal) .. A[b + 5])
+        if length > tonumber(A[5]) then
+          redis.call('LTRIM', K[3], 0, tonumber(A[5]) - 1)
+        end
       end
-      local length = redis.call('LPUSH', KEYS[3], struct.pack('>I8', ordinal) .. ARGV[b + 5])
-      if length > tonumber(ARGV[5]) then
-        redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[5]) - 1)
-      end
-    end
-    out[i] = 0
-  else
-    local marker = KEYS[3 + i]
-    local done = redis.call('GET', marker)
-    if done then
-      out[i] = tonumber(string.match(done, '^applied:(%-?%d+)$') or '0')
+      out[i] = 0
     else
-      local balance = redis.call('HINCRBY', KEYS[1], 'balance', ARGV[b + 3])
-      redis.call('HINCRBY', KEYS[1], 'n', 1)
-      redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*',
-        'key', ARGV[b + 4], 'kind', ARGV[b + 2], 'player', ARGV[1], 'amount', ARGV[b + 3],
-        'source', 'table', 'dest', 'account', 'table', ARGV[2], 'xfer', ARGV[b + 1])
-      redis.call('SET', marker, 'applied:' .. string.format('%d', balance), 'PX', ARGV[4])
-      out[i] = balance
+      local marker = K[3 + i]
+      local done = redis.call('GET', marker)
+      if done then
+        out[i] = tonumber(string.match(done, '^applied:(%-?%d+)$') or '0')
+      else
+        local balance = redis.call('HINCRBY', K[1], 'balance', A[b + 3])
+        redis.call('HINCRBY', K[1], 'n', 1)
+        redis.call('XADD', K[2], 'MAXLEN', '~', A[3], '*',
+          'key', A[b + 4], 'kind', A[b + 2], 'player', A[1], 'amount', A[b + 3],
+          'source', 'table', 'dest', 'account', 'table', A[2], 'xfer', A[b + 1])
+        redis.call('SET', marker, 'applied:' .. string.format('%d', balance), 'PX', A[4])
+        out[i] = balance
+      end
     end
   end
+  return out
 end
-return out
 """
+
+DELIVER = _DELIVER_ONE + "return deliver(KEYS, ARGV)\n"
+
+DELIVER_MANY = (
+    _DELIVER_ONE
+    + """
+-- DELIVER for several players at once (one Redis, not a Cluster: their keys are in
+-- several slots). ARGV[1] how many players; then per player, its number of keys
+-- and of arguments; then each player's keys and arguments, as DELIVER takes them.
+-- Returns each player's DELIVER reply, in order.
+local n = tonumber(ARGV[1])
+local k, a = 0, 1 + 2 * n
+local replies = {}
+for p = 1, n do
+  local nk, na = tonumber(ARGV[2 * p]), tonumber(ARGV[2 * p + 1])
+  replies[p] = deliver({unpack(KEYS, k + 1, k + nk)}, {unpack(ARGV, a + 1, a + na)})
+  k, a = k + nk, a + na
+end
+return replies
+"""
+)
 
 ACCOUNT_SNAPSHOT = """
 -- An account's money as of one instant, and what it did with some transfers.

@@ -8,25 +8,27 @@ archive's transaction is committed does Redis drop what it copied, up to the las
 (or ordinal) copied. A crash between the two leaves records in both places, which the
 next pass copies again (absorbed) and then removes (docs/DESIGN.md, "The archive").
 
-Every call touches one key or one owner's keys (one slot of a Redis Cluster); the
-streams are those :mod:`server.store.ledgers` lists.
+Every call touches one key or one owner's keys (one slot of a Redis Cluster), or sends
+such calls for many streams in one non-transactional pipeline (which a cluster client
+sends to each key's node); the streams are those :mod:`server.store.ledgers` lists.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio
+from redis.exceptions import NoScriptError, ResponseError
 
 from server.store.archive_scripts import DROP_CLOSED_LEDGER, LEDGER_START, TRIM_LOG
 from server.store.history import ORDINAL_BYTES
 from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.ledgers import LedgerSource
-from server.store.records import LedgerRow, StreamId, format_id, next_id
+from server.store.records import LedgerRow, StreamId, format_id, next_id, parse_id
 from server.store.replies import as_bytes, as_int, as_str, stream_entries
-from server.store.transfers import read_logs
+from server.store.transfer_records import read_logs
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,18 +58,43 @@ class ArchivingCalls:
         self._start = client.register_script(LEDGER_START)
         self._drop = client.register_script(DROP_CLOSED_LEDGER)
 
-    async def ledger_start(self, source: LedgerSource) -> LedgerStart:
-        """``source``'s stream as of one instant (one script in its owner's slot)."""
+    def _start_keys(self, source: LedgerSource) -> list[str]:
         k = self.keys
         owner = k.table_state(source.owner) if source.table else k.account(source.owner)
-        appended, held, last, fields = await self._start(keys=[owner, source.stream])
-        pairs: Any = fields
-        return LedgerStart(
-            as_int(appended),
-            as_int(held),
-            as_str(last),
-            dict(zip(pairs[::2], pairs[1::2], strict=True)),
-        )
+        return [owner, source.stream]
+
+    async def ledger_start(self, source: LedgerSource) -> LedgerStart:
+        """``source``'s stream as of one instant (one script in its owner's slot)."""
+        return _ledger_start(await self._start(keys=self._start_keys(source)))
+
+    async def ledger_starts(self, sources: Sequence[LedgerSource]) -> list[LedgerStart]:
+        """Each of ``sources``' streams as of one instant (:meth:`ledger_start`), the
+        scripts sent in one pipeline."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for source in sources:
+                keys = self._start_keys(source)
+                # As a command, not pipe.evalsha: a cluster's pipeline refuses that method.
+                pipe.execute_command("EVALSHA", self._start.sha, len(keys), *keys)
+            replies = await pipe.execute(raise_on_error=False)
+        starts = []
+        for source, reply in zip(sources, replies, strict=True):
+            if isinstance(reply, NoScriptError):  # a Redis that forgot it: loads it again
+                starts.append(await self.ledger_start(source))
+            elif isinstance(reply, Exception):
+                raise reply
+            else:
+                starts.append(_ledger_start(reply))
+        return starts
+
+    async def bounds(self, streams: Sequence[str]) -> list[tuple[StreamId | None, StreamId | None]]:
+        """Each of ``streams``' first and last entry ids (None: the stream is empty or
+        missing), asked in one pipeline (each answer is of its own instant)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for stream in streams:
+                # One command for both ends; as a command, its reply read as it comes.
+                pipe.execute_command("XINFO", "STREAM", stream)
+            replies = await pipe.execute(raise_on_error=False)
+        return [_ends(stream, reply) for stream, reply in zip(streams, replies, strict=True)]
 
     async def drop_closed_ledger(self, player: str) -> bool:
         """Delete ``player``'s ledger stream if the account is closed and the archive
@@ -116,6 +143,20 @@ class ArchivingCalls:
                 return rows
             start = "(" + format_id(page[-1].entry_id)
 
+    async def pages_after(
+        self, streams: Sequence[tuple[str, StreamId]], count: int
+    ) -> list[list[LedgerRow]]:
+        """For each ``(stream, after)``: up to ``count`` entries of ``stream`` after id
+        ``after``, in order; asked in one pipeline."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for stream, after in streams:
+                pipe.xrange(stream, min="(" + format_id(after), max="+", count=count)
+            replies = await pipe.execute()
+        return [
+            [LedgerRow.from_fields(stream, i, f) for i, f in stream_entries(reply)]
+            for (stream, _), reply in zip(streams, replies, strict=True)
+        ]
+
     async def trim_stream(self, stream: str, through: StreamId) -> int:
         """Remove every entry of ``stream`` up to id ``through`` (exactly, not ``~``);
         how many were removed."""
@@ -124,13 +165,51 @@ class ArchivingCalls:
 
     async def game_log(self, player: str) -> list[tuple[int, bytes]]:
         """``player``'s game logs in Redis, ``(ordinal, record)``, newest first."""
-        raw = await self.redis.lrange(self.keys.game_log(player), 0, -1)
-        return [
-            (int.from_bytes(item[:ORDINAL_BYTES], "big"), item[ORDINAL_BYTES:])
-            for item in map(as_bytes, raw)
-        ]
+        return _game_log(await self.redis.lrange(self.keys.game_log(player), 0, -1))
+
+    async def game_logs(self, players: Sequence[str]) -> list[list[tuple[int, bytes]]]:
+        """Each of ``players``' game logs (:meth:`game_log`), read in one pipeline."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for player in players:
+                pipe.lrange(self.keys.game_log(player), 0, -1)
+            replies = await pipe.execute()
+        return [_game_log(raw) for raw in replies]
 
     async def trim_game_log(self, player: str, through: int) -> int:
         """Remove ``player``'s game logs numbered up to ``through``, but never the newest
         one; how many were removed."""
         return int(await self._trim_log(keys=[self.keys.game_log(player)], args=[through]))
+
+
+def _ledger_start(reply: Any) -> LedgerStart:
+    appended, held, last, pairs = reply
+    return LedgerStart(
+        as_int(appended),
+        as_int(held),
+        as_str(last),
+        dict(zip(pairs[::2], pairs[1::2], strict=True)),
+    )
+
+
+def _ends(stream: str, reply: Any) -> tuple[StreamId | None, StreamId | None]:
+    """The first and last entry ids of an XINFO STREAM reply (an error: no such key)."""
+    if isinstance(reply, ResponseError) and "no such key" in str(reply).lower():
+        return None, None
+    if isinstance(reply, Exception):
+        raise reply
+    fields = {as_str(k): v for k, v in (reply.items() if isinstance(reply, dict) else [])}
+    if not fields and isinstance(reply, list):  # a reply not made a map: name, value, ...
+        fields = {as_str(k): v for k, v in zip(reply[::2], reply[1::2], strict=True)}
+    if "first-entry" not in fields:
+        raise ValueError(f"XINFO STREAM {stream}: no first entry in {reply!r}")
+    first, last = fields["first-entry"], fields.get("last-entry")
+    if not first or not last:
+        return None, None
+    return parse_id(as_str(first[0])), parse_id(as_str(last[0]))
+
+
+def _game_log(raw: Iterable[Any]) -> list[tuple[int, bytes]]:
+    return [
+        (int.from_bytes(item[:ORDINAL_BYTES], "big"), item[ORDINAL_BYTES:])
+        for item in map(as_bytes, raw)
+    ]

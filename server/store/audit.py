@@ -52,15 +52,8 @@ from server.store.records import CREDITED, REMOVED
 from server.store.replies import as_int, as_str
 from server.store.scripts import TABLE_SNAPSHOT
 from server.store.tables import StoredTable, require_bytes_client, stored_table
-from server.store.transfers import (
-    OPEN,
-    RECEIVED,
-    VOID,
-    Delivery,
-    Incoming,
-    read_delivery,
-    read_incoming,
-)
+from server.store.transfer_records import Delivery, Incoming, read_delivery, read_incoming
+from server.store.transfers import OPEN, RECEIVED, VOID
 from server.table.ledger import Pot
 
 __all__ = ["PASSES", "ArchivedLedger", "AuditReport", "TableMoney", "audit"]

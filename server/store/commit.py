@@ -51,7 +51,8 @@ from server.store.errors import StoreError, Unreplicated
 from server.store.keys import Keys, applied_bucket
 from server.store.replies import as_int, as_str
 from server.store.requests import ClientRequest, RequestCalls, read_record
-from server.store.transfers import Delivery, TransferCalls, now_ms
+from server.store.transfer_records import Delivery, now_ms
+from server.store.transfers import TransferCalls
 from server.table.ledger import LedgerEntry
 
 log = logging.getLogger(__name__)
@@ -160,6 +161,10 @@ class CommitCalls(TransferCalls, RequestCalls):
             if not result.ok:
                 await self._abort_quietly(table_id, plan)
                 return result
+        if request is None and not (plan.incoming or plan.out or plan.logs):
+            # Nothing for the accounts (a bet, a hand set): no step after the commit,
+            # no task in the background, which were a fifth of a bet's time in the store.
+            return result
         return await self._after(table_id, plan, result, request, balances)
 
     # --- 1. before ------------------------------------------------------------------
@@ -302,6 +307,7 @@ class CommitCalls(TransferCalls, RequestCalls):
             events_cap=self.events_cap,
             ledger_maxlen=self.ledger_maxlen,
             commit_id=commit_id,
+            now_ms=now_ms(),
             **kwargs,
         )
         try:
@@ -352,15 +358,11 @@ class CommitCalls(TransferCalls, RequestCalls):
         by_player: dict[str, list[Delivery]] = defaultdict(list)
         for d in [*plan.out, *plan.logs]:
             by_player[d.player].append(d)
-        paid = await asyncio.gather(
-            *(self.deliver(table_id, p, items) for p, items in by_player.items()),
-            return_exceptions=True,
-        )
+        paid = await self.deliver_all(table_id, by_player)
         delivered: list[Delivery] = []
-        for (player, items), balances in zip(by_player.items(), paid, strict=True):
-            if isinstance(balances, BaseException) and not isinstance(balances, Exception):
-                raise balances  # not a failed call: the caller is being stopped
-            if isinstance(balances, BaseException):
+        for player, items in by_player.items():
+            balances = paid[player]
+            if isinstance(balances, Exception):
                 log.warning("table %s: delivering to %s failed (%s)", table_id, player, balances)
                 pending = True
                 accounts.pop(player, None)  # its balance after the payout is not known

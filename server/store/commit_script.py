@@ -17,10 +17,11 @@ from server.store.keys import (
     TABLE_PART_PREFIX,
     Keys,
     applied_bucket,
+    consults_previous,
 )
 from server.store.replies import as_str
 from server.store.requests import ClientRequest, RequestRecord, read_record
-from server.store.transfers import LOG, Delivery, Incoming, pack_logs
+from server.store.transfer_records import LOG, Delivery, Incoming, pack_logs
 from server.table.ledger import LedgerEntry, Pot
 
 MAX_AMOUNT = 10**15
@@ -224,10 +225,11 @@ def script_args(
     ledger_maxlen: int,
     publish_channel: str | None,
     commit_id: str,
+    now_ms: int,
 ) -> list[Arg]:
-    """The ``COMMIT`` script's arguments: 19 numbers and texts (the commit's own, the
+    """The ``COMMIT`` script's arguments: 22 numbers and texts (the commit's own, the
     store's caps and time limits, how many of each item follow), then 8 per entry, 2
-    per event, 2 for the game logs, if any (:func:`~server.store.transfers.pack_logs`),
+    per event, 2 for the game logs, if any (:func:`~server.store.transfer_records.pack_logs`),
     and 2 per part of the state."""
     args: list[Arg] = [
         token,
@@ -249,6 +251,9 @@ def script_args(
         plan.payout,
         commit_id,
         "1" if applied_bucket(new_version) != applied_bucket(expected_version) else "",
+        applied_bucket(new_version),
+        now_ms,
+        "1" if consults_previous(new_version) else "",
     ]
     for entry, (xid, packed) in zip(entries, plan.per_entry, strict=True):
         args += [

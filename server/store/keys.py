@@ -28,7 +28,12 @@ Name                                  Type       Contents
                                                  store's format, see :mod:`server.store.parts`
                                                  and :data:`TABLE_PART_PREFIX`); ``s`` the state
                                                  whole, in tables stored before parts, until
-                                                 their first commit in parts deletes it
+                                                 their first commit in parts deletes it;
+                                                 ``f`` the fence, the token of the table's last
+                                                 taking (deleted by its release): a commit with
+                                                 it reads no lease; ``ab`` ``<bucket>:<ms>``,
+                                                 the ``applied`` bucket whose time to live was
+                                                 last set, and when
 ``pg:table:{t}:fence``                string     fencing counter: INCR gives each new owner a
                                                  larger token
 ``pg:table:{t}:lease``                string     ``<token>:<owner>``, SET NX PX; absent when no
@@ -43,7 +48,10 @@ Name                                  Type       Contents
 ``pg:table:{t}:ledger``               stream     the table's chip movements, in order: ``key
                                                  kind player amount source dest table`` and
                                                  ``xfer`` (the transfer id, for a movement to
-                                                 or from an account); MAXLEN ~ a large bound
+                                                 or from an account), each a field, or (the
+                                                 commits' since issue 16) as one msgpack array
+                                                 in field ``m`` (:class:`~server.store.records.
+                                                 LedgerRow` reads both); MAXLEN ~ a large bound
 ``pg:table:{t}:in``                   hash       transfer id -> ``<state>:<player>:<amount>:
                                                  <ms>:<kind>``: chips coming from an account
                                                  (``open``: expected, ``received``: on the
@@ -54,7 +62,7 @@ Name                                  Type       Contents
 ``pg:table:{t}:logs``                 hash       the game logs of a commit on their way to
                                                  their players' lists, one entry (its first
                                                  log's transfer id -> the logs, compressed:
-                                                 :func:`~server.store.transfers.pack_logs`)
+                                                 :func:`~server.store.transfer_records.pack_logs`)
 ``pg:table:{t}:request:<p>:<h>``      hash       player ``p``'s money request applied at this
                                                  table, ``h`` = SHA-256 of ``<session>:<rid>``:
                                                  ``f`` what was asked, ``m`` what its
@@ -168,19 +176,21 @@ LAYOUT = "2"
 ledger for the whole product; :mod:`server.store.migrate` moves a Redis from it."""
 
 APPLIED_WINDOW = 4096
-"""Versions per ``applied`` bucket. A commit checks the bucket of its new version and
-the one before, so an entry key is refused a second time for at least this many
-versions of its table (retries come within a few versions); older buckets are
-deleted, which bounds the memory per table to two buckets."""
+"""Versions per ``applied`` bucket. A commit checks the bucket of its new version, and
+in the first half of a window the one before too, so an entry key is refused a second
+time for at least half this many versions of its table (2,048 versions, over a hundred
+rounds; retries come within a few versions); older buckets are deleted, which bounds
+the memory per table to two buckets."""
 
 APPLIED_TTL_MS = 30 * 24 * 3600 * 1000
-"""An ``applied`` bucket of a table that stops playing expires after this long."""
+"""An ``applied`` bucket of a table that stops playing expires after this long (at
+most: its time to live is set by its first entry and again once half of it is gone)."""
 
 TABLE_PART_PREFIX = "s."
 """Prefix of the table hash's fields that hold the state's parts (``s.h``, ``s.c``,
 ``s.p0``...; the names after it are :mod:`server.store.parts`'): a part's field never
-collides with ``v``, ``seq``, ``tok``, ``cid``, ``n``, ``xn`` or ``s``. A commit writes
-only the parts that changed, so the hash holds the state as the sum of every commit's
+collides with ``v``, ``seq``, ``tok``, ``cid``, ``n``, ``xn``, ``f``, ``ab`` or ``s``. A
+commit writes only the parts that changed, so the hash holds the state as the sum of every commit's
 parts."""
 
 REQUEST_TTL_MS = 24 * 3600 * 1000
@@ -466,3 +476,10 @@ def address_field(address: str) -> str:
 def applied_bucket(version: int) -> int:
     """The ``applied`` bucket of the commit that writes ``version``."""
     return version // APPLIED_WINDOW
+
+
+def consults_previous(version: int) -> bool:
+    """Whether the commit that writes ``version`` checks the bucket before its own: in
+    the first half of a window only (see :data:`APPLIED_WINDOW`), one read a commit
+    spared in the second half, and never in the first window, which has none before."""
+    return version >= APPLIED_WINDOW and version % APPLIED_WINDOW < APPLIED_WINDOW // 2

@@ -48,7 +48,7 @@ class LeaseCalls:
         and acknowledging it also acknowledges every write before it.
         """
         k = self.keys
-        keys = [k.table_lease(table_id), k.table_fence(table_id)]
+        keys = [k.table_lease(table_id), k.table_fence(table_id), k.table_state(table_id)]
         try:
             token = await self._lease_batch.call(self._acquire, keys, [owner, ttl_ms], durable=True)
         except Unreplicated as exc:
@@ -66,26 +66,39 @@ class LeaseCalls:
         self, owner: str, leases: Sequence[tuple[str, int]], ttl_ms: int
     ) -> list[bool]:
         """Extend each ``(table_id, token)`` lease of ``owner`` to ``ttl_ms`` from now, in
-        one script call; per lease, whether it was still ours (if not, nothing is done)."""
+        one script call; per lease, whether it is still ours (if not, nothing is done).
+
+        A lease that ran out is still ours if nobody took the table since (its fencing
+        counter is still at ``token``) and we did not give it up: it is set again."""
         if not leases:
             return []
-        keys = [self.keys.table_lease(table_id) for table_id, _ in leases]
+        k = self.keys
+        tables = [table_id for table_id, _ in leases]
         args: list[Any] = [f"{token}:{owner}" for _, token in leases]
+
+        def keys(index: Sequence[int]) -> list[str]:
+            return [
+                *(k.table_lease(tables[i]) for i in index),
+                *(k.table_fence(tables[i]) for i in index),
+                *(k.table_state(tables[i]) for i in index),
+            ]
+
         if not is_cluster(self.redis):
-            done = await self._lease_batch.call(self._renew, keys, [*args, ttl_ms])
+            every = range(len(tables))
+            done = await self._lease_batch.call(self._renew, keys(every), [*args, ttl_ms])
             return [bool(ours) for ours in done]
         by_slot: dict[int, list[int]] = defaultdict(list)
-        for i, key in enumerate(keys):
-            by_slot[key_slot(key)].append(i)
+        for i, table_id in enumerate(tables):
+            by_slot[key_slot(k.table_lease(table_id))].append(i)
         replies = await asyncio.gather(
             *(
                 self._lease_batch.call(
-                    self._renew, [keys[i] for i in index], [*(args[i] for i in index), ttl_ms]
+                    self._renew, keys(index), [*(args[i] for i in index), ttl_ms]
                 )
                 for index in by_slot.values()
             )
         )
-        ours = [False] * len(keys)
+        ours = [False] * len(tables)
         for index, done in zip(by_slot.values(), replies, strict=True):
             for i, still in zip(index, done, strict=True):
                 ours[i] = bool(still)
@@ -97,8 +110,9 @@ class LeaseCalls:
 
     async def release_lease(self, table_id: str, owner: str, token: int) -> bool:
         """Give the table up; False if the lease was no longer ours (nothing done)."""
+        k = self.keys
         done = await self._release(
-            keys=[self.keys.table_lease(table_id)], args=[f"{token}:{owner}"]
+            keys=[k.table_lease(table_id), k.table_state(table_id)], args=[f"{token}:{owner}"]
         )
         return bool(done)
 

@@ -19,6 +19,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+import msgpack
+
 from server.store.accounts import CREDIT_KIND, OUTSIDE
 
 StreamId = tuple[int, int]
@@ -27,6 +29,13 @@ StreamId = tuple[int, int]
 ZERO_ID: StreamId = (0, 0)
 
 LEDGER_FIELDS = ("key", "kind", "player", "amount", "source", "dest", "table")
+
+PACKED = "m"
+"""The one field of a ledger entry written as an array (the ``COMMIT`` script's)."""
+
+PACKED_FIELDS = (*LEDGER_FIELDS, "xfer")
+"""What the array of a :data:`PACKED` entry holds, in order (``xfer`` only where the
+entry moves chips to or from an account)."""
 
 CREDITED = "credited"
 """The total of a checkpoint's pots that counts chips credited from outside."""
@@ -71,8 +80,15 @@ class LedgerRow:
 
     @staticmethod
     def from_fields(stream: str, entry_id: str, fields: Mapping[str, bytes]) -> LedgerRow:
-        """The row of a stream entry as XRANGE reads it."""
-        text = {name: value.decode() for name, value in fields.items()}
+        """The row of a stream entry as XRANGE reads it: a field a value (``key``,
+        ``kind``...), or one field ``m``, the msgpack array of :data:`PACKED_FIELDS`
+        (the commits' entries since issue 16)."""
+        packed = fields.get(PACKED)
+        if packed is not None:
+            values = msgpack.unpackb(packed, raw=False)
+            text = dict(zip(PACKED_FIELDS, values, strict=False))
+        else:
+            text = {name: value.decode() for name, value in fields.items()}
         others = {k: v for k, v in text.items() if k not in LEDGER_FIELDS}
         return LedgerRow(
             stream=stream,

@@ -14,35 +14,74 @@ being concatenated into strings, because Lua's ``tostring`` keeps only 14 digits
 from __future__ import annotations
 
 LEASE_ACQUIRE = """
--- KEYS[1] lease, KEYS[2] fencing counter; ARGV[1] owner, ARGV[2] ttl ms.
--- Only a free table is taken: the counter grows only for a real new owner.
+-- KEYS[1] lease, KEYS[2] fencing counter, KEYS[3] table hash; ARGV[1] owner, ARGV[2]
+-- ttl ms. Only a free table is taken: the counter grows only for a real new owner.
+-- The new token is also the table hash's fence ('f'): from now on a commit with an
+-- older token is refused, and one with this token needs no read of the lease.
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return false
 end
-local token = redis.call('INCR', KEYS[2])
-redis.call('SET', KEYS[1], string.format('%d', token) .. ':' .. ARGV[1], 'PX', ARGV[2])
-return token
+local token = string.format('%d', redis.call('INCR', KEYS[2]))
+redis.call('SET', KEYS[1], token .. ':' .. ARGV[1], 'PX', ARGV[2])
+redis.call('HSET', KEYS[3], 'f', token)
+return tonumber(token)
 """
 
 LEASE_RENEW = """
--- KEYS[i] the lease of table i, ARGV[i] its '<token>:<owner>'; ARGV[#KEYS + 1] ttl ms.
--- One call renews every lease of a process: a list, 1 where the lease was still ours
--- (and is extended), 0 where it was not.
-local ttl = ARGV[#KEYS + 1]
+-- KEYS[i], KEYS[n + i], KEYS[2n + i]: the lease, fencing counter and table hash of
+-- table i of n; ARGV[i] its '<token>:<owner>'; ARGV[n + 1] ttl ms.
+-- One call renews every lease of a process: a list, 1 where the lease is still ours
+-- (and is extended), 0 where it is not. A lease that ran out while nobody took the
+-- table since (the counter still at our token, the fence still ours: not released)
+-- is ours again: a renewal sent late by a busy process no longer loses its tables.
+local n = #KEYS / 3
+local ttl = ARGV[n + 1]
 local out = {}
-for i = 1, #KEYS do
-  if redis.call('GET', KEYS[i]) == ARGV[i] then
+for i = 1, n do
+  local held = redis.call('GET', KEYS[i])
+  if held == ARGV[i] then
     redis.call('PEXPIRE', KEYS[i], ttl)
     out[i] = 1
   else
     out[i] = 0
+    if not held then
+      local token = string.match(ARGV[i], '^(%d+):')
+      if redis.call('GET', KEYS[n + i]) == token
+          and redis.call('HGET', KEYS[2 * n + i], 'f') == token then
+        redis.call('SET', KEYS[i], ARGV[i], 'PX', ttl)
+        out[i] = 1
+      end
+    end
   end
 end
 return out
 """
 
 LEASE_RELEASE = """
--- KEYS[1] lease; ARGV[1] '<token>:<owner>'. Deletes only our own lease.
+-- KEYS[1] lease, KEYS[2] table hash; ARGV[1] '<token>:<owner>'. Deletes only our own
+-- lease, and its fence: a renewal still on its way cannot take the lease back.
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  redis.call('HDEL', KEYS[2], 'f')
+  return 1
+end
+return 0
+"""
+
+KEY_RENEW = """
+-- KEYS[1] a lease of one key; ARGV[1] its holder's value, ARGV[2] ttl ms. Extends it
+-- if it is still this holder's: {1}, else {0} (the archiver's lease; a table's is
+-- LEASE_RENEW, fenced).
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {1}
+end
+return {0}
+"""
+
+KEY_RELEASE = """
+-- KEYS[1] a lease of one key; ARGV[1] its holder's value. Deletes it if it is still
+-- this holder's.
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
   return 1
@@ -63,10 +102,11 @@ COMMIT = """
 --       the request ('' = not known here), 17 the transfer that pays the requester out
 --       ('' = none), 18 commit id (names this commit: a retry of it carries the same),
 --       19 '1' if the new version opens a new applied window (KEYS[6] is deleted then),
---       then 8 per entry (key kind player amount source dest transfer-id transfer),
---       then 2 per event (seq payload), then 2 per entry of the logs hash (name, the
---       commit's game logs), then 2 per part of the state (field of the table hash,
---       value): at least one part.
+--       20 the new version's applied bucket (its number), 21 the time (ms), 22 '1' if
+--       the previous applied bucket is consulted (KEYS[5]), then 8 per entry (key
+--       kind player amount source dest transfer-id transfer), then 2 per event (seq
+--       payload), then 2 per entry of the logs hash (name, the commit's game logs),
+--       then 2 per part of the state (field of the table hash, value): at least one.
 -- An entry from an account names the transfer the account reserved for it: its
 -- record in KEYS[8] must be open, for that player and amount, and becomes
 -- 'received'. An entry to an account starts a transfer: KEYS[9][id] = transfer.
@@ -83,7 +123,7 @@ local n_ent = tonumber(ARGV[10])
 local n_evt = tonumber(ARGV[11])
 local n_log = tonumber(ARGV[12])
 local has_request = ARGV[13] ~= ''
-local ent_base = 19
+local ent_base = 22
 local evt_base = ent_base + 8 * n_ent
 local log_base = evt_base + 2 * n_evt
 local part_base = log_base + 2 * n_log
@@ -93,7 +133,9 @@ local new_version = tonumber(ARGV[3])
 -- 1. Checks; no write before the last of them.
 -- 's': the state whole, as tables were stored before parts (nil since their first
 -- commit in parts, which deletes it).
-local stored = redis.call('HMGET', KEYS[2], 'v', 'tok', 'cid', 'seq', 'n', 'xn', 's')
+-- 'f': the fence, the token of the table's last taking; 'ab': '<bucket>:<ms>', the
+-- applied bucket whose time to live was last set, and when.
+local stored = redis.call('HMGET', KEYS[2], 'v', 'tok', 'cid', 'seq', 'n', 'xn', 's', 'f', 'ab')
 local stored_v = tonumber(stored[1] or '0')
 -- The very same commit already stored (a retry after a lost reply): its version, by
 -- this writer, under its id. Comparing its parts instead would take another commit
@@ -101,13 +143,17 @@ local stored_v = tonumber(stored[1] or '0')
 if stored_v == new_version and stored[2] == ARGV[1] and stored[3] == ARGV[18] then
   return {'DUPLICATE', stored_v}
 end
-local lease = redis.call('GET', KEYS[1])
-if not lease then
-  return {'STALE_LEASE', ''}
-end
-local lease_token = string.match(lease, '^(%d+):')
-if lease_token ~= ARGV[1] then
-  return {'STALE_LEASE', lease_token or ''}
+-- Fenced: nobody took the table since this writer did (the fence is its token), else
+-- the lease is its own (a table taken by an earlier version, which wrote no fence).
+if stored[8] ~= ARGV[1] then
+  local lease = redis.call('GET', KEYS[1])
+  if not lease then
+    return {'STALE_LEASE', ''}
+  end
+  local lease_token = string.match(lease, '^(%d+):')
+  if lease_token ~= ARGV[1] then
+    return {'STALE_LEASE', lease_token or ''}
+  end
 end
 if stored_v ~= tonumber(ARGV[2]) then
   return {'STALE_VERSION', stored_v}
@@ -141,7 +187,10 @@ if n_ent > 0 then
     names[i + 1] = ARGV[ent_base + 8 * i + 1]
   end
   local here = redis.call('HMGET', KEYS[4], unpack(names))
-  local before = redis.call('HMGET', KEYS[5], unpack(names))
+  local before = {}
+  if ARGV[22] == '1' then
+    before = redis.call('HMGET', KEYS[5], unpack(names))
+  end
   local seen = {}
   for i = 0, n_ent - 1 do
     local b = ent_base + 8 * i
@@ -195,12 +244,15 @@ local applied = {}
 local received = {}
 local sent = {}
 for _, b in ipairs(fresh) do
-  local fields = {'key', ARGV[b + 1], 'kind', ARGV[b + 2], 'player', ARGV[b + 3],
-    'amount', ARGV[b + 4], 'source', ARGV[b + 5], 'dest', ARGV[b + 6], 'table', ARGV[5]}
+  -- One field, 'm': the msgpack array [key, kind, player, amount, source, dest, table,
+  -- transfer id (a movement to or from an account only)], because the field names of
+  -- the earlier entries were half of a round's ledger bytes in the append-only file
+  -- (server/store/records.py reads both).
+  local entry = {ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5],
+    ARGV[b + 6], ARGV[5]}
   local xid = ARGV[b + 7]
   if xid ~= '' then
-    fields[#fields + 1] = 'xfer'
-    fields[#fields + 1] = xid
+    entry[8] = xid
     moved = moved + 1
     if ARGV[b + 5] == 'account' then
       received[#received + 1] = xid
@@ -211,13 +263,22 @@ for _, b in ipairs(fresh) do
       sent[#sent + 1] = ARGV[b + 8]
     end
   end
-  local id = redis.call('XADD', KEYS[7], 'MAXLEN', '~', ARGV[7], '*', unpack(fields))
+  local id = redis.call('XADD', KEYS[7], 'MAXLEN', '~', ARGV[7], '*', 'm', cmsgpack.pack(entry))
   applied[#applied + 1] = ARGV[b + 1]
   applied[#applied + 1] = id
 end
+-- The bucket's time to live is set by its first write and again once half of it has
+-- passed (one PEXPIRE a window, not one a commit).
+local ttl_set = false
+if stored[9] then
+  local bucket, set_ms = string.match(stored[9], '^(%d+):(%d+)$')
+  ttl_set = bucket == ARGV[20] and tonumber(ARGV[21]) - tonumber(set_ms) < tonumber(ARGV[9]) / 2
+end
 if #fresh > 0 then
   redis.call('HSET', KEYS[4], unpack(applied))
-  redis.call('PEXPIRE', KEYS[4], ARGV[9])
+  if not ttl_set then
+    redis.call('PEXPIRE', KEYS[4], ARGV[9])
+  end
 end
 if #received > 0 then
   redis.call('HSET', KEYS[8], unpack(received))
@@ -230,8 +291,11 @@ if ARGV[19] == '1' then
   redis.call('DEL', KEYS[6])
 end
 
-local table_fields = {'v', ARGV[3], 'seq', string.format('%d', last_seq), 'tok', ARGV[1],
-  'cid', ARGV[18]}
+local table_fields = {'v', ARGV[3], 'seq', string.format('%d', last_seq), 'cid', ARGV[18]}
+if stored[2] ~= ARGV[1] then  -- the writer's token, written when it changes
+  table_fields[#table_fields + 1] = 'tok'
+  table_fields[#table_fields + 1] = ARGV[1]
+end
 if #fresh > 0 then
   table_fields[#table_fields + 1] = 'n'
   table_fields[#table_fields + 1] = string.format('%d', tonumber(stored[5] or '0') + #fresh)
@@ -239,6 +303,10 @@ end
 if moved > 0 then
   table_fields[#table_fields + 1] = 'xn'
   table_fields[#table_fields + 1] = string.format('%d', tonumber(stored[6] or '0') + moved)
+end
+if #fresh > 0 and not ttl_set then
+  table_fields[#table_fields + 1] = 'ab'
+  table_fields[#table_fields + 1] = ARGV[20] .. ':' .. ARGV[21]
 end
 for i = 1, 2 * n_part do
   table_fields[#table_fields + 1] = ARGV[part_base + i]
@@ -302,11 +370,13 @@ TRANSFERS_OPEN = """
 -- {'STALE_LEASE'}; {'DUPLICATE'} (this very commit is stored); {'REPEATED',
 -- fingerprint, memo, account ('' unknown), payout transfer, version} (the request
 -- was applied here already). Only OK writes, and never over a transfer recorded.
-local lease = redis.call('GET', KEYS[1])
-if not lease or string.match(lease, '^(%d+):') ~= ARGV[1] then
-  return {'STALE_LEASE'}
+local stored = redis.call('HMGET', KEYS[4], 'v', 'tok', 'cid', 'f')
+if stored[4] ~= ARGV[1] then  -- not fenced by this writer: its lease, as in COMMIT
+  local lease = redis.call('GET', KEYS[1])
+  if not lease or string.match(lease, '^(%d+):') ~= ARGV[1] then
+    return {'STALE_LEASE'}
+  end
 end
-local stored = redis.call('HMGET', KEYS[4], 'v', 'tok', 'cid')
 if stored[1] == ARGV[3] and stored[2] == ARGV[1] and stored[3] == ARGV[4] then
   return {'DUPLICATE'}
 end

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import redis.asyncio
 
-from server.store.account_scripts import CLAIM, DELIVER, REFUND, SETTLE
+from server.store.account_scripts import CLAIM, DELIVER, DELIVER_MANY, REFUND, SETTLE
 from server.store.batching import Replication, ScriptBatcher
 from server.store.commit import CommitCalls
 from server.store.commit_script import MAX_AMOUNT, CommitResult, CommitStatus
@@ -155,6 +155,7 @@ class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCall
         self._refund = client.register_script(REFUND)
         self._settle = client.register_script(SETTLE)
         self._deliver = client.register_script(DELIVER)
+        self._deliver_many = client.register_script(DELIVER_MANY)
         # Steps after a commit that nobody waits for (settling, forgetting), and the
         # tables whose transfers a failed step left under way.
         self._background: set[asyncio.Task[None]] = set()

@@ -32,119 +32,33 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
-import time
-import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgpack
 import redis.asyncio
 from redis.commands.core import AsyncScript
 from redis.exceptions import RedisError
 
 from server.store.account_scripts import LOG_WINDOW
 from server.store.batching import ScriptBatcher
+from server.store.connection import is_cluster
 from server.store.keys import REQUEST_TTL_MS, TRANSFER_TTL_MS, Keys
 from server.store.replies import as_bytes, as_int, as_str
 from server.store.requests import ClientRequest
+from server.store.transfer_records import (
+    Delivery,
+    Incoming,
+    read_delivery,
+    read_incoming,
+    read_logs,
+)
 
 log = logging.getLogger(__name__)
 
 OPEN, RECEIVED, VOID = "open", "received", "void"
 """The states of an incoming transfer in the table's slot."""
-
-LOG = "log"
-"""The kind of a :class:`Delivery` that carries a game log, not chips."""
-
-
-def new_transfer_id() -> str:
-    """A fresh transfer id (96 random bits)."""
-    return secrets.token_hex(12)
-
-
-def now_ms() -> int:
-    """Epoch milliseconds (when a transfer was opened, for people reading Redis)."""
-    return time.time_ns() // 1_000_000
-
-
-@dataclass(frozen=True, slots=True)
-class Incoming:
-    """``amount`` chips of ``player``'s account going to the table, for the table's
-    ledger entry ``key`` of ``kind`` (``buy_in``, ``rebuy``)."""
-
-    transfer_id: str
-    player: str
-    amount: int
-    kind: str
-    key: str = ""
-
-    def record(self, state: str, ms: int) -> str:
-        """The transfer's record in the table's slot."""
-        return f"{state}:{self.player}:{self.amount}:{ms}:{self.kind}"
-
-
-def read_incoming(transfer_id: str, raw: bytes | str) -> tuple[str, Incoming]:
-    """``(state, transfer)`` of a record of the table's ``in`` hash."""
-    state, player, amount, _, kind = as_str(raw).split(":", 4)
-    return state, Incoming(transfer_id, player, int(amount), kind)
-
-
-@dataclass(frozen=True, slots=True)
-class Delivery:
-    """What a table sends ``player``: ``amount`` chips of ``kind`` for its ledger entry
-    ``key``, or (``kind`` :data:`LOG`) a game log ``record``."""
-
-    transfer_id: str
-    player: str
-    kind: str
-    amount: int = 0
-    key: str = ""
-    record: bytes = b""
-
-    @property
-    def is_log(self) -> bool:
-        """Whether this carries a game log, not chips."""
-        return self.kind == LOG
-
-    def pack(self) -> bytes:
-        """The delivery as the table's slot keeps it until delivered."""
-        packed: bytes = msgpack.packb(
-            [self.player, self.kind, self.amount, self.key, self.record], use_bin_type=True
-        )
-        return packed
-
-
-def read_delivery(transfer_id: str, raw: bytes | str) -> Delivery:
-    """The inverse of :meth:`Delivery.pack`."""
-    player, kind, amount, key, record = msgpack.unpackb(as_bytes(raw), raw=False)
-    return Delivery(transfer_id, player, kind, amount, key, record)
-
-
-_LOGS = b"z"
-"""The first byte of an entry of :func:`pack_logs` (a packed delivery starts with a
-msgpack array's)."""
-
-
-def pack_logs(items: Sequence[Delivery]) -> bytes:
-    """The game logs of one commit as one entry of the table's slot, until delivered:
-    the 6 logs of a round repeat the table, the round, its seed, commitment and the
-    dealer's hand, and come to a fifth of their size compressed together."""
-    packed = msgpack.packb([[d.transfer_id, d.pack()] for d in items], use_bin_type=True)
-    return _LOGS + zlib.compress(packed)
-
-
-def read_logs(name: str, raw: bytes | str) -> list[Delivery]:
-    """The deliveries of an entry of the table's ``logs`` hash named ``name``: of
-    :func:`pack_logs`, or one delivery, as earlier versions kept each log (under its
-    transfer id)."""
-    blob = as_bytes(raw)
-    if not blob.startswith(_LOGS):
-        return [read_delivery(name, blob)]
-    items = msgpack.unpackb(zlib.decompress(blob[len(_LOGS) :]), raw=False)
-    return [read_delivery(transfer_id, packed) for transfer_id, packed in items]
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +126,7 @@ class TransferCalls:
     _refund: AsyncScript
     _settle: AsyncScript
     _deliver: AsyncScript
+    _deliver_many: AsyncScript
 
     # --- the table's side ------------------------------------------------------------
 
@@ -317,6 +232,50 @@ class TransferCalls:
         after each item that moves chips (0 for a log)."""
         if not items:
             return []
+        keys, args = self._delivery(table_id, player, items)
+        call = self._batch.call(self._deliver, keys, args)
+        if any(not d.is_log for d in items):
+            # An account that chips reach is listed (single-key command, any slot).
+            await self.redis.sadd(self.keys.accounts(), player)
+        return [as_int(b) for b in await call]
+
+    async def deliver_all(
+        self, table_id: str, by_player: Mapping[str, Sequence[Delivery]]
+    ) -> dict[str, list[int] | Exception]:
+        """:meth:`deliver` for each player, each one's balances or the error that
+        stopped its delivery: in one script call on one Redis (a round's game logs go
+        to six players at once; a failed call fails them all), one call a player on a
+        Redis Cluster (their keys are in as many slots)."""
+        players = [p for p, items in by_player.items() if items]
+        if len(players) < 2 or is_cluster(self.redis):
+            done = await asyncio.gather(
+                *(self.deliver(table_id, p, by_player[p]) for p in players),
+                return_exceptions=True,
+            )
+            for failure in done:
+                if isinstance(failure, BaseException) and not isinstance(failure, Exception):
+                    raise failure  # not a failed call: the caller is being stopped
+            return dict(zip(players, done, strict=True))  # type: ignore[arg-type]
+        keys: list[str] = []
+        args: list[Any] = [len(players)]
+        tails: list[Any] = []
+        for p in players:
+            k, a = self._delivery(table_id, p, by_player[p])
+            keys += k
+            args += [len(k), len(a)]
+            tails += a
+        try:
+            if any(not d.is_log for p in players for d in by_player[p]):
+                await self.redis.sadd(self.keys.accounts(), *players)
+            replies = await self._batch.call(self._deliver_many, keys, [*args, *tails])
+        except Exception as exc:
+            return dict.fromkeys(players, exc)
+        return {p: [as_int(b) for b in r] for p, r in zip(players, replies, strict=True)}
+
+    def _delivery(
+        self, table_id: str, player: str, items: Sequence[Delivery]
+    ) -> tuple[list[str], list[Any]]:
+        """``DELIVER``'s keys and arguments for ``items``, all ``player``'s."""
         k = self.keys
         keys = [k.account(player), k.account_ledger(player), k.game_log(player)]
         keys += [keys[2] if d.is_log else k.account_transfer(player, d.transfer_id) for d in items]
@@ -330,11 +289,7 @@ class TransferCalls:
         ]
         for d in items:
             args += [d.transfer_id, d.kind, d.amount, d.key, d.record]
-        call = self._batch.call(self._deliver, keys, args)
-        if any(not d.is_log for d in items):
-            # An account that chips reach is listed (single-key command, any slot).
-            await self.redis.sadd(k.accounts(), player)
-        return [as_int(b) for b in await call]
+        return keys, args
 
     async def paid_balance(self, table_id: str, player: str, transfer_id: str) -> int | None:
         """``player``'s balance right after the table's transfer ``transfer_id`` paid
@@ -382,10 +337,13 @@ class TransferCalls:
         by_player: dict[str, list[Delivery]] = defaultdict(list)
         for d in deliveries:
             by_player[d.player].append(d)
-        await asyncio.gather(
-            *(self.settle(t) for t in received),
-            *(self.deliver(table_id, p, items) for p, items in by_player.items()),
+        _, paid = await asyncio.gather(
+            asyncio.gather(*(self.settle(t) for t in received)),
+            self.deliver_all(table_id, by_player),
         )
+        for failure in paid.values():
+            if isinstance(failure, Exception):
+                raise failure
         done = [*deliveries, *delivered]
         await self.forget_transfers(
             table_id,

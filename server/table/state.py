@@ -9,6 +9,7 @@ event has the next number).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from math import gcd
@@ -204,9 +205,29 @@ def evolve(obj: _T, **changes: Any) -> _T:
     """A copy of ``obj`` with ``changes``: :func:`dataclasses.replace` without its
     per-call introspection, for the state machine's hot path (these classes have no
     ``__post_init__`` to run)."""
-    cls = type(obj)
-    new = object.__new__(cls)
-    setter = object.__setattr__
-    for name in cls.__slots__:
-        setter(new, name, changes[name] if name in changes else getattr(obj, name))
+    copier = _COPIERS.get(type(obj))
+    if copier is None:
+        copier = _COPIERS[type(obj)] = _copier(type(obj))
+    new: _T = copier(obj, changes)
     return new
+
+
+_COPIERS: dict[type, Callable[[Any, dict[str, Any]], Any]] = {}
+
+
+def _copier(cls: type) -> Callable[[Any, dict[str, Any]], Any]:
+    """The copy with changes of an instance of ``cls``, written out once a line a field
+    (as :mod:`dataclasses` writes an ``__init__``), each set through its slot: half the
+    time of a loop over the fields with ``getattr``, four times in a bet's step."""
+    lines = ["def copy(obj, changes):", "    new = new_object(cls)"]
+    scope: dict[str, Any] = {"cls": cls, "new_object": object.__new__}
+    slots: tuple[str, ...] = cls.__dict__["__slots__"]
+    for name in slots:
+        scope[f"set_{name}"] = getattr(cls, name).__set__
+        lines.append(
+            f"    set_{name}(new, changes[{name!r}] if {name!r} in changes else obj.{name})"
+        )
+    lines.append("    return new")
+    exec("\n".join(lines), scope)  # generated from the class's own slot names
+    copy: Callable[[Any, dict[str, Any]], Any] = scope["copy"]
+    return copy

@@ -14,7 +14,7 @@ from server.store.accounts import OUTSIDE
 from server.store.ledgers import ledger_sources
 from server.store.records import CREDITED, LogRow
 from server.store.replies import stream_entries
-from server.store.transfers import LOG, Delivery, pack_logs
+from server.store.transfer_records import LOG, Delivery, pack_logs
 from tests.helpers import until
 from tests.server.archive.helpers import HOUR_MS, Casino, T, round_of, wall_ms
 

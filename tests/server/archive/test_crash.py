@@ -102,6 +102,27 @@ async def test_a_failure_between_two_steps_loses_and_repeats_nothing(
 
 
 @pytest.mark.asyncio
+async def test_a_pass_in_steps_of_two_streams_moves_each_record_once(
+    redis_client: redis.asyncio.Redis, archive: Archive
+) -> None:
+    """Every step over several batches of streams (pipelines, transactions), and
+    streams read past their cursor a page at a time, with a failure in the second
+    batch of first checkpoints."""
+    casino = Casino(redis_client)
+    await scenario(casino)
+    seen, hook = crash_at("checkpoint-started", 2)
+    crashing = casino.archiver(archive, guest_idle_ms=HOUR_MS, batch=2, streams=2, crash=hook)
+    with pytest.raises(Crash):
+        await crashing.run_once()
+    assert seen[0] == 2
+    assert len((await archive.stats()).checkpoints) == 4  # two batches of two
+    appended = await casino.entries()
+    for _ in range(2):
+        await casino.archiver(archive, guest_idle_ms=HOUR_MS, batch=2, streams=2).run_once()
+    await check_everything_moved_once(casino, archive, appended + 1)
+
+
+@pytest.mark.asyncio
 async def test_two_archivers_at_once_move_each_record_once(
     redis_client: redis.asyncio.Redis, archive: Archive, archive_url: str
 ) -> None:

@@ -173,7 +173,11 @@ async def test_a_table_stored_whole_is_taken_over_and_stored_in_parts(
     assert stored is not None
     state = stored_state(stored)
     key = tables.keys.table_state("slow")
-    newer = [f for f in await table_fields(redis_client) if b"." in f or f in (b"cid", b"n", b"xn")]
+    newer = [
+        f
+        for f in await table_fields(redis_client)
+        if b"." in f or f in (b"cid", b"n", b"xn", b"f", b"ab")
+    ]
     await redis_client.hdel(key, *newer)
     await redis_client.hset(key, "s", legacy_blob(state))
     assert await table_fields(redis_client) == {b"v", b"seq", b"tok", b"s"}
@@ -210,6 +214,8 @@ async def test_a_table_stored_whole_is_taken_over_and_stored_in_parts(
             b"cid",
             b"n",  # ledger entries since (the buy-in)
             b"xn",  # transfers since (the buy-in's)
+            b"f",  # the fence: the second server's token
+            b"ab",  # the applied bucket whose time to live is set (the buy-in's)
             *(f"s.{name}".encode() for name in EVERY_PART),
         }
         await bob.ok(Bet, table_id="slow", amount=100)

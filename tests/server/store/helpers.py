@@ -12,7 +12,7 @@ from server.store.commit_script import CommitResult
 from server.store.ledgers import ledger_streams
 from server.store.requests import ClientRequest
 from server.store.tables import TableStore
-from server.store.transfers import Incoming
+from server.store.transfer_records import Incoming
 from server.table.ledger import Kind, LedgerEntry, Pot
 
 T = "t1"
@@ -107,6 +107,10 @@ class CrashingStore(TableStore):
     async def deliver(self, table_id: str, player: str, items: Any) -> list[int]:
         self._die("deliver")
         return await super().deliver(table_id, player, items)
+
+    async def deliver_all(self, table_id: str, by_player: Any) -> Any:
+        self._die("deliver")
+        return await super().deliver_all(table_id, by_player)
 
     async def settle(self, transfer: Incoming) -> str:
         self._die("settle")

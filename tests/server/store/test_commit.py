@@ -4,6 +4,7 @@ parts, applied keys, balances and races."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 
 import pytest
@@ -20,9 +21,11 @@ from server.store.commit_script import (
 )
 from server.store.errors import StoreError
 from server.store.keys import APPLIED_TTL_MS, APPLIED_WINDOW, REQUEST_TTL_MS, Keys
+from server.store.records import LedgerRow
+from server.store.replies import stream_entries
 from server.store.requests import ClientRequest
 from server.store.tables import TableStore
-from server.store.transfers import LOG, Delivery, Incoming, pack_logs, read_logs
+from server.store.transfer_records import LOG, Delivery, Incoming, pack_logs, read_logs
 from tests.helpers import until
 from tests.server.store.helpers import (
     T,
@@ -53,6 +56,37 @@ async def test_stale_owner_commit_is_refused(store: TableStore) -> None:
     stored = await store.load(T)
     assert stored is not None
     assert (stored.version, stored.parts, stored.token) == (2, {"h": b"new"}, new)
+
+
+@pytest.mark.asyncio
+async def test_the_fence_spares_a_read_of_the_lease_and_is_kept_until_the_table_is_taken(
+    store: TableStore, redis_client: redis.asyncio.Redis, redis_cluster: object
+) -> None:
+    """A commit by the table's last taker reads no lease (the table hash's fence is its
+    token); one whose lease ran out while nobody took the table is stored (nobody
+    else wrote); once another takes it, or it was given up, the old token is refused."""
+    token = await store.acquire_lease(T, "node-a", 50)
+    assert token is not None
+    assert await redis_client.hget(store.keys.table_state(T), "f") == str(token).encode()
+    assert (await next_commit(store, token)).ok
+    before = 0 if redis_cluster else await get_calls(redis_client)
+    assert (await next_commit(store, token, after=1)).ok
+    if not redis_cluster:  # the lease key's reads, counted on one server
+        assert await get_calls(redis_client) == before
+    await until(lambda: expired(store), what="the lease to expire")
+    assert (await next_commit(store, token, after=2)).ok  # nobody took it: still fenced
+    new = await store.acquire_lease(T, "node-b", 10_000)
+    assert new == token + 1
+    refused = await next_commit(store, token, after=3)
+    assert (refused.status, refused.lease_token) == (CommitStatus.STALE_LEASE, new)
+    assert await store.release_lease(T, "node-b", new)
+    assert (await next_commit(store, new, after=3)).status is CommitStatus.STALE_LEASE
+
+
+async def get_calls(client: redis.asyncio.Redis) -> int:
+    """How many GET commands Redis has run (INFO commandstats, scripts' included)."""
+    stats = await client.info("commandstats")
+    return int(stats.get("cmdstat_get", {}).get("calls", 0))
 
 
 @pytest.mark.asyncio
@@ -123,7 +157,7 @@ async def test_a_commit_writes_its_parts_over_the_stored_ones(
     assert stored.whole is None
     # Namespaced fields beside the store's own: a part named like one of them is safe.
     fields = set(await redis_client.hkeys(store.keys.table_state(T)))
-    assert fields == {b"v", b"seq", b"tok", b"cid", b"s.h", b"s.c", b"s.p0", b"s.p1"}
+    assert fields == {b"v", b"seq", b"tok", b"cid", b"f", b"s.h", b"s.c", b"s.p0", b"s.p1"}
     clash = {"v": b"x", "seq": b"y", "tok": b"z", "cid": b"c", "s": b"w"}
     assert (await next_commit(store, token, after=2, state=clash)).ok
     stored = await store.load(T)
@@ -199,6 +233,29 @@ async def test_applied_keys_survive_a_window_boundary(
 
 
 @pytest.mark.asyncio
+async def test_an_entry_is_refused_again_for_at_least_half_a_window(
+    store: TableStore, redis_client: redis.asyncio.Redis
+) -> None:
+    """The previous bucket is read in a window's first half only: an entry applied by a
+    window's last version is still refused half a window later (the least it is kept)."""
+    token = await lease(store)
+    v = 2 * APPLIED_WINDOW - 2
+    assert (
+        await store.commit(T, token=token, expected_version=0, new_version=v, state={"h": b"a"})
+    ).ok
+    assert (await next_commit(store, token, after=v, entries=[bet("k", "ann", 1)])).applied == 1
+    later = v + 1 + APPLIED_WINDOW // 2 - 1  # the last version of window 2's first half
+    assert (
+        await store.commit(
+            T, token=token, expected_version=v + 1, new_version=later, state={"h": b"b"}
+        )
+    ).ok
+    again = await next_commit(store, token, after=later, entries=[bet("k", "ann", 1)])
+    assert (again.applied, again.skipped) == (0, 1)
+    assert await redis_client.hkeys(store.keys.applied(T, 1)) == [b"k"]
+
+
+@pytest.mark.asyncio
 async def test_the_bucket_two_windows_back_goes_when_a_window_opens(
     store: TableStore, redis_client: redis.asyncio.Redis
 ) -> None:
@@ -219,6 +276,26 @@ async def test_the_bucket_two_windows_back_goes_when_a_window_opens(
     assert await redis_client.hkeys(store.keys.applied(T, 1)) == [b"k1"]
     assert await redis_client.hkeys(store.keys.applied(T, 2)) == [b"k2"]
     assert 0 < await redis_client.pttl(store.keys.applied(T, 2)) <= APPLIED_TTL_MS
+
+
+@pytest.mark.asyncio
+async def test_a_bucket_gets_its_time_to_live_once_a_window(
+    store: TableStore, redis_client: redis.asyncio.Redis
+) -> None:
+    """The first entry of a window sets its bucket's time to live; the next commits do
+    not set it again (one PEXPIRE a window), unless half of it has gone by."""
+    token = await lease(store)
+    assert (await next_commit(store, token, entries=[bet("k1", "ann", 1)])).ok
+    bucket = store.keys.applied(T, 0)
+    assert 0 < await redis_client.pttl(bucket) <= APPLIED_TTL_MS
+    await redis_client.pexpire(bucket, 60_000)  # as if set long ago
+    assert (await next_commit(store, token, after=1, entries=[bet("k2", "ann", 1)])).ok
+    assert await redis_client.pttl(bucket) <= 60_000  # not set again
+    assert await redis_client.hkeys(bucket) == [b"k1", b"k2"]
+    # Half the time to live gone by since it was set: set again.
+    await redis_client.hset(store.keys.table_state(T), "ab", f"0:{1}")
+    assert (await next_commit(store, token, after=2, entries=[bet("k3", "ann", 1)])).ok
+    assert 60_000 < await redis_client.pttl(bucket) <= APPLIED_TTL_MS
 
 
 @pytest.mark.asyncio
@@ -423,9 +500,11 @@ def test_the_steps_lay_out_what_the_script_reads() -> None:
         ledger_maxlen=6,
         publish_channel=None,
         commit_id="c",
+        now_ms=1_700_000_000_000,
     )
     header = [3, APPLIED_WINDOW, APPLIED_WINDOW + 1, 1, "t", 5, 6, "", APPLIED_TTL_MS]
-    header += [3, 1, 1, b"fp", b"memo", REQUEST_TTL_MS, "", ids[1], "c", ""]
+    header += [3, 1, 1, b"fp", b"memo", REQUEST_TTL_MS, "", ids[1], "c", "", 1]
+    header += [1_700_000_000_000, "1"]  # version w + 1: the window's first half
     assert args == [
         *header,
         *("k1", "buy_in", "ann", 5, "account", "table", ids[0], b""),
@@ -443,3 +522,35 @@ def test_the_steps_lay_out_what_the_script_reads() -> None:
         read_reply("t", [b"BAD_SEQ", b"4"])
     with pytest.raises(StoreError, match="not open"):
         read_reply("t", [b"VOIDED", b"x"])
+
+
+@pytest.mark.asyncio
+async def test_a_commits_ledger_entries_are_packed_and_read_as_named_ones(
+    store: TableStore, accounts: AccountStore, redis_client: redis.asyncio.Redis
+) -> None:
+    """A commit writes each ledger entry as one msgpack field; it reads back as the
+    same row as an entry of named fields (as earlier versions wrote) would."""
+    await accounts.credit("ann", 1000, "c1")
+    token = await lease(store)
+    entries = [buy_in("t1:r0:ann:buyin", "ann", 300), bet("t1:r1:ann:bet", "ann", 50)]
+    assert (await next_commit(store, token, entries=entries)).ok
+    stream = store.keys.table_ledger(T)
+    written = stream_entries(await redis_client.xrange(stream))
+    assert [set(fields) for _, fields in written] == [{"m"}, {"m"}]
+    rows = [LedgerRow.from_fields(stream, i, f) for i, f in written]
+    assert [(r.key, r.kind, r.player, r.amount, r.source, r.dest, r.table_id) for r in rows] == [
+        ("t1:r0:ann:buyin", "buy_in", "ann", 300, "account", "table", T),
+        ("t1:r1:ann:bet", "bet", "ann", 50, "table", "held", T),
+    ]
+    xfer = json.loads(rows[0].extra)["xfer"]
+    assert xfer.startswith(f"{T}.1.0.{token}.")
+    assert rows[1].extra == ""
+    # The same entry written with named fields reads as the same row.
+    named = {
+        "key": "t1:r0:ann:buyin", "kind": "buy_in", "player": "ann", "amount": "300",
+        "source": "account", "dest": "table", "table": T, "xfer": xfer,
+    }  # fmt: skip
+    as_named = LedgerRow.from_fields(
+        stream, written[0][0], {k: v.encode() for k, v in named.items()}
+    )
+    assert as_named == rows[0]

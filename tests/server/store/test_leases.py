@@ -55,5 +55,28 @@ async def test_lease_renewal_and_expiry(store: TableStore) -> None:
     assert await store.renew_lease(T, "node-a", token, 80)
     assert not await store.renew_lease(T, "node-a", token + 1, 80)
     await until(lambda: expired(store), what="the lease to expire")
-    assert not await store.renew_lease(T, "node-a", token, 80)  # expired: gone
     assert await store.acquire_lease(T, "node-b", 10_000) == token + 1
+    assert not await store.renew_lease(T, "node-a", token, 80)  # expired and taken: gone
+
+
+@pytest.mark.asyncio
+async def test_a_lease_renewed_late_is_ours_while_nobody_took_the_table(
+    store: TableStore,
+) -> None:
+    """A busy process's renewal that comes after its lease ran out keeps the table if
+    nobody took it since; never once it was given up, or taken by another."""
+    token = await store.acquire_lease(T, "node-a", 50)
+    assert token is not None
+    await until(lambda: expired(store), what="the lease to expire")
+    assert await store.renew_lease(T, "node-a", token, 10_000)
+    assert await store.lease_holder(T) == (token, "node-a")
+    assert await store.lease_ttl_ms(T) > 5_000
+    assert not await store.renew_lease(T, "node-b", token, 10_000)  # not its own
+    assert await store.release_lease(T, "node-a", token)
+    assert not await store.renew_lease(T, "node-a", token, 10_000)  # given up: not back
+    assert await store.lease_holder(T) is None
+    again = await store.acquire_lease(T, "node-b", 50)
+    assert again == token + 1
+    await until(lambda: expired(store), what="the lease to expire")
+    assert not await store.renew_lease(T, "node-a", token, 10_000)  # an older taking
+    assert await store.renew_lease(T, "node-b", again, 10_000)

@@ -22,7 +22,8 @@ from server.store.audit import AuditReport, audit
 from server.store.commit_script import CommitResult, CommitStatus
 from server.store.requests import ClientRequest
 from server.store.tables import StoredTable, TableStore
-from server.store.transfers import LOG, Delivery
+from server.store.transfer_records import LOG, Delivery
+from tests.conftest import evalsha_calls
 from tests.server.store.helpers import Crash, CrashingStore, T, buy_in, cash_out
 
 ACCOUNT = 1000
@@ -304,3 +305,32 @@ async def test_game_logs_kept_one_a_field_by_earlier_versions_are_delivered(
     assert not await store.pending(T)
     assert [r for _, r in (await store.history("ann")).items] == [b"old ann", b"new"]
     assert [r for _, r in (await store.history("bob")).items] == [b"old bob"]
+
+
+@pytest.mark.asyncio
+async def test_a_round_is_delivered_to_its_players_in_one_call_each_item_once(
+    store: TableStore,
+    accounts: AccountStore,
+    redis_client: redis.asyncio.Redis,
+    redis_cluster: object,
+) -> None:
+    """Game logs and chips for several players: one script call on one Redis (one a
+    player on a Redis Cluster, their keys in as many slots); delivered again, nothing
+    twice, each player's balances as the first delivery left them."""
+    await accounts.credit("ann", 100, "c-ann")
+    await accounts.credit("bob", 50, "c-bob")
+    items = {
+        "ann": [
+            Delivery("t.1.0", "ann", "cash_out", 30, "k-ann"),
+            Delivery("t.1.1", "ann", LOG, record=b"ann's round"),
+        ],
+        "bob": [Delivery("t.1.2", "bob", LOG, record=b"bob's round")],
+        "cy": [Delivery("t.1.3", "cy", LOG, record=b"cy's round")],
+    }
+    assert await store.deliver_all(T, items) == {"ann": [130, 0], "bob": [0], "cy": [0]}
+    calls = await evalsha_calls(redis_client)  # the script loaded by the first
+    assert await store.deliver_all(T, items) == {"ann": [130, 0], "bob": [0], "cy": [0]}
+    assert await evalsha_calls(redis_client) - calls == (3 if redis_cluster else 1)
+    assert await accounts.balance("ann") == 130
+    for player in items:
+        assert [r for _, r in (await store.history(player)).items] == [f"{player}'s round".encode()]
