@@ -11,19 +11,24 @@ the map, as every record was before issue 16; both are read.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import msgpack
 
 from protocol.codec import as_map, decode_server
 from protocol.messages import OkReply
-from protocol.structs import HandView, HistoryPage, RoundRecord
+from protocol.structs import HistoryPage, RoundRecord
 
 _RID = "log"
 _FORMAT = 1  # the first item of a record stored as an array
-_RECORD = tuple(f.name for f in dataclasses.fields(RoundRecord))
-_HAND = tuple(f.name for f in dataclasses.fields(HandView))
+# Format 1's fields, written out: a record stored in it must read back the same when
+# the protocol's records grow a field (such a record is then stored as the map).
+_RECORD = (
+    "table_id", "round", "ended_ms", "seat", "outcome", "bet", "bonus_bet", "payout",
+    "commission", "bonus_payout", "balance", "commitment", "seed", "cards", "hand",
+    "dealer", "high", "low", "bonus_class", "void_reason",
+)  # fmt: skip
+_HAND = ("hand", "high", "low", "high_name", "low_name", "house_way", "foul")
 _HANDS = ("hand", "dealer")
 _HEX = ("commitment", "seed")
 

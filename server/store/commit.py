@@ -48,7 +48,7 @@ from server.store.commit_script import (
     script_keys,
 )
 from server.store.errors import StoreError, Unreplicated
-from server.store.keys import Keys, applied_bucket
+from server.store.keys import Keys, applied_bucket, consults_previous
 from server.store.replies import as_int, as_str
 from server.store.requests import ClientRequest, RequestCalls, read_record
 from server.store.transfer_records import Delivery, now_ms
@@ -256,7 +256,13 @@ class CommitCalls(TransferCalls, RequestCalls):
             k.applied(table_id, bucket - 1),
         ]
         ms = now_ms()
-        args: list[Any] = [token, "1" if request else "0", new_version, commit_id]
+        args: list[Any] = [
+            token,
+            "1" if request else "0",
+            new_version,
+            commit_id,
+            "1" if consults_previous(new_version) else "",
+        ]
         for t in plan.incoming:
             args += [t.transfer_id, t.record("open", ms), t.key]
         reply = await self._batch.call(self._open, keys, args)

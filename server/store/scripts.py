@@ -59,11 +59,17 @@ return out
 
 LEASE_RELEASE = """
 -- KEYS[1] lease, KEYS[2] table hash; ARGV[1] '<token>:<owner>'. Deletes only our own
--- lease, and its fence: a renewal still on its way cannot take the lease back.
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+-- lease, and its fence, so that a renewal still on its way cannot take the lease back:
+-- also when the lease ran out already (1 only if it was still there). A fence still
+-- at our token with no lease means nobody took the table since (a taking writes it).
+local held = redis.call('GET', KEYS[1])
+if held == ARGV[1] then
   redis.call('DEL', KEYS[1])
   redis.call('HDEL', KEYS[2], 'f')
   return 1
+end
+if not held and redis.call('HGET', KEYS[2], 'f') == string.match(ARGV[1], '^(%d+):') then
+  redis.call('HDEL', KEYS[2], 'f')
 end
 return 0
 """
@@ -364,8 +370,9 @@ TRANSFERS_OPEN = """
 -- KEYS: 1 lease, 2 transfers in, 3 the request's record (or KEYS[2]: none),
 --       4 table hash, 5 applied bucket (current), 6 applied bucket (previous).
 -- ARGV: 1 token, 2 '1' if KEYS[3] is a request's record, 3 the commit's new version,
---       4 its commit id, then 3 per transfer (id, 'open:<player>:<amount>:<ms>:<kind>',
---       the ledger key of its entry).
+--       4 its commit id, 5 '1' if the previous applied bucket is consulted (as COMMIT
+--       does), then 3 per transfer (id, 'open:<player>:<amount>:<ms>:<kind>', the
+--       ledger key of its entry).
 -- Replies: {'OK', id of each transfer not opened because its entry was applied};
 -- {'STALE_LEASE'}; {'DUPLICATE'} (this very commit is stored); {'REPEATED',
 -- fingerprint, memo, account ('' unknown), payout transfer, version} (the request
@@ -388,9 +395,9 @@ if ARGV[2] == '1' then
   end
 end
 local out = {'OK'}
-for i = 5, #ARGV, 3 do
+for i = 6, #ARGV, 3 do
   if redis.call('HEXISTS', KEYS[5], ARGV[i + 2]) == 1
-      or redis.call('HEXISTS', KEYS[6], ARGV[i + 2]) == 1 then
+      or (ARGV[5] == '1' and redis.call('HEXISTS', KEYS[6], ARGV[i + 2]) == 1) then
     out[#out + 1] = ARGV[i]
   else
     redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1])

@@ -3,11 +3,14 @@ protocol's map; records stored as maps (earlier versions) still read."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import msgpack
 
 from protocol.codec import as_map
 from protocol.messages import OkReply
 from protocol.structs import HandView, HistoryPage, RoundRecord
+from server import gamelog
 from server.gamelog import pack_record, read_record, record_ended_ms, record_table, unpack_records
 
 PLAYED = RoundRecord(
@@ -78,3 +81,10 @@ def test_a_record_stored_as_a_map_by_an_earlier_version_is_read() -> None:
     assert read_record(earlier) == as_protocol(PLAYED)
     assert record_table(earlier) == "main-1"
     assert unpack_records([earlier, pack_record(VOIDED)], "c").rounds == (PLAYED, VOIDED)
+
+
+def test_format_1_names_every_field_of_the_protocol_record() -> None:
+    """The array's fields are written out in the store (they must not move with the
+    protocol); today they are the protocol's, in its order."""
+    assert tuple(f.name for f in dataclasses.fields(RoundRecord)) == gamelog._RECORD
+    assert tuple(f.name for f in dataclasses.fields(HandView)) == gamelog._HAND

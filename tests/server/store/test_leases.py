@@ -80,3 +80,19 @@ async def test_a_lease_renewed_late_is_ours_while_nobody_took_the_table(
     await until(lambda: expired(store), what="the lease to expire")
     assert not await store.renew_lease(T, "node-a", token, 10_000)  # an older taking
     assert await store.renew_lease(T, "node-b", again, 10_000)
+
+
+@pytest.mark.asyncio
+async def test_a_lease_given_up_after_it_ran_out_is_not_taken_back_by_a_late_renewal(
+    store: TableStore,
+) -> None:
+    """Giving up a lease that already ran out still deletes its fence: a renewal that
+    arrives after it does not bring the lease back to a process no longer hosting the
+    table (the other nodes would wait out a whole lease)."""
+    token = await store.acquire_lease(T, "node-a", 50)
+    assert token is not None
+    await until(lambda: expired(store), what="the lease to expire")
+    assert not await store.release_lease(T, "node-a", token)  # no longer there
+    assert not await store.renew_lease(T, "node-a", token, 10_000)
+    assert await store.lease_holder(T) is None
+    assert await store.acquire_lease(T, "node-b", 10_000) == token + 1
