@@ -282,7 +282,7 @@ TINY_CODE = """\
 # `{docs}/RULES.md`, "Faults"; ({base}.md, section 3); {proto}/PROTOCOL.md 3
 # Bad section: {proto}/PROTOCOL.md, section 14. Bad file: {docs}/DESIGN.md.
 # Bad path: {server}/gone.py; bad module: :mod:`{server}.gone`.
-# Outside: {up}/shared/RULES.md, {seeds}/000.html, {seed} 003.
+# Outside: {up}/{shared}/{rules}, {seeds}/{page}.html, {seed} 003.
 """
 TINY_MD = "[up]({up}/{up}/x.md) [gone](gone.md) [anchor](RULES.md#nowhere) [ok](#the-joker)\n"
 
@@ -296,6 +296,10 @@ def test_the_checks_find_what_they_are_for(tmp_path: Path) -> None:
         "up": "..",
         "seeds": "seeds",
         "seed": "seed",
+        # Filled in here so that this file names no place outside the repository.
+        "shared": "shared",
+        "rules": "RULES.md",
+        "page": "000",
     }
     (tmp_path / "docs").mkdir()
     (tmp_path / "protocol").mkdir()
