@@ -265,8 +265,10 @@ class TransferCalls:
             args += [len(k), len(a)]
             tails += a
         try:
-            if any(not d.is_log for p in players for d in by_player[p]):
-                await self.redis.sadd(self.keys.accounts(), *players)
+            # As deliver lists them: the accounts that chips reach.
+            paid = [p for p in players if any(not d.is_log for d in by_player[p])]
+            if paid:
+                await self.redis.sadd(self.keys.accounts(), *paid)
             replies = await self._batch.call(self._deliver_many, keys, [*args, *tails])
         except Exception as exc:
             return dict.fromkeys(players, exc)
