@@ -360,3 +360,54 @@ async def test_past_max_connections_a_client_is_told_to_try_later(start_app: Sta
         assert closed.code == CloseCode.TRY_AGAIN_LATER
     finally:
         await close_all([first, second])
+
+
+@pytest.mark.asyncio
+async def test_an_event_framed_once_reaches_every_connection_whole() -> None:
+    """The direct path frames a payload once and writes the frame to each connection:
+    every client decodes every payload, at each of the frame header's length forms
+    (7 bits, 16 bits, 64 bits) and at their edges, in order, on every connection."""
+    from websockets.asyncio.client import connect
+    from websockets.asyncio.server import ServerConnection, serve
+
+    from server.gateway.options import GatewayOptions
+    from server.gateway.session import Session
+
+    options = GatewayOptions(
+        secret=b"s" * 32,
+        guests=True,
+        guest_balance=0,
+        heartbeat_ms=20_000,
+        handshake_ms=5_000,
+        queue_size=8,
+        rate=100,
+        server_name="t",
+        max_connections=10,
+    )
+    sizes = [0, 1, 125, 126, 127, 65_535, 65_536, 70_000]
+    payloads = [bytes([n % 251]) * n for n in sizes]
+    opened: list[Connection] = []
+    done = asyncio.Event()
+
+    async def handler(ws: ServerConnection) -> None:
+        conn = Connection(ws, Session(options, "x", 0.0), 8)
+        opened.append(conn)
+        await done.wait()
+
+    async with serve(handler, "127.0.0.1", 0, compression=None, max_size=None) as server:
+        port = server.sockets[0].getsockname()[1]
+        clients = [
+            await connect(f"ws://127.0.0.1:{port}", compression=None, max_size=None)
+            for _ in range(3)
+        ]
+        await until(lambda: len(opened) == 3)
+        for payload in payloads:
+            for conn in opened:  # the same bytes object to each, as a table's fan-out
+                conn.send_bytes(payload)
+        for client in clients:
+            received = [await asyncio.wait_for(client.recv(), 5) for _ in payloads]
+            assert received == payloads
+        assert all(c.ws.protocol.state is State.OPEN for c in opened)
+        done.set()
+        for client in clients:
+            await client.close()
