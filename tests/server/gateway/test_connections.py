@@ -4,12 +4,14 @@ consumers, resumed sessions, silence, the connection limit."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.metadata
 import socket
 import time
 
 import pytest
 import redis.asyncio
+from websockets.exceptions import ConnectionClosed
 from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 
@@ -290,11 +292,14 @@ async def test_a_silent_client_is_closed_after_two_heartbeats_4004(start_app: St
 
 
 @pytest.mark.asyncio
-async def test_a_client_that_answers_no_websocket_ping_is_not_closed(start_app: StartApp) -> None:
-    """Clients need not answer the server's WebSocket pings (protocol/PROTOCOL.md,
-    section 5): one that sends protocol pings stays connected, however many WebSocket
-    pings go unanswered."""
-    app = await start_app(heartbeat_ms=1000)  # a WebSocket ping every second
+async def test_the_heartbeat_alone_keeps_a_connection_and_no_websocket_ping_comes(
+    start_app: StartApp,
+) -> None:
+    """The server sends no WebSocket pings (protocol/PROTOCOL.md, section 5): over three
+    heartbeat intervals a client that sends protocol pings and answers no WebSocket
+    ping receives none, and stays connected; its own WebSocket ping is answered, yet
+    does not count as speaking."""
+    app = await start_app(heartbeat_ms=1000)
     client = await Client.hello(url(app), label="deaf", ping_interval=None)
     protocol = client.ws.protocol
     pings: list[Frame] = []
@@ -311,16 +316,32 @@ async def test_a_client_that_answers_no_websocket_ping_is_not_closed(start_app: 
 
     protocol.recv_frame = count_pings  # type: ignore[method-assign]
     protocol.send_frame = no_pongs  # type: ignore[method-assign]
+    quiet = await Client.hello(url(app), label="quiet", ping_interval=None)
+    answered = 0
+
+    async def websocket_pings() -> None:
+        # A WebSocket ping is answered, but is not the protocol's heartbeat.
+        nonlocal answered
+        with contextlib.suppress(ConnectionClosed):
+            while True:
+                await asyncio.wait_for(await quiet.ws.ping(), 2)
+                answered += 1
+                await asyncio.sleep(0.3)
+
+    pinging = asyncio.create_task(websocket_pings())
     try:
-
-        async def three_unanswered() -> bool:
+        started = time.monotonic()
+        while time.monotonic() - started < 3.0:
             assert isinstance(await client.call(Ping, time_ms=0), Pong)
-            return len(pings) >= 3
-
-        await until(three_unanswered, 10, "three WebSocket pings", every=0.3)
+            await asyncio.sleep(0.3)
+        assert pings == []
         assert client.closed is None
+        closed = await quiet.wait_closed(3)
+        assert closed.code == CloseCode.HEARTBEAT_TIMEOUT
+        assert answered >= 3
     finally:
-        await client.close()
+        pinging.cancel()
+        await close_all([client, quiet])
 
 
 @pytest.mark.asyncio
