@@ -179,8 +179,8 @@ async def serve_bare(host: str, port: int) -> None:
         compression=None,
         max_size=L.MAX_CLIENT_FRAME_BYTES,
         max_queue=16,
-        ping_interval=HEARTBEAT_MS / 1000,
-        ping_timeout=HEARTBEAT_MS / 1000,
+        ping_interval=None,  # as the game server: the protocol's heartbeat, no WebSocket pings
+        ping_timeout=None,
         backlog=1024,
     ) as server:
         actual = next(iter(server.sockets)).getsockname()[1]

@@ -247,10 +247,12 @@ class App:
             compression=None,  # small binary frames: deflate costs more than it saves
             max_size=L.MAX_CLIENT_FRAME_BYTES,
             max_queue=16,
-            # WebSocket pings keep idle connections open through proxies, but a client
-            # need not answer them (protocol/PROTOCOL.md, section 5): a client that
-            # goes silent is closed by the protocol's own heartbeat (4004), not 1011.
-            ping_interval=s.heartbeat_ms / 1000,
+            # No WebSocket pings: the protocol's heartbeat already sends a frame each
+            # way within every interval (the client's ping, the server's pong), which
+            # keeps idle connections open through proxies, and closes a silent client
+            # (4004). The pings doubled that traffic: 500 a second at 10,000 players,
+            # and a task per connection (protocol/PROTOCOL.md, section 5).
+            ping_interval=None,
             ping_timeout=None,
         )
         wait_s = max(10.0, 3 * s.lease_ms / 1000)

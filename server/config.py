@@ -156,7 +156,7 @@ class Settings:
         default=20_000,
         metadata=about(
             "the heartbeat told in welcome: a client silent for twice it is closed (4004); "
-            "also the interval of WebSocket keepalive pings, which clients need not answer"
+            "its pings and the server's pongs keep idle connections open through proxies"
         ),
     )
     handshake_ms: int = field(

@@ -12,6 +12,7 @@ seconds late has run out.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -134,6 +135,9 @@ class LeaseCalls:
         return None if raw is None else _holder(raw)
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def _holder(raw: bytes | str) -> tuple[int, str]:
+    # Cached: a node reads every table's lease twice a second (its membership's
+    # heartbeat), and a lease's value changes only when the table changes hands.
     token, _, owner = as_str(raw).partition(":")
     return int(token), owner

@@ -4,12 +4,14 @@ consumers, resumed sessions, silence, the connection limit."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.metadata
 import socket
 import time
 
 import pytest
 import redis.asyncio
+from websockets.exceptions import ConnectionClosed
 from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 
@@ -290,11 +292,14 @@ async def test_a_silent_client_is_closed_after_two_heartbeats_4004(start_app: St
 
 
 @pytest.mark.asyncio
-async def test_a_client_that_answers_no_websocket_ping_is_not_closed(start_app: StartApp) -> None:
-    """Clients need not answer the server's WebSocket pings (protocol/PROTOCOL.md,
-    section 5): one that sends protocol pings stays connected, however many WebSocket
-    pings go unanswered."""
-    app = await start_app(heartbeat_ms=1000)  # a WebSocket ping every second
+async def test_the_heartbeat_alone_keeps_a_connection_and_no_websocket_ping_comes(
+    start_app: StartApp,
+) -> None:
+    """The server sends no WebSocket pings (protocol/PROTOCOL.md, section 5): over three
+    heartbeat intervals a client that sends protocol pings and answers no WebSocket
+    ping receives none, and stays connected; its own WebSocket ping is answered, yet
+    does not count as speaking."""
+    app = await start_app(heartbeat_ms=1000)
     client = await Client.hello(url(app), label="deaf", ping_interval=None)
     protocol = client.ws.protocol
     pings: list[Frame] = []
@@ -311,16 +316,32 @@ async def test_a_client_that_answers_no_websocket_ping_is_not_closed(start_app: 
 
     protocol.recv_frame = count_pings  # type: ignore[method-assign]
     protocol.send_frame = no_pongs  # type: ignore[method-assign]
+    quiet = await Client.hello(url(app), label="quiet", ping_interval=None)
+    answered = 0
+
+    async def websocket_pings() -> None:
+        # A WebSocket ping is answered, but is not the protocol's heartbeat.
+        nonlocal answered
+        with contextlib.suppress(ConnectionClosed):
+            while True:
+                await asyncio.wait_for(await quiet.ws.ping(), 2)
+                answered += 1
+                await asyncio.sleep(0.3)
+
+    pinging = asyncio.create_task(websocket_pings())
     try:
-
-        async def three_unanswered() -> bool:
+        started = time.monotonic()
+        while time.monotonic() - started < 3.0:
             assert isinstance(await client.call(Ping, time_ms=0), Pong)
-            return len(pings) >= 3
-
-        await until(three_unanswered, 10, "three WebSocket pings", every=0.3)
+            await asyncio.sleep(0.3)
+        assert pings == []
         assert client.closed is None
+        closed = await quiet.wait_closed(3)
+        assert closed.code == CloseCode.HEARTBEAT_TIMEOUT
+        assert answered >= 3
     finally:
-        await client.close()
+        pinging.cancel()
+        await close_all([client, quiet])
 
 
 @pytest.mark.asyncio
@@ -360,3 +381,54 @@ async def test_past_max_connections_a_client_is_told_to_try_later(start_app: Sta
         assert closed.code == CloseCode.TRY_AGAIN_LATER
     finally:
         await close_all([first, second])
+
+
+@pytest.mark.asyncio
+async def test_an_event_framed_once_reaches_every_connection_whole() -> None:
+    """The direct path frames a payload once and writes the frame to each connection:
+    every client decodes every payload, at each of the frame header's length forms
+    (7 bits, 16 bits, 64 bits) and at their edges, in order, on every connection."""
+    from websockets.asyncio.client import connect
+    from websockets.asyncio.server import ServerConnection, serve
+
+    from server.gateway.options import GatewayOptions
+    from server.gateway.session import Session
+
+    options = GatewayOptions(
+        secret=b"s" * 32,
+        guests=True,
+        guest_balance=0,
+        heartbeat_ms=20_000,
+        handshake_ms=5_000,
+        queue_size=8,
+        rate=100,
+        server_name="t",
+        max_connections=10,
+    )
+    sizes = [0, 1, 125, 126, 127, 65_535, 65_536, 70_000]
+    payloads = [bytes([n % 251]) * n for n in sizes]
+    opened: list[Connection] = []
+    done = asyncio.Event()
+
+    async def handler(ws: ServerConnection) -> None:
+        conn = Connection(ws, Session(options, "x", 0.0), 8)
+        opened.append(conn)
+        await done.wait()
+
+    async with serve(handler, "127.0.0.1", 0, compression=None, max_size=None) as server:
+        port = server.sockets[0].getsockname()[1]
+        clients = [
+            await connect(f"ws://127.0.0.1:{port}", compression=None, max_size=None)
+            for _ in range(3)
+        ]
+        await until(lambda: len(opened) == 3)
+        for payload in payloads:
+            for conn in opened:  # the same bytes object to each, as a table's fan-out
+                conn.send_bytes(payload)
+        for client in clients:
+            received = [await asyncio.wait_for(client.recv(), 5) for _ in payloads]
+            assert received == payloads
+        assert all(c.ws.protocol.state is State.OPEN for c in opened)
+        done.set()
+        for client in clients:
+            await client.close()
