@@ -391,20 +391,11 @@ async def test_an_event_framed_once_reaches_every_connection_whole() -> None:
     from websockets.asyncio.client import connect
     from websockets.asyncio.server import ServerConnection, serve
 
-    from server.gateway.options import GatewayOptions
+    from server.config import Settings
+    from server.gateway.options import gateway_options
     from server.gateway.session import Session
 
-    options = GatewayOptions(
-        secret=b"s" * 32,
-        guests=True,
-        guest_balance=0,
-        heartbeat_ms=20_000,
-        handshake_ms=5_000,
-        queue_size=8,
-        rate=100,
-        server_name="t",
-        max_connections=10,
-    )
+    options = gateway_options(Settings(), b"s" * 32)
     sizes = [0, 1, 125, 126, 127, 65_535, 65_536, 70_000]
     payloads = [bytes([n % 251]) * n for n in sizes]
     opened: list[Connection] = []
