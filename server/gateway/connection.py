@@ -40,7 +40,7 @@ class _Framer:
     __slots__ = ("data", "frame")
 
     def __init__(self) -> None:
-        self.data = b""
+        self.data: bytes | None = None  # not b"": that one object is every empty payload
         self.frame = b""
 
     def __call__(self, data: bytes) -> bytes:
@@ -223,8 +223,14 @@ class Connection:
         transport = ws.transport
         if transport.get_write_buffer_size() > DIRECT_WRITE_LIMIT:
             return False  # the client reads slowly: the queue bounds what it may hold
-        if protocol.writes or protocol.expect_continuation_frame or protocol.extensions:
-            # Not a plain open connection with nothing pending: websockets frames it.
+        if (
+            protocol.writes
+            or protocol.expect_continuation_frame
+            or protocol.extensions
+            or protocol.debug
+        ):
+            # Not a plain open connection with nothing pending (or its frames are
+            # logged): websockets frames it.
             try:
                 protocol.send_binary(data)
             except Exception:  # the connection is closing: the queue path fails cleanly
@@ -239,7 +245,10 @@ class Connection:
         # The frame a server sends is unmasked, so an event's frame is the same bytes
         # for every connection at the table: framed once, written to each (websockets
         # framed it for each, a tenth of the server's CPU under load).
-        transport.write(binary_frame(data))
+        try:
+            transport.write(binary_frame(data))
+        except Exception:  # the transport is closing: the queue path fails cleanly
+            return False
         return True
 
     async def _write_queued(self, queue: asyncio.Queue[bytes]) -> None:

@@ -159,7 +159,7 @@ async def test_guests_refused_where_not_allowed(start_app: StartApp) -> None:
 async def test_slow_consumer_is_dropped(start_app: StartApp) -> None:
     """A client that stops reading is closed with 1013 once its bounded queue is full."""
     queue = 16
-    # A long heartbeat: the keepalive ping must not be what drops the client.
+    # A long heartbeat: silence must not be what drops the client.
     app = await start_app(send_queue=queue, rate_per_s=100_000, heartbeat_ms=60_000)
     assert app.gateway is not None
     # A small receive buffer and a one-message client queue: the client stops reading
@@ -391,27 +391,27 @@ async def test_an_event_framed_once_reaches_every_connection_whole() -> None:
     from websockets.asyncio.client import connect
     from websockets.asyncio.server import ServerConnection, serve
 
-    from server.gateway.options import GatewayOptions
+    from server.config import Settings
+    from server.gateway.options import gateway_options
     from server.gateway.session import Session
 
-    options = GatewayOptions(
-        secret=b"s" * 32,
-        guests=True,
-        guest_balance=0,
-        heartbeat_ms=20_000,
-        handshake_ms=5_000,
-        queue_size=8,
-        rate=100,
-        server_name="t",
-        max_connections=10,
-    )
+    options = gateway_options(Settings(), b"s" * 32)
     sizes = [0, 1, 125, 126, 127, 65_535, 65_536, 70_000]
     payloads = [bytes([n % 251]) * n for n in sizes]
+    payloads += [b"\x01" * 90, b"\x02" * 90]  # as long as each other, one after the other
     opened: list[Connection] = []
     done = asyncio.Event()
+    framed_by_websockets: list[bytes] = []
 
     async def handler(ws: ServerConnection) -> None:
         conn = Connection(ws, Session(options, "x", 0.0), 8)
+        send_binary = ws.protocol.send_binary
+
+        def counted(data: bytes, fin: bool = True) -> None:
+            framed_by_websockets.append(data)
+            send_binary(data, fin)
+
+        ws.protocol.send_binary = counted  # type: ignore[method-assign,assignment]
         opened.append(conn)
         await done.wait()
 
@@ -422,13 +422,18 @@ async def test_an_event_framed_once_reaches_every_connection_whole() -> None:
             for _ in range(3)
         ]
         await until(lambda: len(opened) == 3)
+        received: list[list[bytes]] = [[] for _ in clients]
         for payload in payloads:
             for conn in opened:  # the same bytes object to each, as a table's fan-out
                 conn.send_bytes(payload)
-        for client in clients:
-            received = [await asyncio.wait_for(client.recv(), 5) for _ in payloads]
-            assert received == payloads
+            # Read before the next one: no socket buffer fills (which would queue).
+            for client, got in zip(clients, received, strict=True):
+                got.append(await asyncio.wait_for(client.recv(), 5))  # type: ignore[arg-type]
+        assert received == [payloads] * len(clients)
         assert all(c.ws.protocol.state is State.OPEN for c in opened)
+        # Every frame went the direct way: none framed by websockets, none queued.
+        assert framed_by_websockets == []
+        assert all(c.queued == 0 and c.backlog == 0 for c in opened)
         done.set()
         for client in clients:
             await client.close()
