@@ -11,8 +11,10 @@ from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from server.store.batching import Replication, ScriptBatcher
+from server.store.embedded import EmbeddedRedis
 
 ECHO = "return ARGV[1]"
 # Busy for a while inside Redis, so that calls pile up while its pipeline is in flight.
@@ -141,6 +143,28 @@ async def test_a_failed_pipeline_fails_its_calls_and_the_next_one_still_goes(
     batcher.client = redis_client  # Redis reachable again: the next calls go through
     assert await batcher.call(echo, [], ["after"]) == b"after"
     await broken.aclose()
+
+
+async def test_replies_that_come_too_late_are_never_read_as_another_calls(
+    redis_server: EmbeddedRedis,
+) -> None:
+    """A round trip whose replies do not come within the connection's time limit fails
+    its calls (redis-py's retries off here) and drops its connection: the next call,
+    on the pool's only connection, reads its own reply, not the late one."""
+    pool = redis.asyncio.BlockingConnectionPool.from_url(
+        redis_server.url, max_connections=1, socket_timeout=0.2, retry=Retry(NoBackoff(), 0)
+    )
+    client = redis.asyncio.Redis(connection_pool=pool)
+    batcher = ScriptBatcher(client)
+    slow = await _loaded(client, SLOW)
+    echo = await _loaded(client, ECHO)
+    late = [batcher.call(slow, [], [30_000_000]), batcher.call(echo, [], ["late"])]
+    results = await asyncio.gather(*late, return_exceptions=True)
+    assert all(isinstance(r, RedisTimeoutError) for r in results), results
+    assert await batcher.call(echo, [], ["mine"]) == b"mine"
+    assert await batcher.call(echo, [], ["and mine"]) == b"and mine"
+    await client.aclose()
+    await pool.aclose()
 
 
 async def test_a_call_cancelled_before_its_pipeline_goes_never_runs(
