@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -208,7 +207,9 @@ class ScriptBatcher:
             await conn.disconnect(nowait=True)
             raise
         finally:
-            await pool.release(conn)
+            # Shielded: a cancellation in the middle would leave the connection counted
+            # as taken, and the bounded pool one smaller for good.
+            await asyncio.shield(pool.release(conn))
 
     async def _replicated(self, wait: Replication, acked: Any) -> bool:
         """Whether the pipeline's writes count as replicated: ``acked`` (WAIT's reply)
@@ -254,14 +255,20 @@ async def _exchange(conn: AbstractConnection, commands: list[tuple[Any, ...]]) -
     """Write ``commands`` on ``conn`` at once, then read a reply for each."""
     await conn.send_packed_command(conn.pack_commands(commands))
     replies: list[Any] = []
+    limit = conn.socket_timeout
+    # One limit for all the replies (the connection's own), not a timer per reply: the
+    # connection reads without one meanwhile (so that a socket's own timeout error is
+    # still raised, and the connection dropped, as redis-py does).
+    conn.socket_timeout = None
     try:
-        # One limit for them all (the connection's own), instead of a timer per reply.
-        async with asyncio.timeout(conn.socket_timeout):
+        async with asyncio.timeout(limit):
             for _ in commands:
                 try:
-                    replies.append(await conn.read_response(timeout=math.inf))
+                    replies.append(await conn.read_response())
                 except ResponseError as exc:
                     replies.append(exc)
     except TimeoutError as exc:  # as redis-py says it, so that its retry policy applies
-        raise RedisTimeoutError(f"no reply from Redis within {conn.socket_timeout} s") from exc
+        raise RedisTimeoutError(f"no reply from Redis within {limit} s") from exc
+    finally:
+        conn.socket_timeout = limit
     return replies

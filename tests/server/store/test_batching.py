@@ -148,17 +148,17 @@ async def test_a_failed_pipeline_fails_its_calls_and_the_next_one_still_goes(
 async def test_replies_that_come_too_late_are_never_read_as_another_calls(
     redis_server: EmbeddedRedis,
 ) -> None:
-    """A round trip whose replies do not come within the connection's time limit fails
-    its calls (redis-py's retries off here) and drops its connection: the next call,
-    on the pool's only connection, reads its own reply, not the late one."""
+    """A round trip whose replies do not come within the connection's time limit (here
+    a WAIT for a replica this Redis does not have, which holds back only this
+    connection) fails its calls (redis-py's retries off) and drops the connection: the
+    next calls, on the pool's only connection, read their own replies, not the WAIT's."""
     pool = redis.asyncio.BlockingConnectionPool.from_url(
-        redis_server.url, max_connections=1, socket_timeout=0.2, retry=Retry(NoBackoff(), 0)
+        redis_server.url, max_connections=1, socket_timeout=0.3, retry=Retry(NoBackoff(), 0)
     )
     client = redis.asyncio.Redis(connection_pool=pool)
-    batcher = ScriptBatcher(client)
-    slow = await _loaded(client, SLOW)
+    batcher = ScriptBatcher(client, replication=Replication(replicas=1, timeout_ms=3_000))
     echo = await _loaded(client, ECHO)
-    late = [batcher.call(slow, [], [30_000_000]), batcher.call(echo, [], ["late"])]
+    late = [batcher.call(echo, [], ["late"], durable=True), batcher.call(echo, [], ["too"])]
     results = await asyncio.gather(*late, return_exceptions=True)
     assert all(isinstance(r, RedisTimeoutError) for r in results), results
     assert await batcher.call(echo, [], ["mine"]) == b"mine"
