@@ -147,7 +147,8 @@ class App:
         # refuses at once past 100 connections, which under load turned bets into
         # internal errors and lost table leases.
         replicas = s.replicas_to_wait_for()
-        # A reply may take the WAIT's time: the socket timeout must outlast it.
+        # A pipeline's replies may take the WAIT's time: the socket timeout (a limit
+        # for all the replies of a pipeline, one reply's otherwise) must outlast it.
         timeout = max(SOCKET_TIMEOUT_S, s.redis_wait_ms / 1000 + 2) if replicas else None
         self.redis = redis_client(
             url, REDIS_POOL_SIZE, REDIS_POOL_WAIT_S, timeout or SOCKET_TIMEOUT_S

@@ -25,8 +25,7 @@ from server.store.transfers import Recovered
 log = logging.getLogger(__name__)
 
 CHECK_S = 5.0
-"""How often the holder asks the store whether a step of the table failed in the
-background (and how long it waits before trying a failed recovery again)."""
+"""How long the holder waits before trying a failed recovery again."""
 
 SWEEP_S = 60.0
 """How often the holder looks at the table's transfers even when nothing failed."""
@@ -51,7 +50,17 @@ class Recovery:
 
     async def _recovery_loop(self) -> None:
         """Recover at once, then whenever a step failed, and every :data:`SWEEP_S`,
-        while the table is hosted here."""
+        while the table is hosted here.
+
+        A step that fails in the store wakes it (``on_leftovers``): with thousands of
+        tables, each holder asking the store every few seconds was a timer a table."""
+        self.store.on_leftovers(self.table_id, self._recover.set)
+        try:
+            await self._recover_while_ready()
+        finally:
+            self.store.on_leftovers(self.table_id, self._recover.set, on=False)
+
+    async def _recover_while_ready(self) -> None:
         swept = float("-inf")
         while self.lease.ready:
             due = self._recover.is_set() or self.store.has_leftovers(self.table_id)
@@ -69,5 +78,5 @@ class Recovery:
                     await asyncio.sleep(CHECK_S)
                     continue
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(CHECK_S):
+                async with asyncio.timeout(max(0.0, swept + SWEEP_S - time.monotonic())):
                     await self._recover.wait()

@@ -34,9 +34,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio
+from redis.asyncio.connection import AbstractConnection
 from redis.commands.core import AsyncScript
-from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from server.store.connection import is_cluster
 from server.store.errors import Unreplicated
 
 _Call = tuple[AsyncScript, list[Any], list[Any], "asyncio.Future[Any]", bool]
@@ -139,17 +142,15 @@ class ScriptBatcher:
                 await self._check_alone()
             if self._alone:
                 wait = None  # nothing to wait for: acknowledged as a lone Redis's
+        commands = [
+            ("EVALSHA", script.sha, len(keys), *keys, *args) for script, keys, args, *_ in batch
+        ]
+        if wait is not None:
+            # After every call of the pipeline, on its connection: it covers them all.
+            commands.append(("WAIT", wait.replicas, wait.timeout_ms))
+            self.waits += 1
         try:
-            async with self.client.pipeline(transaction=False) as pipe:
-                for script, keys, args, *_ in batch:
-                    # As a command, not pipe.evalsha: a cluster's pipeline refuses that
-                    # method, yet sends the command to the node of its keys' slot.
-                    pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
-                if wait is not None:
-                    # After every call of the pipeline, on its connection: it covers them all.
-                    pipe.execute_command("WAIT", wait.replicas, wait.timeout_ms)
-                    self.waits += 1
-                results = await pipe.execute(raise_on_error=False)
+            results = await self._round_trip(commands)
             replicated = wait is None or await self._replicated(wait, results.pop())
         except BaseException as exc:  # the connection failed: every call in it did
             failure = exc if isinstance(exc, Exception) else RuntimeError("pipeline cancelled")
@@ -175,6 +176,40 @@ class ScriptBatcher:
                 future.set_result(result)
         if forgotten:
             await self._load_again(forgotten)
+
+    async def _round_trip(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """Each command's reply (an error reply as its exception), in one round trip.
+
+        On a Redis Cluster, redis-py's cluster pipeline (it sends each node its slots'
+        commands and follows a slot that moved). Else the commands are written on one
+        connection of the pool and their replies read back, retried as redis-py retries
+        a pipeline (its connection's ``retry``, on a connection error or a timeout),
+        with one time limit for all the replies: redis-py's pipeline spent as long
+        again per command on bookkeeping a list of script calls needs none of, and set
+        a timer for each reply.
+        """
+        if is_cluster(self.client):
+            async with self.client.pipeline(transaction=False) as pipe:
+                for command in commands:
+                    # As a command, not pipe.evalsha: a cluster's pipeline refuses that
+                    # method, yet sends the command to the node of its keys' slot.
+                    pipe.execute_command(*command)
+                return list(await pipe.execute(raise_on_error=False))
+        pool = self.client.connection_pool
+        conn = await pool.get_connection()  # type: ignore[no-untyped-call]
+        try:
+            replies: list[Any] = await conn.retry.call_with_retry(
+                lambda: _exchange(conn, commands), lambda error: conn.disconnect()
+            )
+            return replies
+        except BaseException:
+            # Replies may be left unread on it: never hand it to another caller.
+            await conn.disconnect(nowait=True)
+            raise
+        finally:
+            # Shielded: a cancellation in the middle would leave the connection counted
+            # as taken, and the bounded pool one smaller for good.
+            await asyncio.shield(pool.release(conn))
 
     async def _replicated(self, wait: Replication, acked: Any) -> bool:
         """Whether the pipeline's writes count as replicated: ``acked`` (WAIT's reply)
@@ -214,3 +249,26 @@ class ScriptBatcher:
                     future.set_exception(exc)
             return
         self._pending[:0] = calls
+
+
+async def _exchange(conn: AbstractConnection, commands: list[tuple[Any, ...]]) -> list[Any]:
+    """Write ``commands`` on ``conn`` at once, then read a reply for each."""
+    await conn.send_packed_command(conn.pack_commands(commands))
+    replies: list[Any] = []
+    limit = conn.socket_timeout
+    # One limit for all the replies (the connection's own), not a timer per reply: the
+    # connection reads without one meanwhile (so that a socket's own timeout error is
+    # still raised, and the connection dropped, as redis-py does).
+    conn.socket_timeout = None
+    try:
+        async with asyncio.timeout(limit):
+            for _ in commands:
+                try:
+                    replies.append(await conn.read_response())
+                except ResponseError as exc:
+                    replies.append(exc)
+    except TimeoutError as exc:  # as redis-py says it, so that its retry policy applies
+        raise RedisTimeoutError(f"no reply from Redis within {limit} s") from exc
+    finally:
+        conn.socket_timeout = limit
+    return replies

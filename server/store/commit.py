@@ -28,7 +28,7 @@ import asyncio
 import logging
 import secrets
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -70,6 +70,14 @@ class CommitCalls(TransferCalls, RequestCalls):
     _commit: AsyncScript
     _background: set[asyncio.Task[None]]
     _leftovers: set[str]
+    _leftover_hooks: dict[str, list[Callable[[], None]]]
+
+    def _left(self, table_id: str) -> None:
+        """A step of ``table_id``'s transfers failed: its holder recovers them (told at
+        once if it asked to be, see :meth:`~server.store.tables.TableStore.on_leftovers`)."""
+        self._leftovers.add(table_id)
+        for wake in self._leftover_hooks.get(table_id, ()):
+            wake()
 
     async def commit(
         self,
@@ -321,13 +329,13 @@ class CommitCalls(TransferCalls, RequestCalls):
         except Unreplicated as exc:
             result = read_reply(table_id, exc.reply)
             if result.ok:
-                self._leftovers.add(table_id)
+                self._left(table_id)
                 raise Unreplicated(result) from None
             return result  # a refusal wrote nothing
         except (RedisError, OSError):
             # The reply was lost: was the change stored? (If Redis cannot say either,
             # the error stands, and the table's next recovery finishes its transfers.)
-            self._leftovers.add(table_id)
+            self._left(table_id)
             if not await self._is_stored(table_id, token, new_version, commit_id):
                 await self._abort_quietly(table_id, plan)
                 raise
@@ -396,7 +404,7 @@ class CommitCalls(TransferCalls, RequestCalls):
         if request is not None and request.player not in accounts:
             pending = True
         if pending:
-            self._leftovers.add(table_id)
+            self._left(table_id)
         return replace(result, accounts=accounts, pending=pending)
 
     async def _finish_quietly(
@@ -417,7 +425,7 @@ class CommitCalls(TransferCalls, RequestCalls):
             await self.abort(table_id, plan.incoming)
         except (RedisError, OSError) as exc:
             log.warning("table %s: transfers not undone (%s); left to recovery", table_id, exc)
-            self._leftovers.add(table_id)
+            self._left(table_id)
 
     def _in_background(self, table_id: str, work: Any) -> None:
         """Run ``work`` (a coroutine) beside the caller; a failure is left to recovery."""
@@ -429,7 +437,7 @@ class CommitCalls(TransferCalls, RequestCalls):
                 log.warning(
                     "table %s: transfers not finished (%s); left to recovery", table_id, exc
                 )
-                self._leftovers.add(table_id)
+                self._left(table_id)
 
         task = asyncio.get_running_loop().create_task(run())
         self._background.add(task)

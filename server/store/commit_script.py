@@ -5,6 +5,7 @@ change starts or takes planned, the keys and arguments laid out as the script's 
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -190,9 +191,16 @@ def script_keys(
     keys: Keys, table_id: str, new_version: int, request: ClientRequest | None
 ) -> list[str]:
     """The ``COMMIT`` script's keys: the table's own, every one in the table's slot."""
-    k = keys
-    bucket = applied_bucket(new_version)
-    names = [
+    names = list(_table_keys(keys, table_id, applied_bucket(new_version)))
+    if request is not None:
+        names.append(keys.table_request(table_id, request.player, request.rid))
+    return names
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _table_keys(k: Keys, table_id: str, bucket: int) -> tuple[str, ...]:
+    # Cached: the same ten names for every commit of a table within an applied window.
+    return (
         k.table_lease(table_id),
         k.table_state(table_id),
         k.table_events(table_id),
@@ -203,10 +211,7 @@ def script_keys(
         k.transfers_in(table_id),
         k.transfers_out(table_id),
         k.logs_out(table_id),
-    ]
-    if request is not None:
-        names.append(k.table_request(table_id, request.player, request.rid))
-    return names
+    )
 
 
 def script_args(

@@ -77,11 +77,13 @@ class LeaseCalls:
         tables = [table_id for table_id, _ in leases]
         args: list[Any] = [f"{token}:{owner}" for _, token in leases]
 
+        names = [_renewal_keys(k, table_id) for table_id in tables]
+
         def keys(index: Sequence[int]) -> list[str]:
             return [
-                *(k.table_lease(tables[i]) for i in index),
-                *(k.table_fence(tables[i]) for i in index),
-                *(k.table_state(tables[i]) for i in index),
+                *(names[i][0] for i in index),
+                *(names[i][1] for i in index),
+                *(names[i][2] for i in index),
             ]
 
         if not is_cluster(self.redis):
@@ -133,6 +135,12 @@ class LeaseCalls:
         """``(token, owner)`` of the current lease, or None."""
         raw = await self.redis.get(self.keys.table_lease(table_id))
         return None if raw is None else _holder(raw)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _renewal_keys(k: Keys, table_id: str) -> tuple[str, str, str]:
+    # Cached: a node renews every lease it holds three times a lease's life.
+    return k.table_lease(table_id), k.table_fence(table_id), k.table_state(table_id)
 
 
 @functools.lru_cache(maxsize=1 << 14)

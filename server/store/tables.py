@@ -19,7 +19,8 @@ parts and events are opaque bytes.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import redis.asyncio
@@ -160,6 +161,7 @@ class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCall
         # tables whose transfers a failed step left under way.
         self._background: set[asyncio.Task[None]] = set()
         self._leftovers: set[str] = set()
+        self._leftover_hooks: dict[str, list[Callable[[], None]]] = {}
         # Commits of many tables share round trips (see batching.py); the takings and
         # renewals of their leases have pipelines of their own, so that none waits
         # behind commits (server/host/lease.py).
@@ -180,6 +182,19 @@ class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCall
             for task in done:  # a step stopped by anything but Redis: seen, not reraised
                 if not task.cancelled():
                     task.exception()
+
+    def on_leftovers(self, table_id: str, wake: Callable[[], None], on: bool = True) -> None:
+        """Call ``wake`` each time a step of ``table_id``'s transfers fails (``on``), or
+        no longer (``on=False``): a holder waits for that instead of asking
+        :meth:`has_leftovers` again and again."""
+        hooks = self._leftover_hooks.setdefault(table_id, [])
+        if on:
+            hooks.append(wake)
+        else:
+            with contextlib.suppress(ValueError):
+                hooks.remove(wake)
+            if not hooks:
+                del self._leftover_hooks[table_id]
 
     def has_leftovers(self, table_id: str) -> bool:
         """Whether a step of the table's transfers failed since the last call (then its

@@ -13,6 +13,7 @@ import time
 
 import pytest
 import redis.asyncio
+from redis.exceptions import RedisError
 
 from protocol.messages import Join
 from protocol.structs import Joined
@@ -97,3 +98,40 @@ async def test_the_next_holder_finishes_a_buy_in_its_dead_holder_left(
         await client.close()
     report = await audit_report(redis_client)
     assert report.ok, report.explain()
+
+
+@pytest.mark.asyncio
+async def test_a_step_that_failed_in_the_background_is_finished_at_once(
+    start_app: StartApp, redis_client: redis.asyncio.Redis
+) -> None:
+    """A buy-in's settling step fails after its commit (Redis refused it): the store
+    wakes the table's holder, which finishes the transfer at once, not at its next
+    sweep of the table (a minute) nor at a poll of its own."""
+    app = await start_app()
+    store = app.hosts["slow"].store
+    real_finish = store.finish
+    failed: list[str] = []
+
+    async def finish_failing_once(table_id: str, *args: object, **kwargs: object) -> None:
+        if not failed:
+            failed.append(table_id)
+            raise RedisError("refused, once")
+        await real_finish(table_id, *args, **kwargs)  # type: ignore[arg-type]
+
+    store.finish = finish_failing_once  # type: ignore[method-assign]
+    client = await Client.hello(url(app))
+    try:
+        await client.ok(Join, table_id="slow", buy_in=500)
+        assert failed == ["slow"]
+        inbound = store.keys.transfers_in("slow")
+        started = time.monotonic()
+
+        async def settled() -> bool:
+            return await redis_client.hlen(inbound) == 0
+
+        await until(settled, 3, "the buy-in's transfer finished")
+        assert time.monotonic() - started < 3
+        report = await audit_report(redis_client)
+        assert report.ok, report.explain()
+    finally:
+        await client.close()

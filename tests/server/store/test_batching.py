@@ -11,8 +11,10 @@ from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from server.store.batching import Replication, ScriptBatcher
+from server.store.embedded import EmbeddedRedis
 
 ECHO = "return ARGV[1]"
 # Busy for a while inside Redis, so that calls pile up while its pipeline is in flight.
@@ -141,6 +143,28 @@ async def test_a_failed_pipeline_fails_its_calls_and_the_next_one_still_goes(
     batcher.client = redis_client  # Redis reachable again: the next calls go through
     assert await batcher.call(echo, [], ["after"]) == b"after"
     await broken.aclose()
+
+
+async def test_replies_that_come_too_late_are_never_read_as_another_calls(
+    redis_server: EmbeddedRedis,
+) -> None:
+    """A round trip whose replies do not come within the connection's time limit (here
+    a WAIT for a replica this Redis does not have, which holds back only this
+    connection) fails its calls (redis-py's retries off) and drops the connection: the
+    next calls, on the pool's only connection, read their own replies, not the WAIT's."""
+    pool = redis.asyncio.BlockingConnectionPool.from_url(
+        redis_server.url, max_connections=1, socket_timeout=0.3, retry=Retry(NoBackoff(), 0)
+    )
+    client = redis.asyncio.Redis(connection_pool=pool)
+    batcher = ScriptBatcher(client, replication=Replication(replicas=1, timeout_ms=3_000))
+    echo = await _loaded(client, ECHO)
+    late = [batcher.call(echo, [], ["late"], durable=True), batcher.call(echo, [], ["too"])]
+    results = await asyncio.gather(*late, return_exceptions=True)
+    assert all(isinstance(r, RedisTimeoutError) for r in results), results
+    assert await batcher.call(echo, [], ["mine"]) == b"mine"
+    assert await batcher.call(echo, [], ["and mine"]) == b"and mine"
+    await client.aclose()
+    await pool.aclose()
 
 
 async def test_a_call_cancelled_before_its_pipeline_goes_never_runs(
