@@ -63,6 +63,22 @@ class Connection:
     (table: last seq) that were not hosted here then (see ``Presence.table_ready``).
     """
 
+    # Slots: one a connection (10,000 a node); a dict each was memory for nothing.
+    __slots__ = (
+        "_queue",
+        "_silence",
+        "_stopped",
+        "_writer",
+        "backlog",
+        "dropping",
+        "player_id",
+        "queue_size",
+        "session",
+        "tables",
+        "wanted",
+        "ws",
+    )
+
     def __init__(self, ws: ServerConnection, session: Session, queue_size: int) -> None:
         self.ws = ws
         self.session = session

@@ -14,6 +14,8 @@ class RateLimiter:
     times the rate within one second (protocol/PROTOCOL.md, section 12: close 4008).
     """
 
+    __slots__ = ("burst", "close_at", "rate", "seen", "stamp", "tokens", "window")
+
     def __init__(
         self, rate: float, burst: float, now: float, close_factor: float = L.RATE_CLOSE_FACTOR
     ) -> None:
