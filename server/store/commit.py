@@ -25,6 +25,7 @@ table's next holder finishes it (:meth:`~server.store.transfers.TransferCalls.re
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 from collections import defaultdict
@@ -74,10 +75,31 @@ class CommitCalls(TransferCalls, RequestCalls):
 
     def _left(self, table_id: str) -> None:
         """A step of ``table_id``'s transfers failed: its holder recovers them (told at
-        once if it asked to be, see :meth:`~server.store.tables.TableStore.on_leftovers`)."""
+        once if it asked to be, see :meth:`on_leftovers`)."""
         self._leftovers.add(table_id)
         for wake in self._leftover_hooks.get(table_id, ()):
             wake()
+
+    def on_leftovers(self, table_id: str, wake: Callable[[], None], on: bool = True) -> None:
+        """Call ``wake`` each time a step of ``table_id``'s transfers fails (``on``), or
+        no longer (``on=False``): a holder waits for that instead of asking
+        :meth:`has_leftovers` again and again."""
+        hooks = self._leftover_hooks.setdefault(table_id, [])
+        if on:
+            hooks.append(wake)
+        else:
+            with contextlib.suppress(ValueError):
+                hooks.remove(wake)
+            if not hooks:
+                del self._leftover_hooks[table_id]
+
+    def has_leftovers(self, table_id: str) -> bool:
+        """Whether a step of the table's transfers failed since the last call (then its
+        holder recovers them): the answer is True once per failure."""
+        if table_id in self._leftovers:
+            self._leftovers.discard(table_id)
+            return True
+        return False
 
     async def commit(
         self,

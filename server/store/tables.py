@@ -19,7 +19,6 @@ parts and events are opaque bytes.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -182,27 +181,6 @@ class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCall
             for task in done:  # a step stopped by anything but Redis: seen, not reraised
                 if not task.cancelled():
                     task.exception()
-
-    def on_leftovers(self, table_id: str, wake: Callable[[], None], on: bool = True) -> None:
-        """Call ``wake`` each time a step of ``table_id``'s transfers fails (``on``), or
-        no longer (``on=False``): a holder waits for that instead of asking
-        :meth:`has_leftovers` again and again."""
-        hooks = self._leftover_hooks.setdefault(table_id, [])
-        if on:
-            hooks.append(wake)
-        else:
-            with contextlib.suppress(ValueError):
-                hooks.remove(wake)
-            if not hooks:
-                del self._leftover_hooks[table_id]
-
-    def has_leftovers(self, table_id: str) -> bool:
-        """Whether a step of the table's transfers failed since the last call (then its
-        holder recovers them): the answer is True once per failure."""
-        if table_id in self._leftovers:
-            self._leftovers.discard(table_id)
-            return True
-        return False
 
     async def table_ids(self) -> list[str]:
         """Every table with a stored state, sorted (the tables set also lists the ones
