@@ -112,6 +112,7 @@ class TableHost(CommitPath, Recovery):
         self._stored = None
         self.subscribers = FanOut(self.table_id)
         self._lock = asyncio.Lock()
+        self._queue = []
         self._wake = asyncio.Event()
         self._placed = asyncio.Event()  # the placement changed: is the table wanted here?
         self._recover = asyncio.Event()
@@ -267,7 +268,7 @@ class TableHost(CommitPath, Recovery):
         async with self._lock:
             t = step(self.state, TakeOver(), self.clock())
             if t.state is not self.state:
-                await self._commit(t, None)
+                await self._commit(t)
 
     def _change_config(self) -> None:
         """The tables file changed since this table was stored: the machine applies its
