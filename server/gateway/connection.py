@@ -34,20 +34,23 @@ TOO_SLOW = Close(CloseCode.TRY_AGAIN_LATER, "too slow: outgoing queue full")
 
 class _Framer:
     """Payloads as unmasked binary WebSocket frames, as websockets writes them on a
-    connection without extensions; the last payload's frame is kept: a table's event
-    goes to each of its connections in turn, the same ``bytes`` object each time."""
+    connection without extensions. The frames of the last payloads are kept: a table's
+    event goes to each of its connections, in turn, the same payload each time."""
 
-    __slots__ = ("data", "frame")
+    __slots__ = ("frames",)
+
+    KEPT = 64
 
     def __init__(self) -> None:
-        self.data: bytes | None = None  # not b"": that one object is every empty payload
-        self.frame = b""
+        self.frames: dict[bytes, bytes] = {}
 
     def __call__(self, data: bytes) -> bytes:
-        if data is not self.data:
-            self.frame = Frame(Opcode.BINARY, data).serialize(mask=False)
-            self.data = data
-        return self.frame
+        frame = self.frames.get(data)
+        if frame is None:
+            if len(self.frames) >= self.KEPT:
+                self.frames.clear()
+            frame = self.frames[data] = Frame(Opcode.BINARY, data).serialize(mask=False)
+        return frame
 
 
 binary_frame = _Framer()
@@ -65,6 +68,7 @@ class Connection:
 
     # Slots: one a connection (10,000 a node); a dict each was memory for nothing.
     __slots__ = (
+        "_held",
         "_queue",
         "_silence",
         "_stopped",
@@ -95,6 +99,8 @@ class Connection:
         self.backlog = 0  # frames queued and not yet handed to the socket
         self.dropping: asyncio.Task[None] | None = None  # a close from outside the handler
         self._silence: asyncio.TimerHandle | None = None
+        # Frames sent since the loop last ran this connection's flush: written together.
+        self._held: list[bytes] | None = None
 
     @property
     def player(self) -> str:
@@ -124,6 +130,7 @@ class Connection:
         frame after every frame queued before it (bounded in time)."""
         for reply in self.session.close(close) or ():
             self._put(encode(reply))
+        self._flush()
         # Frames the client still sends are read and dropped: else, with the incoming
         # queue full, its answer to our close frame would never be read and the
         # closing handshake would wait for its timeout.
@@ -144,6 +151,7 @@ class Connection:
             return
         for reply in replies:
             self._put(encode(reply))
+        self._flush()
         self.dropping = asyncio.get_running_loop().create_task(self._drop())
 
     async def stop(self) -> None:
@@ -199,27 +207,41 @@ class Connection:
     # --- sending --------------------------------------------------------------------
 
     def send_bytes(self, data: bytes) -> None:
-        """Send a frame now, or queue it; nothing once the session is closing.
+        """Send a frame soon, or queue it; nothing once the session is closing.
 
-        With nothing queued and little unsent in the socket's buffer the frame is
-        written at once, as ``websockets.broadcast`` does: no task switch per frame
-        (the fan-out of one event to a table is most of the server's sending). Else
-        it waits in the bounded queue, in order, for the writer task; a client too
-        slow to empty its queue is dropped.
+        With nothing queued, the frame waits only until the event loop runs this
+        connection's flush (:meth:`_flush`, scheduled by the first frame held): every
+        frame sent to it meanwhile (the replies and events of a commit, the events of a
+        group of them) goes out in one write, as ``websockets.broadcast`` would write
+        each, with no task switch. Else it waits in the bounded queue, in order, for
+        the writer task; a client too slow to empty its queue is dropped.
         """
         if self.session.closing is not None:
             return
-        if self.backlog == 0 and self._write_now(data):
-            return
-        self._enqueue(data)
+        self._put(data)
 
     def _put(self, data: bytes) -> None:
         """:meth:`send_bytes`, closing or not (the frames that go before a close)."""
-        if self.backlog == 0 and self._write_now(data):
+        if self.backlog:
+            self._enqueue(data)
             return
-        self._enqueue(data)
+        held = self._held
+        if held is None:
+            self._held = [data]
+            asyncio.get_running_loop().call_soon(self._flush)
+        else:
+            held.append(data)
+
+    def _flush(self) -> None:
+        """Write the frames held, in one write where the connection allows it, else
+        queue them, in order (before anything queued after them)."""
+        held, self._held = self._held, None
+        if held and not self._write_now(held):
+            for data in held:
+                self._enqueue(data)
 
     def _enqueue(self, data: bytes) -> None:
+        self._flush()  # frames held go first
         try:
             self._queued().put_nowait(data)
             self.backlog += 1
@@ -231,7 +253,9 @@ class Connection:
             if self.dropping is None:
                 self.dropping = asyncio.get_running_loop().create_task(self._drop())
 
-    def _write_now(self, data: bytes) -> bool:
+    def _write_now(self, frames: list[bytes]) -> bool:
+        """Write ``frames`` to the socket now, if the connection is open with nothing
+        pending and its client reads; False (nothing written) if not."""
         ws = self.ws
         protocol = ws.protocol
         if protocol.state is not State.OPEN or ws.send_in_progress is not None:
@@ -246,11 +270,14 @@ class Connection:
             or protocol.debug
         ):
             # Not a plain open connection with nothing pending (or its frames are
-            # logged): websockets frames it.
-            try:
-                protocol.send_binary(data)
-            except Exception:  # the connection is closing: the queue path fails cleanly
-                return False
+            # logged): websockets frames them.
+            for i, data in enumerate(frames):
+                try:
+                    protocol.send_binary(data)
+                except Exception:  # the connection is closing
+                    if i == 0:
+                        return False  # the queue path fails cleanly
+                    break  # the rest could not go either way
             # try/except, not contextlib.suppress: this runs for every frame sent, and
             # the context manager was most of this method's own time.
             try:  # noqa: SIM105
@@ -260,9 +287,13 @@ class Connection:
             return True
         # The frame a server sends is unmasked, so an event's frame is the same bytes
         # for every connection at the table: framed once, written to each (websockets
-        # framed it for each, a tenth of the server's CPU under load).
+        # framed it for each, a tenth of the server's CPU under load); and the frames
+        # held for one connection go in one write (a system call each was a fifth).
         try:
-            transport.write(binary_frame(data))
+            if len(frames) == 1:
+                transport.write(binary_frame(frames[0]))
+            else:
+                transport.write(b"".join([binary_frame(data) for data in frames]))
         except Exception:  # the transport is closing: the queue path fails cleanly
             return False
         return True

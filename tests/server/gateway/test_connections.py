@@ -8,6 +8,7 @@ import contextlib
 import importlib.metadata
 import socket
 import time
+from typing import Any
 
 import pytest
 import redis.asyncio
@@ -383,11 +384,26 @@ async def test_past_max_connections_a_client_is_told_to_try_later(start_app: Sta
         await close_all([first, second])
 
 
+class _Counted:
+    """A transport that counts its writes into ``writes[index]``."""
+
+    def __init__(self, transport: Any, writes: list[int], index: int) -> None:
+        self._transport, self._writes, self._index = transport, writes, index
+
+    def write(self, data: bytes) -> None:
+        self._writes[self._index] += 1
+        self._transport.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 @pytest.mark.asyncio
 async def test_an_event_framed_once_reaches_every_connection_whole() -> None:
     """The direct path frames a payload once and writes the frame to each connection:
     every client decodes every payload, at each of the frame header's length forms
-    (7 bits, 16 bits, 64 bits) and at their edges, in order, on every connection."""
+    (7 bits, 16 bits, 64 bits) and at their edges, in order, on every connection; the
+    frames a connection is sent at once go in one write."""
     from websockets.asyncio.client import connect
     from websockets.asyncio.server import ServerConnection, serve
 
@@ -430,6 +446,19 @@ async def test_an_event_framed_once_reaches_every_connection_whole() -> None:
             for client, got in zip(clients, received, strict=True):
                 got.append(await asyncio.wait_for(client.recv(), 5))  # type: ignore[arg-type]
         assert received == [payloads] * len(clients)
+        # The frames sent to a connection before the loop runs again (a commit's reply
+        # and events) go out in one write each, whole and in order.
+        writes = [0 for _ in opened]
+        for i, conn in enumerate(opened):
+            conn.ws.transport = _Counted(conn.ws.transport, writes, i)  # type: ignore[assignment]
+        burst = [payloads[1], b"\x03" * 300, payloads[0], payloads[3], b"\x04" * 5]
+        for payload in burst:
+            for conn in opened:
+                conn.send_bytes(payload)
+        for client in clients:
+            got = [await asyncio.wait_for(client.recv(decode=False), 5) for _ in burst]
+            assert got == burst
+        assert writes == [1] * len(opened)
         assert all(c.ws.protocol.state is State.OPEN for c in opened)
         # Every frame went the direct way: none framed by websockets, none queued.
         assert framed_by_websockets == []
