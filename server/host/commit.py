@@ -220,6 +220,11 @@ class CommitPath:
         try:
             async with self._lock:
                 if item.transition is None and item.error is None:
+                    # A commit made now would wait for the pipeline in flight: step at
+                    # the last moment instead, with every event that came meanwhile.
+                    turn = self.store.commit_turn()
+                    if turn is not None:
+                        await turn
                     group, self._queue = self._queue, []
                     await self._apply_group(group)
         except BaseException:
