@@ -1,11 +1,11 @@
 """One client's WebSocket: the I/O around its :class:`~server.gateway.session.Session`.
 
 The session decides (what to answer, when to close); a :class:`Connection` sends,
-waits and closes. Outgoing frames are written at once when nothing is queued, else
-they wait, in order, in a bounded queue for a writer task (both made the first time
-a frame must wait); a client that does not read them is dropped (1013), never
-buffered without end. One timer per connection
-asks the session about silence.
+waits and closes. Outgoing frames sent in one turn of the event loop are written
+together when the loop runs again, if nothing is queued; else they wait, in order, in a
+bounded queue for a writer task (both made the first time a frame must wait); a
+client that does not read them is dropped (1013), never buffered without end. One
+timer per connection asks the session about silence.
 """
 
 from __future__ import annotations
@@ -44,12 +44,16 @@ class _Framer:
     def __init__(self) -> None:
         self.frames: dict[bytes, bytes] = {}
 
+    SHARED = 1024  # larger payloads (snapshots, history pages) go to one connection
+
     def __call__(self, data: bytes) -> bytes:
         frame = self.frames.get(data)
         if frame is None:
-            if len(self.frames) >= self.KEPT:
-                self.frames.clear()
-            frame = self.frames[data] = Frame(Opcode.BINARY, data).serialize(mask=False)
+            frame = Frame(Opcode.BINARY, data).serialize(mask=False)
+            if len(data) <= self.SHARED:
+                if len(self.frames) >= self.KEPT:
+                    self.frames.clear()
+                self.frames[data] = frame
         return frame
 
 
@@ -234,10 +238,11 @@ class Connection:
 
     def _flush(self) -> None:
         """Write the frames held, in one write where the connection allows it, else
-        queue them, in order (before anything queued after them)."""
+        queue them (those past :data:`DIRECT_WRITE_LIMIT` too), in order, before
+        anything queued after them."""
         held, self._held = self._held, None
-        if held and not self._write_now(held):
-            for data in held:
+        if held:
+            for data in held[self._write_now(held) :]:
                 self._enqueue(data)
 
     def _enqueue(self, data: bytes) -> None:
@@ -253,16 +258,16 @@ class Connection:
             if self.dropping is None:
                 self.dropping = asyncio.get_running_loop().create_task(self._drop())
 
-    def _write_now(self, frames: list[bytes]) -> bool:
-        """Write ``frames`` to the socket now, if the connection is open with nothing
-        pending and its client reads; False (nothing written) if not."""
+    def _write_now(self, frames: list[bytes]) -> int:
+        """Write the first of ``frames`` to the socket now, as long as the connection is
+        open with nothing pending and its client reads (the unsent bytes stay within
+        :data:`DIRECT_WRITE_LIMIT`, as if each frame were written on its own): how many."""
         ws = self.ws
         protocol = ws.protocol
         if protocol.state is not State.OPEN or ws.send_in_progress is not None:
-            return False
+            return 0
         transport = ws.transport
-        if transport.get_write_buffer_size() > DIRECT_WRITE_LIMIT:
-            return False  # the client reads slowly: the queue bounds what it may hold
+        unsent = transport.get_write_buffer_size()
         if (
             protocol.writes
             or protocol.expect_continuation_frame
@@ -271,32 +276,41 @@ class Connection:
         ):
             # Not a plain open connection with nothing pending (or its frames are
             # logged): websockets frames them.
-            for i, data in enumerate(frames):
+            written = 0
+            for data in frames:
+                if unsent > DIRECT_WRITE_LIMIT:
+                    break  # the client reads slowly: the queue bounds what it may hold
                 try:
                     protocol.send_binary(data)
-                except Exception:  # the connection is closing
-                    if i == 0:
-                        return False  # the queue path fails cleanly
-                    break  # the rest could not go either way
+                except Exception:  # the connection is closing: the queue path fails cleanly
+                    break
+                written += 1
+                unsent += len(data)
             # try/except, not contextlib.suppress: this runs for every frame sent, and
             # the context manager was most of this method's own time.
             try:  # noqa: SIM105
                 ws.send_data()
             except Exception:  # the transport is closing: the connection's close reports it
                 pass
-            return True
+            return written
         # The frame a server sends is unmasked, so an event's frame is the same bytes
         # for every connection at the table: framed once, written to each (websockets
         # framed it for each, a tenth of the server's CPU under load); and the frames
         # held for one connection go in one write (a system call each was a fifth).
+        out: list[bytes] = []
+        for data in frames:
+            if unsent > DIRECT_WRITE_LIMIT:
+                break  # the client reads slowly: the queue bounds what it may hold
+            frame = binary_frame(data)
+            out.append(frame)
+            unsent += len(frame)
+        if not out:
+            return 0
         try:
-            if len(frames) == 1:
-                transport.write(binary_frame(frames[0]))
-            else:
-                transport.write(b"".join([binary_frame(data) for data in frames]))
+            transport.write(out[0] if len(out) == 1 else b"".join(out))
         except Exception:  # the transport is closing: the queue path fails cleanly
-            return False
-        return True
+            return 0
+        return len(out)
 
     async def _write_queued(self, queue: asyncio.Queue[bytes]) -> None:
         """Send the queued frames in order; an empty one means: close after the others."""

@@ -102,11 +102,13 @@ class _Queued:
     reply: Callable[[Transition], None] | None
     transition: Transition | None = None
     error: Exception | None = None
+    answered: bool = False  # its change is stored and its reply went out: it stands
 
 
 def _answer(item: _Queued) -> None:
     """Send ``item``'s reply (its change is stored): a reply that fails fails only its
     own request."""
+    item.answered = True
     if item.reply is None:
         return
     assert item.transition is not None
@@ -114,6 +116,15 @@ def _answer(item: _Queued) -> None:
         item.reply(item.transition)
     except Exception as exc:
         item.error = exc
+
+
+def _own_copy(exc: Exception) -> Exception:
+    """An error of its own for another request that ``exc`` failed (one exception
+    object raised in several tasks would gather all their tracebacks): the table's
+    error again, or a server fault (the first request's task reports ``exc`` itself)."""
+    if isinstance(exc, TableError):
+        return TableError(exc.code, exc.message)
+    return TableError(ErrorCode.INTERNAL, "server fault; try again")
 
 
 def rid_reused(request: MoneyRequest) -> TableError:
@@ -148,6 +159,7 @@ class CommitPath:
     _stored: TableState | None
     _lock: asyncio.Lock
     _queue: list[_Queued]  # events waiting for the lock, applied together by the first
+    _leading: asyncio.Task[None] | None  # the group being applied, if any
     _wake: asyncio.Event  # wakes the host's timer
     _waiting_for: int | None  # the wake-up time the timer waits for
     _recover: asyncio.Event  # wakes the table's recovery: a transfer was left under way
@@ -215,27 +227,41 @@ class CommitPath:
             return transition
 
     async def _submit_queued(self, item: _Queued) -> Transition:
-        """Queue ``item``; whoever takes the lock first applies everything queued."""
+        """Queue ``item``; whoever takes the lock first applies everything queued, in a
+        task of its own (:meth:`_lead`): cancelling that caller leaves the others'
+        requests to finish, the table held until they have."""
         self._queue.append(item)
         try:
-            async with self._lock:
-                if item.transition is None and item.error is None:
-                    # A commit made now would wait for the pipeline in flight: step at
-                    # the last moment instead, with every event that came meanwhile.
-                    turn = self.store.commit_turn()
-                    if turn is not None:
-                        await turn
-                    group, self._queue = self._queue, []
-                    await self._apply_group(group)
+            await self._lock.acquire()
         except BaseException:
             # Cancelled while waiting: not applied, unless a group took it already.
             if any(queued is item for queued in self._queue):
                 self._queue = [queued for queued in self._queue if queued is not item]
             raise
+        if item.transition is not None or item.error is not None:
+            self._lock.release()  # a group took it: nothing left to do here
+        else:
+            lead = asyncio.get_running_loop().create_task(self._lead())
+            self._leading = lead  # a reference while it runs
+            await asyncio.shield(lead)
         if item.error is not None:
             raise item.error
         assert item.transition is not None
         return item.transition
+
+    async def _lead(self) -> None:
+        """Apply every event queued, holding the lock (taken by the caller) throughout.
+
+        A commit made now would wait for the pipeline in flight: the events are stepped
+        at the last moment instead, with every one that came meanwhile."""
+        try:
+            turn = self.store.commit_turn()
+            if turn is not None:
+                await turn
+            group, self._queue = self._queue, []
+            await self._apply_group(group)
+        finally:
+            self._lock.release()
 
     async def _apply_group(self, group: list[_Queued]) -> None:
         """Step each event of ``group`` in turn on the state the one before left, then
@@ -263,19 +289,22 @@ class CommitPath:
                         await self._void(exc, item.event)
                     except TableError as refused:
                         item.error = refused
-                    state = self.state
-                    assert state is not None
+                    if not self.lease.ready or self.state is None:
+                        raise TableUnavailable(self.table_id) from None  # the void's commit lost it
+                    state, now = self.state, self.clock()
                     continue
                 stepped.append(item)
                 state = item.transition.state
             await self._store_group(stepped)
         except BaseException as exc:
             failed = exc if isinstance(exc, Exception) else TableUnavailable(self.table_id)
-            for item in stepped:
-                item.error = failed
             for item in group:
-                if item.transition is None and item.error is None:
-                    item.error = failed
+                # An answered one stands (its change is stored), a refused one keeps its
+                # refusal; the others fail, each with an error of its own.
+                if item.answered or (item.error is not None and item not in stepped):
+                    continue
+                item.error = failed
+                failed = _own_copy(failed)
             if not isinstance(exc, Exception):
                 raise
         if self.on_commit is not None:
@@ -405,7 +434,10 @@ class CommitPath:
             for seq, event_frames in numbered[sent:]:
                 self.subscribers.send(event_frames, seq)
             if self.on_stored is not None:
-                self.on_stored(before, t, numbered)
+                try:
+                    self.on_stored(before, t, numbered)
+                except Exception:  # stored and answered: the others' share is logged
+                    log.exception("table %s: on-stored hook failed", self.table_id)
         return True
 
     def _unreplicated(self) -> NoReturn:

@@ -217,11 +217,15 @@ def copy_with(obj: _A, changes: dict[str, Any]) -> _A:
     copier = _COPIERS.get(type(obj))
     if copier is None:
         copier = _COPIERS[type(obj)] = _copier(type(obj))
+        _FIELDS[type(obj)] = frozenset(type(obj).__dict__["__slots__"])
+    # As dataclasses.replace does, a name that is no field is refused (not dropped).
+    assert changes.keys() <= _FIELDS[type(obj)], f"no such field: {set(changes)}"
     new: _A = copier(obj, changes)
     return new
 
 
 _COPIERS: dict[type, Callable[[Any, dict[str, Any]], Any]] = {}
+_FIELDS: dict[type, frozenset[str]] = {}
 
 
 def _copier(cls: type) -> Callable[[Any, dict[str, Any]], Any]:

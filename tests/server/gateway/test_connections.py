@@ -463,6 +463,19 @@ async def test_an_event_framed_once_reaches_every_connection_whole() -> None:
         # Every frame went the direct way: none framed by websockets, none queued.
         assert framed_by_websockets == []
         assert all(c.queued == 0 and c.backlog == 0 for c in opened)
+        # What one turn sends past DIRECT_WRITE_LIMIT waits in the queue, as frames
+        # written one by one would: the bound on what a slow reader may hold stands.
+        big = [bytes([n]) * 40_000 for n in (5, 6, 7)]
+        for payload in big:
+            for conn in opened:
+                conn.send_bytes(payload)
+        await asyncio.sleep(0)  # the flush: two written, the third queued
+        assert all(c.backlog == 1 for c in opened)
+        for client in clients:
+            got = [await asyncio.wait_for(client.recv(decode=False), 5) for _ in big]
+            assert got == big
+        assert framed_by_websockets == [big[2]] * len(opened)  # the writer task's
+        await until(lambda: all(c.backlog == 0 for c in opened))
         done.set()
         for client in clients:
             await client.close()

@@ -219,8 +219,9 @@ async def test_a_call_made_at_its_turn_goes_in_the_very_next_pipeline(
     echo = await _loaded(redis_client, ECHO)
     assert batcher.turn() is None
     first = batcher.call(slow, [], [3_000_000])
-    await asyncio.sleep(0.01)  # its pipeline is in flight
+    await asyncio.sleep(0)  # the loop's next pass sends it
     assert batcher.pipelines == 1
+    assert not first.done()  # its pipeline is in flight (the slow script runs)
     dropped, turn = batcher.turn(), batcher.turn()
     assert dropped is not None
     assert turn is not None
@@ -236,5 +237,3 @@ async def test_a_call_made_at_its_turn_goes_in_the_very_next_pipeline(
     assert await at_its_turn() == b"at its turn"
     assert await meanwhile == b"meanwhile"
     assert batcher.pipelines == 2  # both in the second pipeline
-    await asyncio.sleep(0.01)  # that pipeline's task has ended: nothing in flight
-    assert batcher.turn() is None

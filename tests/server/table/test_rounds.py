@@ -231,6 +231,8 @@ def test_the_fast_copy_makes_what_dataclasses_replace_makes() -> None:
 
     with pytest.raises(TypeError, match="not all its own slots"):
         copy_with(Derived(1, 2), {"b": 3})
+    with pytest.raises(AssertionError, match="no such field"):
+        copy_with(h.state, {"versoin": 9})
 
 
 def test_betting_timeout_without_bets_waits_idle_then_a_bet_reopens() -> None:
