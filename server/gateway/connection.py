@@ -5,13 +5,14 @@ waits and closes. Outgoing frames sent in one turn of the event loop are written
 together when the loop runs again, if nothing is queued; else they wait, in order, in a
 bounded queue for a writer task (both made the first time a frame must wait); a
 client that does not read them is dropped (1013), never buffered without end. One
-timer per connection asks the session about silence.
+timer for all the connections asks their sessions about silence (:class:`SilenceWatch`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
@@ -61,6 +62,71 @@ binary_frame = _Framer()
 """``binary_frame(data)``: ``data`` as one binary frame (:class:`_Framer`)."""
 
 
+class SilenceWatch:
+    """When each connection's silence is next checked, for all the connections of a
+    gateway: one timer, at the earliest of them (uvloop's timer a connection was 0.6 KiB
+    of its memory, a thirtieth of a connected player's).
+
+    Each connection is in a heap by that time; an entry it no longer wants (closed, or
+    moved) is skipped when it comes up, and the heap is rebuilt without such entries
+    once they are half of it.
+    """
+
+    __slots__ = ("_heap", "_stale", "_timer", "_when")
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Connection]] = []
+        self._stale = 0  # entries whose connection no longer waits for them
+        self._timer: asyncio.TimerHandle | None = None
+        self._when = 0.0  # when the timer fires
+
+    def __len__(self) -> int:
+        return len(self._heap) - self._stale
+
+    def at(self, conn: Connection, due: float, loop: asyncio.AbstractEventLoop) -> None:
+        """Check ``conn`` at ``due`` (the loop's time): its :meth:`Connection._check_silence`."""
+        if conn._silence_due is not None:
+            if conn._silence_due == due:
+                return  # already in at that time (and two entries would compare conns)
+            self._stale += 1  # its earlier entry, still in the heap
+        conn._silence_due = due
+        # id() orders entries of the same time (connections do not compare).
+        heapq.heappush(self._heap, (due, id(conn), conn))
+        if self._timer is None or due < self._when:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer, self._when = loop.call_at(due, self._fire, loop), due
+
+    def drop(self, conn: Connection) -> None:
+        """Check ``conn`` no more."""
+        if conn._silence_due is None:
+            return
+        conn._silence_due = None
+        self._stale += 1
+        if self._stale > 64 and 2 * self._stale > len(self._heap):
+            self._heap = [e for e in self._heap if e[2]._silence_due is e[0]]
+            heapq.heapify(self._heap)
+            self._stale = 0
+        if not self._heap and self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._timer = None
+        heap = self._heap
+        # A millisecond of slack: a timer may fire a little before its time.
+        now = loop.time() + 0.001
+        while heap and heap[0][0] <= now:
+            due, _, conn = heapq.heappop(heap)
+            if conn._silence_due is not due:
+                self._stale -= 1
+                continue
+            conn._silence_due = None
+            conn._check_silence(loop)  # may come back in at its next time
+        if heap:
+            self._timer, self._when = loop.call_at(heap[0][0], self._fire, loop), heap[0][0]
+
+
 class Connection:
     """One client's WebSocket, its session, and what it watches (see the module docstring).
 
@@ -74,7 +140,7 @@ class Connection:
     __slots__ = (
         "_held",
         "_queue",
-        "_silence",
+        "_silence_due",
         "_stopped",
         "_writer",
         "backlog",
@@ -84,10 +150,17 @@ class Connection:
         "session",
         "tables",
         "wanted",
+        "watch",
         "ws",
     )
 
-    def __init__(self, ws: ServerConnection, session: Session, queue_size: int) -> None:
+    def __init__(
+        self,
+        ws: ServerConnection,
+        session: Session,
+        queue_size: int,
+        watch: SilenceWatch | None = None,
+    ) -> None:
         self.ws = ws
         self.session = session
         self.player_id: str | None = None
@@ -102,7 +175,8 @@ class Connection:
         self._stopped = False  # no writer is made any more: the connection is gone
         self.backlog = 0  # frames queued and not yet handed to the socket
         self.dropping: asyncio.Task[None] | None = None  # a close from outside the handler
-        self._silence: asyncio.TimerHandle | None = None
+        self.watch = watch if watch is not None else SilenceWatch()
+        self._silence_due: float | None = None  # when `watch` checks it next (None: not)
         # Frames sent since the loop last ran this connection's flush: written together.
         self._held: list[bytes] | None = None
 
@@ -184,29 +258,25 @@ class Connection:
         """Close once the session says the client was silent too long (4004), counting
         from now.
 
-        One timer per connection, moved only when it fires: a timeout around each
-        receive cost a timer and three objects per message."""
+        Checked when the silence would end (:class:`SilenceWatch`, one timer for all the
+        connections), not around each receive: a timeout there cost a timer and three
+        objects per message."""
         loop = asyncio.get_running_loop()
         now = loop.time()
         self.session.heard(now)
         due = self.session.check_silence(now)  # the silence's end, or the session's
-        self._silence = loop.call_at(
-            due if isinstance(due, float) else now, self._check_silence, loop
-        )
+        self.watch.at(self, due if isinstance(due, float) else now, loop)
 
     def unwatch_silence(self) -> None:
         """Stop :meth:`watch_silence`."""
-        if self._silence is not None:
-            self._silence.cancel()
-            self._silence = None
+        self.watch.drop(self)
 
     def _check_silence(self, loop: asyncio.AbstractEventLoop) -> None:
         verdict = self.session.check_silence(loop.time())
         if isinstance(verdict, Close):
-            self._silence = None
             self.close_soon(verdict)
         else:
-            self._silence = loop.call_at(verdict, self._check_silence, loop)
+            self.watch.at(self, verdict, loop)
 
     # --- sending --------------------------------------------------------------------
 

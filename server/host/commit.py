@@ -261,6 +261,7 @@ class CommitPath:
             group, self._queue = self._queue, []
             await self._apply_group(group)
         finally:
+            self._leading = None
             self._lock.release()
 
     async def _apply_group(self, group: list[_Queued]) -> None:

@@ -293,6 +293,40 @@ async def test_a_silent_client_is_closed_after_two_heartbeats_4004(start_app: St
 
 
 @pytest.mark.asyncio
+async def test_one_timer_closes_every_silent_client_and_forgets_the_gone(
+    start_app: StartApp,
+) -> None:
+    """The gateway's one silence timer (``SilenceWatch``) closes each silent client
+    after two heartbeats (4004), keeps the ones that speak, and no longer watches the
+    connections that went."""
+    app = await start_app(heartbeat_ms=1000)
+    assert app.gateway is not None
+    watch = app.gateway.silence
+    silent = [await Client.hello(url(app), label=f"silent{i}") for i in range(6)]
+    chatty = [await Client.hello(url(app), label=f"chatty{i}") for i in range(6)]
+    gone = [await Client.hello(url(app), label=f"gone{i}") for i in range(6)]
+    loop = asyncio.get_running_loop()
+    since = loop.time()
+    try:
+        await close_all(gone)
+        await until(lambda: len(watch) == 12, 5, "the gone ones forgotten")
+
+        async def chatting() -> bool | None:
+            for client in chatty:
+                assert isinstance(await client.call(Ping, time_ms=0), Pong)
+            if loop.time() < since + 2.5:  # past two heartbeats (2 s) for every one
+                return None
+            return all(c.closed is not None for c in silent) or None
+
+        await until(chatting, 10, "the silent clients' closes", every=0.3)
+        assert {c.closed.code for c in silent if c.closed} == {CloseCode.HEARTBEAT_TIMEOUT}
+        assert all(c.closed is None for c in chatty)
+        await until(lambda: len(watch) == 6, 5, "only the chatty ones watched")
+    finally:
+        await close_all([*silent, *chatty])
+
+
+@pytest.mark.asyncio
 async def test_the_heartbeat_alone_keeps_a_connection_and_no_websocket_ping_comes(
     start_app: StartApp,
 ) -> None:
