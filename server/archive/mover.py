@@ -282,13 +282,13 @@ class Archiver:
         while todo:
             more: list[tuple[str, StreamId]] = []
             for chunk in _chunks(todo, self.streams):
-                pages = await self.calls.pages_after(chunk, self.batch)
+                pages = await self.calls.players_after(chunk, self.batch)
                 notes: list[Note] = []
-                for (stream, _), rows in zip(chunk, pages, strict=True):
-                    if rows:
-                        notes.append((stream, {r.player for r in rows}, rows[-1].entry_id))
-                    if len(rows) == self.batch:  # more after this page
-                        more.append((stream, rows[-1].entry_id))
+                for (stream, _), (players, last, read) in zip(chunk, pages, strict=True):
+                    if last is not None:
+                        notes.append((stream, players, last))
+                        if read == self.batch:  # more after this page
+                            more.append((stream, last))
                 await self.archive.note_log_players(notes)
                 await asyncio.sleep(0)
             todo = more

@@ -12,7 +12,8 @@ reads and writes after it, on the shared pool, never delay the next one.
 A node whose registration ran out while it was alive (paused, or cut off from Redis)
 was taken for dead meanwhile: the others took its tables and marked its players away.
 When it is back it says so (``on_lapsed``), so that its players' seats are brought in
-line again. Each change of the other live nodes (one registered, back, dead, or
+line again; a node alone before and after had nobody take it for dead, and says
+nothing. Each change of the other live nodes (one registered, back, dead, or
 drained) is said too (``on_changed``), once this node counts them so: the seats of
 their players at the tables held here are brought in line then.
 """
@@ -155,8 +156,13 @@ class Membership:
         self.beats += 1
         lapsed = self._expires is not None and live.now > self._expires
         self._expires = live.expires.get(self.instance)
+        alone_before = all(i == self.instance for i in self.live)
         self._place(live.instances)
-        if lapsed:
+        if lapsed and alone_before and all(i == self.instance for i in live.instances):
+            # No other node before or after: none took it for dead, nothing to bring in
+            # line (and walking every player again is a storm when starved of CPU).
+            log.warning("this node's registration ran out while it was alone: back now")
+        elif lapsed:
             log.warning("this node was taken for dead (its registration ran out): back now")
             self.on_lapsed()
         return live

@@ -1,17 +1,18 @@
 """One client's WebSocket: the I/O around its :class:`~server.gateway.session.Session`.
 
 The session decides (what to answer, when to close); a :class:`Connection` sends,
-waits and closes. Outgoing frames are written at once when nothing is queued, else
-they wait, in order, in a bounded queue for a writer task (both made the first time
-a frame must wait); a client that does not read them is dropped (1013), never
-buffered without end. One timer per connection
-asks the session about silence.
+waits and closes. Outgoing frames sent in one turn of the event loop are written
+together when the loop runs again, if nothing is queued; else they wait, in order, in a
+bounded queue for a writer task (both made the first time a frame must wait); a
+client that does not read them is dropped (1013), never buffered without end. One
+timer for all the connections asks their sessions about silence (:class:`SilenceWatch`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
@@ -34,24 +35,96 @@ TOO_SLOW = Close(CloseCode.TRY_AGAIN_LATER, "too slow: outgoing queue full")
 
 class _Framer:
     """Payloads as unmasked binary WebSocket frames, as websockets writes them on a
-    connection without extensions; the last payload's frame is kept: a table's event
-    goes to each of its connections in turn, the same ``bytes`` object each time."""
+    connection without extensions. The frames of the last payloads are kept: a table's
+    event goes to each of its connections, in turn, the same payload each time."""
 
-    __slots__ = ("data", "frame")
+    __slots__ = ("frames",)
+
+    KEPT = 64
 
     def __init__(self) -> None:
-        self.data: bytes | None = None  # not b"": that one object is every empty payload
-        self.frame = b""
+        self.frames: dict[bytes, bytes] = {}
+
+    SHARED = 1024  # larger payloads (snapshots, history pages) go to one connection
 
     def __call__(self, data: bytes) -> bytes:
-        if data is not self.data:
-            self.frame = Frame(Opcode.BINARY, data).serialize(mask=False)
-            self.data = data
-        return self.frame
+        frame = self.frames.get(data)
+        if frame is None:
+            frame = Frame(Opcode.BINARY, data).serialize(mask=False)
+            if len(data) <= self.SHARED:
+                if len(self.frames) >= self.KEPT:
+                    self.frames.clear()
+                self.frames[data] = frame
+        return frame
 
 
 binary_frame = _Framer()
 """``binary_frame(data)``: ``data`` as one binary frame (:class:`_Framer`)."""
+
+
+class SilenceWatch:
+    """When each connection's silence is next checked, for all the connections of a
+    gateway: one timer, at the earliest of them (uvloop's timer a connection was 0.6 KiB
+    of its memory, a thirtieth of a connected player's).
+
+    Each connection is in a heap by that time; an entry it no longer wants (closed, or
+    moved) is skipped when it comes up, and the heap is rebuilt without such entries
+    once they are half of it.
+    """
+
+    __slots__ = ("_heap", "_stale", "_timer", "_when")
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Connection]] = []
+        self._stale = 0  # entries whose connection no longer waits for them
+        self._timer: asyncio.TimerHandle | None = None
+        self._when = 0.0  # when the timer fires
+
+    def __len__(self) -> int:
+        return len(self._heap) - self._stale
+
+    def at(self, conn: Connection, due: float, loop: asyncio.AbstractEventLoop) -> None:
+        """Check ``conn`` at ``due`` (the loop's time): its :meth:`Connection._check_silence`."""
+        if conn._silence_due is not None:
+            if conn._silence_due == due:
+                return  # already in at that time (and two entries would compare conns)
+            self._stale += 1  # its earlier entry, still in the heap
+        conn._silence_due = due
+        # id() orders entries of the same time (connections do not compare).
+        heapq.heappush(self._heap, (due, id(conn), conn))
+        if self._timer is None or due < self._when:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer, self._when = loop.call_at(due, self._fire, loop), due
+
+    def drop(self, conn: Connection) -> None:
+        """Check ``conn`` no more."""
+        if conn._silence_due is None:
+            return
+        conn._silence_due = None
+        self._stale += 1
+        if self._stale > 64 and 2 * self._stale > len(self._heap):
+            self._heap = [e for e in self._heap if e[2]._silence_due is e[0]]
+            heapq.heapify(self._heap)
+            self._stale = 0
+        if not self._heap and self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._timer = None
+        heap = self._heap
+        # A millisecond of slack: a timer may fire a little before its time.
+        now = loop.time() + 0.001
+        while heap and heap[0][0] <= now:
+            due, _, conn = heapq.heappop(heap)
+            if conn._silence_due is not due:
+                self._stale -= 1
+                continue
+            conn._silence_due = None
+            conn._check_silence(loop)  # may come back in at its next time
+        if heap:
+            self._timer, self._when = loop.call_at(heap[0][0], self._fire, loop), heap[0][0]
 
 
 class Connection:
@@ -65,8 +138,9 @@ class Connection:
 
     # Slots: one a connection (10,000 a node); a dict each was memory for nothing.
     __slots__ = (
+        "_held",
         "_queue",
-        "_silence",
+        "_silence_due",
         "_stopped",
         "_writer",
         "backlog",
@@ -76,10 +150,17 @@ class Connection:
         "session",
         "tables",
         "wanted",
+        "watch",
         "ws",
     )
 
-    def __init__(self, ws: ServerConnection, session: Session, queue_size: int) -> None:
+    def __init__(
+        self,
+        ws: ServerConnection,
+        session: Session,
+        queue_size: int,
+        watch: SilenceWatch | None = None,
+    ) -> None:
         self.ws = ws
         self.session = session
         self.player_id: str | None = None
@@ -94,7 +175,10 @@ class Connection:
         self._stopped = False  # no writer is made any more: the connection is gone
         self.backlog = 0  # frames queued and not yet handed to the socket
         self.dropping: asyncio.Task[None] | None = None  # a close from outside the handler
-        self._silence: asyncio.TimerHandle | None = None
+        self.watch = watch if watch is not None else SilenceWatch()
+        self._silence_due: float | None = None  # when `watch` checks it next (None: not)
+        # Frames sent since the loop last ran this connection's flush: written together.
+        self._held: list[bytes] | None = None
 
     @property
     def player(self) -> str:
@@ -124,6 +208,7 @@ class Connection:
         frame after every frame queued before it (bounded in time)."""
         for reply in self.session.close(close) or ():
             self._put(encode(reply))
+        self._flush()
         # Frames the client still sends are read and dropped: else, with the incoming
         # queue full, its answer to our close frame would never be read and the
         # closing handshake would wait for its timeout.
@@ -144,6 +229,7 @@ class Connection:
             return
         for reply in replies:
             self._put(encode(reply))
+        self._flush()
         self.dropping = asyncio.get_running_loop().create_task(self._drop())
 
     async def stop(self) -> None:
@@ -172,54 +258,65 @@ class Connection:
         """Close once the session says the client was silent too long (4004), counting
         from now.
 
-        One timer per connection, moved only when it fires: a timeout around each
-        receive cost a timer and three objects per message."""
+        Checked when the silence would end (:class:`SilenceWatch`, one timer for all the
+        connections), not around each receive: a timeout there cost a timer and three
+        objects per message."""
         loop = asyncio.get_running_loop()
         now = loop.time()
         self.session.heard(now)
         due = self.session.check_silence(now)  # the silence's end, or the session's
-        self._silence = loop.call_at(
-            due if isinstance(due, float) else now, self._check_silence, loop
-        )
+        self.watch.at(self, due if isinstance(due, float) else now, loop)
 
     def unwatch_silence(self) -> None:
         """Stop :meth:`watch_silence`."""
-        if self._silence is not None:
-            self._silence.cancel()
-            self._silence = None
+        self.watch.drop(self)
 
     def _check_silence(self, loop: asyncio.AbstractEventLoop) -> None:
         verdict = self.session.check_silence(loop.time())
         if isinstance(verdict, Close):
-            self._silence = None
             self.close_soon(verdict)
         else:
-            self._silence = loop.call_at(verdict, self._check_silence, loop)
+            self.watch.at(self, verdict, loop)
 
     # --- sending --------------------------------------------------------------------
 
     def send_bytes(self, data: bytes) -> None:
-        """Send a frame now, or queue it; nothing once the session is closing.
+        """Send a frame soon, or queue it; nothing once the session is closing.
 
-        With nothing queued and little unsent in the socket's buffer the frame is
-        written at once, as ``websockets.broadcast`` does: no task switch per frame
-        (the fan-out of one event to a table is most of the server's sending). Else
-        it waits in the bounded queue, in order, for the writer task; a client too
-        slow to empty its queue is dropped.
+        With nothing queued, the frame waits only until the event loop runs this
+        connection's flush (:meth:`_flush`, scheduled by the first frame held): every
+        frame sent to it meanwhile (the replies and events of a commit, the events of a
+        group of them) goes out in one write, as ``websockets.broadcast`` would write
+        each, with no task switch. Else it waits in the bounded queue, in order, for
+        the writer task; a client too slow to empty its queue is dropped.
         """
         if self.session.closing is not None:
             return
-        if self.backlog == 0 and self._write_now(data):
-            return
-        self._enqueue(data)
+        self._put(data)
 
     def _put(self, data: bytes) -> None:
         """:meth:`send_bytes`, closing or not (the frames that go before a close)."""
-        if self.backlog == 0 and self._write_now(data):
+        if self.backlog:
+            self._enqueue(data)
             return
-        self._enqueue(data)
+        held = self._held
+        if held is None:
+            self._held = [data]
+            asyncio.get_running_loop().call_soon(self._flush)
+        else:
+            held.append(data)
+
+    def _flush(self) -> None:
+        """Write the frames held, in one write where the connection allows it, else
+        queue them (those past :data:`DIRECT_WRITE_LIMIT` too), in order, before
+        anything queued after them."""
+        held, self._held = self._held, None
+        if held:
+            for data in held[self._write_now(held) :]:
+                self._enqueue(data)
 
     def _enqueue(self, data: bytes) -> None:
+        self._flush()  # frames held go first
         try:
             self._queued().put_nowait(data)
             self.backlog += 1
@@ -231,14 +328,16 @@ class Connection:
             if self.dropping is None:
                 self.dropping = asyncio.get_running_loop().create_task(self._drop())
 
-    def _write_now(self, data: bytes) -> bool:
+    def _write_now(self, frames: list[bytes]) -> int:
+        """Write the first of ``frames`` to the socket now, as long as the connection is
+        open with nothing pending and its client reads (the unsent bytes stay within
+        :data:`DIRECT_WRITE_LIMIT`, as if each frame were written on its own): how many."""
         ws = self.ws
         protocol = ws.protocol
         if protocol.state is not State.OPEN or ws.send_in_progress is not None:
-            return False
+            return 0
         transport = ws.transport
-        if transport.get_write_buffer_size() > DIRECT_WRITE_LIMIT:
-            return False  # the client reads slowly: the queue bounds what it may hold
+        unsent = transport.get_write_buffer_size()
         if (
             protocol.writes
             or protocol.expect_continuation_frame
@@ -246,26 +345,42 @@ class Connection:
             or protocol.debug
         ):
             # Not a plain open connection with nothing pending (or its frames are
-            # logged): websockets frames it.
-            try:
-                protocol.send_binary(data)
-            except Exception:  # the connection is closing: the queue path fails cleanly
-                return False
+            # logged): websockets frames them.
+            written = 0
+            for data in frames:
+                if unsent > DIRECT_WRITE_LIMIT:
+                    break  # the client reads slowly: the queue bounds what it may hold
+                try:
+                    protocol.send_binary(data)
+                except Exception:  # the connection is closing: the queue path fails cleanly
+                    break
+                written += 1
+                unsent += len(data)
             # try/except, not contextlib.suppress: this runs for every frame sent, and
             # the context manager was most of this method's own time.
             try:  # noqa: SIM105
                 ws.send_data()
             except Exception:  # the transport is closing: the connection's close reports it
                 pass
-            return True
+            return written
         # The frame a server sends is unmasked, so an event's frame is the same bytes
         # for every connection at the table: framed once, written to each (websockets
-        # framed it for each, a tenth of the server's CPU under load).
+        # framed it for each, a tenth of the server's CPU under load); and the frames
+        # held for one connection go in one write (a system call each was a fifth).
+        out: list[bytes] = []
+        for data in frames:
+            if unsent > DIRECT_WRITE_LIMIT:
+                break  # the client reads slowly: the queue bounds what it may hold
+            frame = binary_frame(data)
+            out.append(frame)
+            unsent += len(frame)
+        if not out:
+            return 0
         try:
-            transport.write(binary_frame(data))
+            transport.write(out[0] if len(out) == 1 else b"".join(out))
         except Exception:  # the transport is closing: the queue path fails cleanly
-            return False
-        return True
+            return 0
+        return len(out)
 
     async def _write_queued(self, queue: asyncio.Queue[bytes]) -> None:
         """Send the queued frames in order; an empty one means: close after the others."""

@@ -24,7 +24,7 @@ from protocol.codec import encode
 from protocol.errors import CloseCode, ErrorCode
 from protocol.messages import ClientMessage, OkReply
 from server.archive import Archive
-from server.gateway.connection import Connection
+from server.gateway.connection import Connection, SilenceWatch
 from server.gateway.context import REPLIED, Context
 from server.gateway.handlers import HANDLERS
 from server.gateway.options import GatewayOptions
@@ -77,6 +77,8 @@ class Gateway:
         self.presence = Presence(hosts, seating)
         self.context = Context(self.presence, tables, accounts, options.server_name, archive)
         self._touches: set[asyncio.Task[None]] = set()
+        self.silence = SilenceWatch()
+        """When each connection's silence is next checked (one timer for all)."""
 
     @property
     def connections(self) -> set[Connection]:
@@ -94,7 +96,10 @@ class Gateway:
             return
         now = asyncio.get_running_loop().time()
         conn = Connection(
-            ws, Session(self.options, secrets.token_hex(8), now), self.options.queue_size
+            ws,
+            Session(self.options, secrets.token_hex(8), now),
+            self.options.queue_size,
+            self.silence,
         )
         self.presence.connections.add(conn)
         self.metrics.connections.inc()

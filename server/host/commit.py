@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -93,6 +93,40 @@ class MoneyRequest:
         return f"{self.session}:{self.rid}"
 
 
+@dataclass(slots=True, eq=False)
+class _Queued:
+    """An event waiting for its turn at the table, and what became of it: its
+    transition once applied, or the error that refused or failed it."""
+
+    event: Event
+    reply: Callable[[Transition], None] | None
+    transition: Transition | None = None
+    error: Exception | None = None
+    answered: bool = False  # its change is stored and its reply went out: it stands
+
+
+def _answer(item: _Queued) -> None:
+    """Send ``item``'s reply (its change is stored): a reply that fails fails only its
+    own request."""
+    item.answered = True
+    if item.reply is None:
+        return
+    assert item.transition is not None
+    try:
+        item.reply(item.transition)
+    except Exception as exc:
+        item.error = exc
+
+
+def _own_copy(exc: Exception) -> Exception:
+    """An error of its own for another request that ``exc`` failed (one exception
+    object raised in several tasks would gather all their tracebacks): the table's
+    error again, or a server fault (the first request's task reports ``exc`` itself)."""
+    if isinstance(exc, TableError):
+        return TableError(exc.code, exc.message)
+    return TableError(ErrorCode.INTERNAL, "server fault; try again")
+
+
 def rid_reused(request: MoneyRequest) -> TableError:
     """The error of a rid used before for another request."""
     return TableError(
@@ -124,9 +158,16 @@ class CommitPath:
     # or one stored whole), so the next commit writes every part.
     _stored: TableState | None
     _lock: asyncio.Lock
+    _queue: list[_Queued]  # events waiting for the lock, applied together by the first
+    _leading: asyncio.Task[None] | None  # the group being applied, if any
     _wake: asyncio.Event  # wakes the host's timer
     _waiting_for: int | None  # the wake-up time the timer waits for
     _recover: asyncio.Event  # wakes the table's recovery: a transfer was left under way
+
+    @property
+    def queued(self) -> int:
+        """Events waiting for their turn at the table (applied together, next)."""
+        return len(self._queue)
 
     async def submit(
         self,
@@ -141,14 +182,22 @@ class CommitPath:
         section 3). A fault inside the state machine (a bug) voids the round in play, as
         docs/RULES.md, "Faults", asks of a malfunction, instead of leaving the table stuck.
 
-        ``request`` (instead of ``reply``): the money request behind ``event``. If it
-        was applied already (its session and rid are recorded), nothing happens: it is
-        answered as the first time, and the transition returned changes nothing.
-        Else it is recorded with the change, and answered with the account balance
-        the change left.
+        Events that come while the table is busy wait their turn together and are
+        applied one after the other, in the order they came, then stored in one commit
+        (:meth:`_apply_group`): each is refused or answered as if it were alone, and
+        each requester's ``ok`` still precedes its own events and follows the events of
+        those before it.
+
+        ``request`` (instead of ``reply``): the money request behind ``event``, applied
+        alone. If it was applied already (its session and rid are recorded), nothing
+        happens: it is answered as the first time, and the transition returned changes
+        nothing. Else it is recorded with the change, and answered with the account
+        balance the change left.
         """
         if reply is not None and request is not None:
             raise ValueError("a money request is answered by its own callback")
+        if request is None:
+            return await self._submit_queued(_Queued(event, reply))
         async with self._lock:
             if not self.lease.ready or self.state is None:
                 raise TableUnavailable(self.table_id)
@@ -160,29 +209,139 @@ class CommitPath:
                 # seated): answered as the first time if it is one. (A repeat that is
                 # still legal is found by the commit.) Under the lock, so of two
                 # identical requests at once the second sees the first one's record.
-                if request is not None and await self._repeated(request):
+                if await self._repeated(request):
                     return Transition(state=self.state)
                 raise
             except Exception as exc:
-                log.exception("table %s: state machine fault on %r", self.table_id, event)
-                # The void is stored and sent; the request itself failed.
-                await self._commit(self._void_after_fault(exc), None)
-                raise TableError(
-                    ErrorCode.INTERNAL, "server fault: the round was voided and bets returned"
-                ) from exc
+                await self._void(exc, event)
             if transition.state is not self.state:
-                if not await self._commit(transition, reply, request):
+                if not await self._commit(transition, request):
                     return Transition(state=self.state)  # a repeat: nothing changed
-            elif request is not None:
+            else:
                 # Nothing to store (cashing out an empty table balance), so nothing
                 # recorded: a repeat does the same nothing.
                 account = await self.accounts.balance(request.player) or 0
                 request.answer(request.memo(transition), account)
-            elif reply is not None:
-                reply(transition)
             if self.on_commit is not None:
                 self.on_commit(transition, time.perf_counter() - started)
             return transition
+
+    async def _submit_queued(self, item: _Queued) -> Transition:
+        """Queue ``item``; whoever takes the lock first applies everything queued, in a
+        task of its own (:meth:`_lead`): cancelling that caller leaves the others'
+        requests to finish, the table held until they have."""
+        self._queue.append(item)
+        try:
+            await self._lock.acquire()
+        except BaseException:
+            # Cancelled while waiting: not applied, unless a group took it already.
+            if any(queued is item for queued in self._queue):
+                self._queue = [queued for queued in self._queue if queued is not item]
+            raise
+        if item.transition is not None or item.error is not None:
+            self._lock.release()  # a group took it: nothing left to do here
+        else:
+            lead = asyncio.get_running_loop().create_task(self._lead())
+            self._leading = lead  # a reference while it runs
+            await asyncio.shield(lead)
+        if item.error is not None:
+            raise item.error
+        assert item.transition is not None
+        return item.transition
+
+    async def _lead(self) -> None:
+        """Apply every event queued, holding the lock (taken by the caller) throughout.
+
+        A commit made now would wait for the pipeline in flight: the events are stepped
+        at the last moment instead, with every one that came meanwhile."""
+        try:
+            turn = self.store.commit_turn()
+            if turn is not None:
+                await turn
+            group, self._queue = self._queue, []
+            await self._apply_group(group)
+        finally:
+            self._leading = None
+            self._lock.release()
+
+    async def _apply_group(self, group: list[_Queued]) -> None:
+        """Step each event of ``group`` in turn on the state the one before left, then
+        store them in one commit and answer each: an event refused gets its own error,
+        and a commit that fails fails every event it held. Every item of ``group`` ends
+        with a transition or an error (a cancellation is passed on to the caller)."""
+        started = time.perf_counter()
+        stepped: list[_Queued] = []
+        try:
+            if not self.lease.ready or self.state is None:
+                raise TableUnavailable(self.table_id)
+            state = self.state
+            now = self.clock()
+            for item in group:
+                try:
+                    item.transition = step(state, item.event, now)
+                except TableError as exc:
+                    item.error = exc
+                    continue
+                except Exception as exc:
+                    # What came before is stored first; then the void, as for one event.
+                    await self._store_group(stepped)
+                    stepped = []
+                    try:
+                        await self._void(exc, item.event)
+                    except TableError as refused:
+                        item.error = refused
+                    if not self.lease.ready or self.state is None:
+                        raise TableUnavailable(self.table_id) from None  # the void's commit lost it
+                    state, now = self.state, self.clock()
+                    continue
+                stepped.append(item)
+                state = item.transition.state
+            await self._store_group(stepped)
+        except BaseException as exc:
+            failed = exc if isinstance(exc, Exception) else TableUnavailable(self.table_id)
+            for item in group:
+                # An answered one stands (its change is stored), a refused one keeps its
+                # refusal; the others fail, each with an error of its own.
+                if item.answered or (item.error is not None and item not in stepped):
+                    continue
+                item.error = failed
+                failed = _own_copy(failed)
+            if not isinstance(exc, Exception):
+                raise
+        if self.on_commit is not None:
+            elapsed = time.perf_counter() - started
+            for item in group:
+                if item.error is None and item.transition is not None:
+                    self.on_commit(item.transition, elapsed)
+
+    async def _store_group(self, stepped: list[_Queued]) -> None:
+        """Store the transitions of ``stepped`` (applied in turn) as one, and answer each."""
+        if not stepped:
+            return
+        changes = [item.transition for item in stepped if item.transition is not None]
+        if changes[-1].state is self.state:  # nothing changed: nothing to store
+            for item in stepped:
+                _answer(item)
+            return
+        if len(changes) == 1:
+            merged = changes[0]
+        else:
+            merged = Transition(
+                state=changes[-1].state,
+                events=tuple(o for t in changes for o in t.events),
+                entries=tuple(e for t in changes for e in t.entries),
+                logs=tuple(g for t in changes for g in t.logs),
+            )
+        await self._commit(merged, group=stepped)
+
+    async def _void(self, exc: Exception, event: Event) -> NoReturn:
+        """A fault of the state machine on ``event``: the round in play is voided (the
+        void stored and sent), and the request fails."""
+        log.exception("table %s: state machine fault on %r", self.table_id, event, exc_info=exc)
+        await self._commit(self._void_after_fault(exc))
+        raise TableError(
+            ErrorCode.INTERNAL, "server fault: the round was voided and bets returned"
+        ) from exc
 
     def _void_after_fault(self, exc: Exception) -> Transition:
         assert self.state is not None
@@ -194,11 +353,13 @@ class CommitPath:
     async def _commit(
         self,
         t: Transition,
-        reply: Callable[[Transition], None] | None,
         request: MoneyRequest | None = None,
+        group: Sequence[_Queued] = (),
     ) -> bool:
         """Store ``t`` and answer, then send its events; False if nothing was stored
-        because ``request`` was applied already (answered as then)."""
+        because ``request`` was applied already (answered as then). ``t`` may be the
+        events of a ``group`` applied in turn (:meth:`_apply_group`): each item's reply
+        then goes out right before its own events."""
         assert self.state is not None
         token = self.lease.token
         assert token is not None
@@ -245,6 +406,8 @@ class CommitPath:
             # Only when the time to wait for changed: most changes (a bet) leave the
             # deadline as it was, and waking the timer for nothing costs a task switch.
             self._wake.set()
+        numbered = [(o.seq, f) for o, f in zip(t.events, frames, strict=True)]
+        sent = 0  # events sent so far
         try:
             if request is not None:
                 assert carried is not None
@@ -260,15 +423,22 @@ class CommitPath:
                         raise StoreError("a stored request has no record")
                     account = await self._recorded_balance(request, record)
                 request.answer(carried.memo, account)
-            elif reply is not None:
-                reply(t)
+            for item in group:
+                _answer(item)
+                assert item.transition is not None
+                end = sent + len(item.transition.events)
+                for seq, event_frames in numbered[sent:end]:
+                    self.subscribers.send(event_frames, seq)
+                sent = end
         finally:
             # The change is stored: its events go out even if the reply could not.
-            numbered = [(o.seq, f) for o, f in zip(t.events, frames, strict=True)]
-            for seq, event_frames in numbered:
+            for seq, event_frames in numbered[sent:]:
                 self.subscribers.send(event_frames, seq)
             if self.on_stored is not None:
-                self.on_stored(before, t, numbered)
+                try:
+                    self.on_stored(before, t, numbered)
+                except Exception:  # stored and answered: the others' share is logged
+                    log.exception("table %s: on-stored hook failed", self.table_id)
         return True
 
     def _unreplicated(self) -> NoReturn:

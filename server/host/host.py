@@ -2,8 +2,9 @@
 
 A :class:`TableHost` is the asyncio shell around the pure state machine for one
 table. It takes the table's lease (:mod:`~server.host.lease`), loads the state, and
-applies events one at a time by the commit path (:mod:`~server.host.commit`): stored
-before anyone hears of them, then sent to the connections at the table
+applies events in turn by the commit path (:mod:`~server.host.commit`; those that came
+while the table was busy stored together): stored before anyone hears of them, then
+sent to the connections at the table
 (:mod:`~server.host.fanout`). A timer feeds :class:`Tick` events when the state's
 next deadline passes; after a restart or a takeover the stored deadlines carry on, and
 one already past fires at once (docs/DESIGN.md, "Time and deadlines").
@@ -112,6 +113,8 @@ class TableHost(CommitPath, Recovery):
         self._stored = None
         self.subscribers = FanOut(self.table_id)
         self._lock = asyncio.Lock()
+        self._queue = []
+        self._leading = None
         self._wake = asyncio.Event()
         self._placed = asyncio.Event()  # the placement changed: is the table wanted here?
         self._recover = asyncio.Event()
@@ -267,7 +270,7 @@ class TableHost(CommitPath, Recovery):
         async with self._lock:
             t = step(self.state, TakeOver(), self.clock())
             if t.state is not self.state:
-                await self._commit(t, None)
+                await self._commit(t)
 
     def _change_config(self) -> None:
         """The tables file changed since this table was stored: the machine applies its

@@ -26,7 +26,14 @@ from server.store.archive_scripts import DROP_CLOSED_LEDGER, LEDGER_START, TRIM_
 from server.store.history import ORDINAL_BYTES
 from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.ledgers import LedgerSource
-from server.store.records import LedgerRow, StreamId, format_id, next_id, parse_id
+from server.store.records import (
+    LedgerRow,
+    StreamId,
+    format_id,
+    ledger_players,
+    next_id,
+    parse_id,
+)
 from server.store.replies import as_bytes, as_int, as_str, stream_entries
 from server.store.transfer_records import read_logs
 
@@ -143,19 +150,17 @@ class ArchivingCalls:
                 return rows
             start = "(" + format_id(page[-1].entry_id)
 
-    async def pages_after(
+    async def players_after(
         self, streams: Sequence[tuple[str, StreamId]], count: int
-    ) -> list[list[LedgerRow]]:
-        """For each ``(stream, after)``: up to ``count`` entries of ``stream`` after id
-        ``after``, in order; asked in one pipeline."""
+    ) -> list[tuple[set[str], StreamId | None, int]]:
+        """For each ``(stream, after)``, of up to ``count`` entries of ``stream`` after
+        id ``after``: the players they name, the last one's id and how many were read
+        (:func:`~server.store.records.ledger_players`); asked in one pipeline."""
         async with self.redis.pipeline(transaction=False) as pipe:
             for stream, after in streams:
                 pipe.xrange(stream, min="(" + format_id(after), max="+", count=count)
             replies = await pipe.execute()
-        return [
-            [LedgerRow.from_fields(stream, i, f) for i, f in stream_entries(reply)]
-            for (stream, _), reply in zip(streams, replies, strict=True)
-        ]
+        return [ledger_players(reply) for reply in replies]
 
     async def trim_stream(self, stream: str, through: StreamId) -> int:
         """Remove every entry of ``stream`` up to id ``through`` (exactly, not ``~``);

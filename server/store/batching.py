@@ -83,6 +83,7 @@ class ScriptBatcher:
         self.in_flight = in_flight
         self.replication = replication
         self._pending: list[_Call] = []
+        self._turns: list[asyncio.Future[None]] = []  # see turn()
         self._scheduled = False
         self._running: set[asyncio.Task[None]] = set()
         self._alone = False  # the primary had no replica when last asked
@@ -113,6 +114,19 @@ class ScriptBatcher:
             loop.call_soon(self._flush)
         return future
 
+    def turn(self) -> asyncio.Future[None] | None:
+        """When a call made now would be sent: None if at once (in the next pass of the
+        loop), else a future done right before the calls made while the pipelines in
+        flight await their replies are gathered into the next one. A caller whose call
+        would wait anyway may wait for its turn and make it then, with whatever it
+        gathered meanwhile (a table applies the events that came while it waited in
+        one commit: server/host/commit.py). Cancelling the future leaves the others'."""
+        if len(self._running) < self.in_flight:
+            return None
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._turns.append(future)
+        return future
+
     def _flush(self) -> None:
         self._scheduled = False
         if len(self._running) >= self.in_flight:
@@ -131,6 +145,12 @@ class ScriptBatcher:
         self._running.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("script pipeline failed", exc_info=task.exception())
+        # Those waiting for their turn run before the next pipeline is gathered (the
+        # loop runs its callbacks in the order they were scheduled): their calls go in it.
+        turns, self._turns = self._turns, []
+        for turn in turns:
+            if not turn.done():
+                turn.set_result(None)
         if self._pending and not self._scheduled:
             self._scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)

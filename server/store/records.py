@@ -18,6 +18,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgpack
 
@@ -36,6 +37,8 @@ PACKED = "m"
 PACKED_FIELDS = (*LEDGER_FIELDS, "xfer")
 """What the array of a :data:`PACKED` entry holds, in order (``xfer`` only where the
 entry moves chips to or from an account)."""
+_PACKED_KEY = PACKED.encode()
+_PLAYER_AT = PACKED_FIELDS.index("player")
 
 CREDITED = "credited"
 """The total of a checkpoint's pots that counts chips credited from outside."""
@@ -102,6 +105,29 @@ class LedgerRow:
             table_id=text.get("table", ""),
             extra=json.dumps(others, sort_keys=True) if others else "",
         )
+
+
+def ledger_players(reply: Any) -> tuple[set[str], StreamId | None, int]:
+    """The players named by the ledger entries of an XRANGE reply (bytes), the last
+    entry's id and how many entries it held: what the archive notes of every entry
+    appended since its last pass, read without building a :class:`LedgerRow` each."""
+    players: set[str] = set()
+    last: bytes | None = None
+    count = 0
+    for entry_id, read in reply or ():
+        if entry_id is None:
+            continue
+        count += 1
+        last = entry_id
+        fields = read or {}
+        packed = fields.get(_PACKED_KEY)
+        if packed is not None:
+            values = msgpack.unpackb(packed, raw=False)
+            players.add(values[_PLAYER_AT] if len(values) > _PLAYER_AT else "")
+        else:  # as LedgerRow.from_fields reads it
+            player = fields.get(b"player")
+            players.add(player.decode() if player is not None else "")
+    return players, (parse_id(last.decode()) if last is not None else None), count
 
 
 @dataclass(frozen=True, slots=True)

@@ -170,6 +170,11 @@ class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCall
         self._lease_batch = ScriptBatcher(self.lease_client, replication=replication)
         self.replication = replication
 
+    def commit_turn(self) -> asyncio.Future[None] | None:
+        """When a commit made now would go to Redis: None if at once, else a future done
+        right before it would (see :meth:`ScriptBatcher.turn`)."""
+        return self._batch.turn()
+
     async def load(self, table_id: str) -> StoredTable | None:
         """The stored table, or None if it was never committed."""
         return stored_table(await self.redis.hgetall(self.keys.table_state(table_id)))

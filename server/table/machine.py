@@ -120,10 +120,10 @@ def step(state: TableState, event: Event, now_ms: int) -> Transition:
     work = Work(state, now_ms, event.seed if isinstance(event, Tick) else None)
     handler(work, event)
     config_change.apply_pending(work)  # the round may have ended
-    if work.state is state:
+    if work.state is state and not work.events:
         return Transition(state=state, reply=work.reply)
     return Transition(
-        state=evolve(work.state, version=work.version),
+        state=evolve(work.state, version=work.version, seq=work.seq),
         events=tuple(work.events),
         entries=tuple(work.entries),
         logs=tuple(work.logs),

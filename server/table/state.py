@@ -10,7 +10,7 @@ event has the next number).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from math import gcd
 from typing import Any, TypeVar
@@ -205,14 +205,27 @@ def evolve(obj: _T, **changes: Any) -> _T:
     """A copy of ``obj`` with ``changes``: :func:`dataclasses.replace` without its
     per-call introspection, for the state machine's hot path (these classes have no
     ``__post_init__`` to run)."""
+    return copy_with(obj, changes)
+
+
+_A = TypeVar("_A")
+
+
+def copy_with(obj: _A, changes: dict[str, Any]) -> _A:
+    """:func:`evolve` for any frozen dataclass with slots and no ``__post_init__`` (a
+    table event numbered, say): a copy of ``obj`` with ``changes``."""
     copier = _COPIERS.get(type(obj))
     if copier is None:
         copier = _COPIERS[type(obj)] = _copier(type(obj))
-    new: _T = copier(obj, changes)
+        _FIELDS[type(obj)] = frozenset(type(obj).__dict__["__slots__"])
+    # As dataclasses.replace does, a name that is no field is refused (not dropped).
+    assert changes.keys() <= _FIELDS[type(obj)], f"no such field: {set(changes)}"
+    new: _A = copier(obj, changes)
     return new
 
 
 _COPIERS: dict[type, Callable[[Any, dict[str, Any]], Any]] = {}
+_FIELDS: dict[type, frozenset[str]] = {}
 
 
 def _copier(cls: type) -> Callable[[Any, dict[str, Any]], Any]:
@@ -222,6 +235,8 @@ def _copier(cls: type) -> Callable[[Any, dict[str, Any]], Any]:
     lines = ["def copy(obj, changes):", "    new = new_object(cls)"]
     scope: dict[str, Any] = {"cls": cls, "new_object": object.__new__}
     slots: tuple[str, ...] = cls.__dict__["__slots__"]
+    if set(slots) != {f.name for f in fields(cls)}:
+        raise TypeError(f"{cls.__name__}: its fields are not all its own slots")
     for name in slots:
         scope[f"set_{name}"] = getattr(cls, name).__set__
         lines.append(

@@ -12,7 +12,7 @@ place to check that nobody receives a card they may not see:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from protocol.fairness import DEALER_HAND
 from protocol.messages import (
@@ -33,7 +33,7 @@ from protocol.messages import TableEvent as Message
 from protocol.structs import HandChoice, HandView, RoundRecord, SeatRefund, SeatStatus, SeatView
 from protocol.structs import SeatResult as WireSeatResult
 from server.rules.values import WheelRank, high_name, high_value, low_name, low_value
-from server.table.state import Phase, Seat, SeatResult, SetBy, TableState
+from server.table.state import Phase, Seat, SeatResult, SetBy, TableState, copy_with
 
 __all__ = ["Message", "Outbound"]
 
@@ -53,7 +53,8 @@ class Outbound:
 
 def with_seq(message: Message, seq: int) -> Message:
     """``message`` numbered ``seq``."""
-    return replace(message, seq=seq)
+    # Not dataclasses.replace: a fifth of a bet's step went to its introspection.
+    return copy_with(message, {"seq": seq})
 
 
 # --- parts ---------------------------------------------------------------------------

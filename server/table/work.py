@@ -36,6 +36,9 @@ class Work:
         self.now = now
         self.seed = seed
         self.version = state.version + 1  # the version this step writes
+        # The last event's seq: written into the state once, at the end of the step
+        # (state.seq lags behind it meanwhile: read this one).
+        self.seq = state.seq
         self.events: list[Outbound] = []
         self.entries: list[LedgerEntry] = []
         self.logs: list[GameLog] = []
@@ -53,8 +56,7 @@ class Work:
 
     def emit(self, public: Message, private: dict[str, Message] | None = None) -> None:
         """Send one table event: ``public`` to everyone but the keys of ``private``."""
-        seq = self.state.seq + 1
-        self.state = evolve(self.state, seq=seq)
+        seq = self.seq = self.seq + 1
         numbered = {p: views.with_seq(m, seq) for p, m in (private or {}).items()}
         self.events.append(Outbound(seq, views.with_seq(public, seq), numbered))
 

@@ -555,3 +555,28 @@ class RecordedParts(TableStore):
     async def commit(self, table_id: str, **kwargs: Any) -> CommitResult:
         self.written.append(set(kwargs["state"]))
         return await super().commit(table_id, **kwargs)
+
+
+class GatedCommits(TableStore):
+    """The real store, but a commit waits at :attr:`gate` (once :attr:`closed`) before
+    it is sent, and :attr:`fail_next` makes the next commit fail before it is sent, as
+    a connection lost on the way out does (nothing stored)."""
+
+    def __init__(self, client: redis.asyncio.Redis) -> None:
+        super().__init__(client)
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.waiting = 0  # commits waiting at the gate
+        self.fail_next = False
+
+    async def commit(self, table_id: str, **kwargs: Any) -> CommitResult:
+        if not self.gate.is_set():
+            self.waiting += 1
+            try:
+                await self.gate.wait()
+            finally:
+                self.waiting -= 1
+        if self.fail_next:
+            self.fail_next = False
+            raise RedisConnectionError("connection lost before the write")
+        return await super().commit(table_id, **kwargs)

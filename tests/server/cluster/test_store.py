@@ -5,11 +5,14 @@ several nodes need one Redis (docs/DESIGN.md, "Several nodes on one Redis")."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 import redis.asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from server.cluster.registry import Membership
 from server.host.fanout import frame_for, pack_outbound
 from server.store.cluster import ClusterStore
 from server.store.tables import TableStore
@@ -142,3 +145,39 @@ async def test_the_filtered_replay_says_when_it_no_longer_reaches_back(
         assert [(s, p) for s, p, _ in replay.events] == [
             (n, b"e%d" % n) for n in range(after + 1, 13)
         ]
+
+
+@pytest.mark.asyncio
+async def test_a_lapse_is_said_only_where_another_node_could_take_this_one_for_dead(
+    cluster: ClusterStore, store: TableStore
+) -> None:
+    """A node whose registration ran out says so (its players' seats are brought in
+    line: a walk over all of them) when another node was live before or after; a node
+    alone throughout had nobody take it for dead, and says nothing."""
+    lapses: list[str] = []
+
+    def membership(instance: str) -> Membership:
+        return Membership(
+            cluster,
+            store,
+            ["t1"],
+            instance,
+            {"name": instance},
+            100,
+            on_placed=lambda: None,
+            on_lapsed=lambda: lapses.append(instance),
+            on_handed_over=lambda table, to: None,
+            on_changed=lambda came, gone: None,
+        )
+
+    alone = membership("a#1")
+    assert await alone._register() is not None
+    await asyncio.sleep(0.3)  # paused past its registration, nobody else there
+    assert await alone._register() is not None
+    assert lapses == []
+    await cluster.beat("b#2", 60_000, {"name": "b"})  # another node, live meanwhile
+    await asyncio.sleep(0.3)
+    assert await alone._register() is not None
+    assert lapses == ["a#1"]
+    await cluster.leave("a#1")
+    await cluster.leave("b#2")

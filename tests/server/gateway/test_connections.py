@@ -8,6 +8,7 @@ import contextlib
 import importlib.metadata
 import socket
 import time
+from typing import Any
 
 import pytest
 import redis.asyncio
@@ -292,6 +293,40 @@ async def test_a_silent_client_is_closed_after_two_heartbeats_4004(start_app: St
 
 
 @pytest.mark.asyncio
+async def test_one_timer_closes_every_silent_client_and_forgets_the_gone(
+    start_app: StartApp,
+) -> None:
+    """The gateway's one silence timer (``SilenceWatch``) closes each silent client
+    after two heartbeats (4004), keeps the ones that speak, and no longer watches the
+    connections that went."""
+    app = await start_app(heartbeat_ms=1000)
+    assert app.gateway is not None
+    watch = app.gateway.silence
+    silent = [await Client.hello(url(app), label=f"silent{i}") for i in range(6)]
+    chatty = [await Client.hello(url(app), label=f"chatty{i}") for i in range(6)]
+    gone = [await Client.hello(url(app), label=f"gone{i}") for i in range(6)]
+    loop = asyncio.get_running_loop()
+    since = loop.time()
+    try:
+        await close_all(gone)
+        await until(lambda: len(watch) == 12, 5, "the gone ones forgotten")
+
+        async def chatting() -> bool | None:
+            for client in chatty:
+                assert isinstance(await client.call(Ping, time_ms=0), Pong)
+            if loop.time() < since + 2.5:  # past two heartbeats (2 s) for every one
+                return None
+            return all(c.closed is not None for c in silent) or None
+
+        await until(chatting, 10, "the silent clients' closes", every=0.3)
+        assert {c.closed.code for c in silent if c.closed} == {CloseCode.HEARTBEAT_TIMEOUT}
+        assert all(c.closed is None for c in chatty)
+        await until(lambda: len(watch) == 6, 5, "only the chatty ones watched")
+    finally:
+        await close_all([*silent, *chatty])
+
+
+@pytest.mark.asyncio
 async def test_the_heartbeat_alone_keeps_a_connection_and_no_websocket_ping_comes(
     start_app: StartApp,
 ) -> None:
@@ -383,11 +418,26 @@ async def test_past_max_connections_a_client_is_told_to_try_later(start_app: Sta
         await close_all([first, second])
 
 
+class _Counted:
+    """A transport that counts its writes into ``writes[index]``."""
+
+    def __init__(self, transport: Any, writes: list[int], index: int) -> None:
+        self._transport, self._writes, self._index = transport, writes, index
+
+    def write(self, data: bytes) -> None:
+        self._writes[self._index] += 1
+        self._transport.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 @pytest.mark.asyncio
 async def test_an_event_framed_once_reaches_every_connection_whole() -> None:
     """The direct path frames a payload once and writes the frame to each connection:
     every client decodes every payload, at each of the frame header's length forms
-    (7 bits, 16 bits, 64 bits) and at their edges, in order, on every connection."""
+    (7 bits, 16 bits, 64 bits) and at their edges, in order, on every connection; the
+    frames a connection is sent at once go in one write."""
     from websockets.asyncio.client import connect
     from websockets.asyncio.server import ServerConnection, serve
 
@@ -430,10 +480,36 @@ async def test_an_event_framed_once_reaches_every_connection_whole() -> None:
             for client, got in zip(clients, received, strict=True):
                 got.append(await asyncio.wait_for(client.recv(), 5))  # type: ignore[arg-type]
         assert received == [payloads] * len(clients)
+        # The frames sent to a connection before the loop runs again (a commit's reply
+        # and events) go out in one write each, whole and in order.
+        writes = [0 for _ in opened]
+        for i, conn in enumerate(opened):
+            conn.ws.transport = _Counted(conn.ws.transport, writes, i)  # type: ignore[assignment]
+        burst = [payloads[1], b"\x03" * 300, payloads[0], payloads[3], b"\x04" * 5]
+        for payload in burst:
+            for conn in opened:
+                conn.send_bytes(payload)
+        for client in clients:
+            got = [await asyncio.wait_for(client.recv(decode=False), 5) for _ in burst]
+            assert got == burst
+        assert writes == [1] * len(opened)
         assert all(c.ws.protocol.state is State.OPEN for c in opened)
         # Every frame went the direct way: none framed by websockets, none queued.
         assert framed_by_websockets == []
         assert all(c.queued == 0 and c.backlog == 0 for c in opened)
+        # What one turn sends past DIRECT_WRITE_LIMIT waits in the queue, as frames
+        # written one by one would: the bound on what a slow reader may hold stands.
+        big = [bytes([n]) * 40_000 for n in (5, 6, 7)]
+        for payload in big:
+            for conn in opened:
+                conn.send_bytes(payload)
+        await asyncio.sleep(0)  # the flush: two written, the third queued
+        assert all(c.backlog == 1 for c in opened)
+        for client in clients:
+            got = [await asyncio.wait_for(client.recv(decode=False), 5) for _ in big]
+            assert got == big
+        assert framed_by_websockets == [big[2]] * len(opened)  # the writer task's
+        await until(lambda: all(c.backlog == 0 for c in opened))
         done.set()
         for client in clients:
             await client.close()

@@ -205,3 +205,35 @@ async def test_a_primary_without_replicas_acknowledges_alone_and_stops_waiting(
     plain = ScriptBatcher(redis_client, replication=Replication(1, 100))
     assert await plain.call(incr, ["pg:test:n"], []) == 5
     assert plain.waits == 0
+
+
+async def test_a_call_made_at_its_turn_goes_in_the_very_next_pipeline(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    """With nothing in flight a call goes at once (no turn to wait for); with a
+    pipeline in flight, the turn comes when its replies are in, and the calls made
+    then join the ones made meanwhile in the next pipeline, not in one after it. A
+    cancelled turn leaves the others'."""
+    batcher = ScriptBatcher(redis_client)
+    slow = await _loaded(redis_client, SLOW)
+    echo = await _loaded(redis_client, ECHO)
+    assert batcher.turn() is None
+    first = batcher.call(slow, [], [3_000_000])
+    await asyncio.sleep(0)  # the loop's next pass sends it
+    assert batcher.pipelines == 1
+    assert not first.done()  # its pipeline is in flight (the slow script runs)
+    dropped, turn = batcher.turn(), batcher.turn()
+    assert dropped is not None
+    assert turn is not None
+    dropped.cancel()
+    meanwhile = batcher.call(echo, [], ["meanwhile"])
+
+    async def at_its_turn() -> object:
+        assert turn is not None
+        await turn
+        assert first.done()  # the turn comes once the pipeline in flight is answered
+        return await batcher.call(echo, [], ["at its turn"])
+
+    assert await at_its_turn() == b"at its turn"
+    assert await meanwhile == b"meanwhile"
+    assert batcher.pipelines == 2  # both in the second pipeline

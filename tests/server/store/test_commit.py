@@ -21,7 +21,7 @@ from server.store.commit_script import (
 )
 from server.store.errors import StoreError
 from server.store.keys import APPLIED_TTL_MS, APPLIED_WINDOW, REQUEST_TTL_MS, Keys
-from server.store.records import LedgerRow
+from server.store.records import LedgerRow, ledger_players
 from server.store.replies import stream_entries
 from server.store.requests import ClientRequest
 from server.store.tables import TableStore
@@ -554,3 +554,17 @@ async def test_a_commits_ledger_entries_are_packed_and_read_as_named_ones(
         stream, written[0][0], {k: v.encode() for k, v in named.items()}
     )
     assert as_named == rows[0]
+    # What the archive notes of them, read without rows, is what the rows say, whichever
+    # way an entry was written (named fields, or without a player: the house's).
+    await redis_client.xadd(stream, {k: v.encode() for k, v in {**named, "player": "bob"}.items()})
+    await redis_client.xadd(stream, {"key": b"t1:r2:house", "kind": b"fee", "amount": b"1"})
+    reply = await redis_client.xrange(stream)
+    every = [LedgerRow.from_fields(stream, i, f) for i, f in stream_entries(reply)]
+    assert ledger_players(reply) == ({r.player for r in every}, every[-1].entry_id, 4)
+    assert ledger_players(reply) == ({"ann", "bob", ""}, every[-1].entry_id, 4)
+    assert ledger_players(await redis_client.xrange(stream, count=1)) == (
+        {"ann"},
+        every[0].entry_id,
+        1,
+    )
+    assert ledger_players([]) == (set(), None, 0)

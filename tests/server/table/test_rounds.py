@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from protocol.errors import ErrorCode
@@ -45,7 +47,7 @@ from server.table.events import (
 )
 from server.table.ledger import Kind, Pot
 from server.table.machine import TRANSITIONS, step, suggestion
-from server.table.state import Phase, TableConfig, new_table
+from server.table.state import Phase, TableConfig, copy_with, new_table
 from server.table.views import snapshot
 from tests.server.table.helpers import CONFIG, Harness, phase, seed
 
@@ -197,6 +199,40 @@ def test_six_players_full_round_conserves_chips_and_pays_each() -> None:
         seat = h.state.seats[r.seat]
         assert seat is not None
         assert seat.balance == r.balance
+
+
+def test_the_fast_copy_makes_what_dataclasses_replace_makes() -> None:
+    """The state machine's copy with changes (each event numbered, each state and seat
+    changed) equals :func:`dataclasses.replace`, for every message of a whole round,
+    and refuses a class whose fields are not all its own slots (it would copy them
+    wrong)."""
+    h = seated(6)
+    for i in range(6):
+        h.apply(PlaceBet(f"p{i}", 50 + 10 * i, 5))
+    h.now += CONFIG.dealing_ms
+    h.apply(Tick(seed(9)))
+    for i in range(6):
+        h.apply(UseHouseWay(f"p{i}"))
+    h.now += CONFIG.revealing_ms
+    h.apply(Tick(seed(9)))
+    messages = [m for o in h.outbound for m in (o.public, *o.private.values())]
+    assert len({type(m) for m in messages}) >= 6
+    for m in messages:
+        assert copy_with(m, {"seq": m.seq + 1}) == dataclasses.replace(m, seq=m.seq + 1)
+    assert copy_with(h.state, {"version": 9}) == dataclasses.replace(h.state, version=9)
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Base:
+        a: int
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Derived(Base):
+        b: int
+
+    with pytest.raises(TypeError, match="not all its own slots"):
+        copy_with(Derived(1, 2), {"b": 3})
+    with pytest.raises(AssertionError, match="no such field"):
+        copy_with(h.state, {"versoin": 9})
 
 
 def test_betting_timeout_without_bets_waits_idle_then_a_bet_reopens() -> None:
