@@ -29,7 +29,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import NoReturn
 
 from redis.exceptions import RedisError
@@ -38,6 +37,14 @@ from protocol.errors import ErrorCode
 from server.gamelog import pack_record
 from server.host.fanout import FanOut, Frames, encode_outbound, pack_outbound
 from server.host.lease import TableLease
+from server.host.requests import (
+    MoneyRequest,
+    Queued,
+    TableUnavailable,
+    answer,
+    own_copy,
+    rid_reused,
+)
 from server.store.accounts import AccountStore
 from server.store.errors import Unreplicated
 from server.store.parts import stored_state as stored_state  # noqa: PLC0414 (re-exported)
@@ -56,83 +63,6 @@ from server.table.machine import Transition, next_wakeup, step
 from server.table.state import TableState
 
 log = logging.getLogger(__name__)
-
-
-class TableUnavailable(TableError):
-    """The table is not hosted here right now (starting, or owned by another process)."""
-
-    def __init__(self, table_id: str) -> None:
-        super().__init__(ErrorCode.UNAVAILABLE, f"table {table_id} is not available; retry")
-
-
-@dataclass(frozen=True, slots=True)
-class MoneyRequest:
-    """A client's request that moves chips (join, rebuy, cash_out, leave), applied at
-    most once per ``(session, rid)`` (protocol/PROTOCOL.md, section 3): a session
-    survives a dropped connection (resumed with its token), and a client's request ids
-    are its own only within one session (a counter may start again in a new one).
-
-    ``fingerprint`` says what was asked: the same rid with another fingerprint is
-    refused (``rid_reused``). ``memo(t)`` is what the reply needs from the change
-    ``t`` besides the account balance; it is stored with the request.
-    ``answer(memo, account)`` queues the ``ok`` from a memo and the player's account
-    balance right after the change: the first time, and for every repeat with the
-    stored ones, so that a repeat gets the very reply the first one got.
-    """
-
-    player: str
-    session: str
-    rid: str
-    fingerprint: bytes
-    memo: Callable[[Transition], bytes]
-    answer: Callable[[bytes, int], None]
-
-    @property
-    def key(self) -> str:
-        """What the request is stored under, for its player."""
-        return f"{self.session}:{self.rid}"
-
-
-@dataclass(slots=True, eq=False)
-class _Queued:
-    """An event waiting for its turn at the table, and what became of it: its
-    transition once applied, or the error that refused or failed it."""
-
-    event: Event
-    reply: Callable[[Transition], None] | None
-    transition: Transition | None = None
-    error: Exception | None = None
-    answered: bool = False  # its change is stored and its reply went out: it stands
-
-
-def _answer(item: _Queued) -> None:
-    """Send ``item``'s reply (its change is stored): a reply that fails fails only its
-    own request."""
-    item.answered = True
-    if item.reply is None:
-        return
-    assert item.transition is not None
-    try:
-        item.reply(item.transition)
-    except Exception as exc:
-        item.error = exc
-
-
-def _own_copy(exc: Exception) -> Exception:
-    """An error of its own for another request that ``exc`` failed (one exception
-    object raised in several tasks would gather all their tracebacks): the table's
-    error again, or a server fault (the first request's task reports ``exc`` itself)."""
-    if isinstance(exc, TableError):
-        return TableError(exc.code, exc.message)
-    return TableError(ErrorCode.INTERNAL, "server fault; try again")
-
-
-def rid_reused(request: MoneyRequest) -> TableError:
-    """The error of a rid used before for another request."""
-    return TableError(
-        ErrorCode.RID_REUSED,
-        f"rid {request.rid!r} was used for another request of yours; a new request needs a new rid",
-    )
 
 
 class CommitPath:
@@ -158,7 +88,7 @@ class CommitPath:
     # or one stored whole), so the next commit writes every part.
     _stored: TableState | None
     _lock: asyncio.Lock
-    _queue: list[_Queued]  # events waiting for the lock, applied together by the first
+    _queue: list[Queued]  # events waiting for the lock, applied together by the first
     _leading: asyncio.Task[None] | None  # the group being applied, if any
     _wake: asyncio.Event  # wakes the host's timer
     _waiting_for: int | None  # the wake-up time the timer waits for
@@ -197,7 +127,7 @@ class CommitPath:
         if reply is not None and request is not None:
             raise ValueError("a money request is answered by its own callback")
         if request is None:
-            return await self._submit_queued(_Queued(event, reply))
+            return await self._submit_queued(Queued(event, reply))
         async with self._lock:
             if not self.lease.ready or self.state is None:
                 raise TableUnavailable(self.table_id)
@@ -226,7 +156,7 @@ class CommitPath:
                 self.on_commit(transition, time.perf_counter() - started)
             return transition
 
-    async def _submit_queued(self, item: _Queued) -> Transition:
+    async def _submit_queued(self, item: Queued) -> Transition:
         """Queue ``item``; whoever takes the lock first applies everything queued, in a
         task of its own (:meth:`_lead`): cancelling that caller leaves the others'
         requests to finish, the table held until they have."""
@@ -264,13 +194,13 @@ class CommitPath:
             self._leading = None
             self._lock.release()
 
-    async def _apply_group(self, group: list[_Queued]) -> None:
+    async def _apply_group(self, group: list[Queued]) -> None:
         """Step each event of ``group`` in turn on the state the one before left, then
         store them in one commit and answer each: an event refused gets its own error,
         and a commit that fails fails every event it held. Every item of ``group`` ends
         with a transition or an error (a cancellation is passed on to the caller)."""
         started = time.perf_counter()
-        stepped: list[_Queued] = []
+        stepped: list[Queued] = []
         try:
             if not self.lease.ready or self.state is None:
                 raise TableUnavailable(self.table_id)
@@ -305,7 +235,7 @@ class CommitPath:
                 if item.answered or (item.error is not None and item not in stepped):
                     continue
                 item.error = failed
-                failed = _own_copy(failed)
+                failed = own_copy(failed)
             if not isinstance(exc, Exception):
                 raise
         if self.on_commit is not None:
@@ -314,14 +244,14 @@ class CommitPath:
                 if item.error is None and item.transition is not None:
                     self.on_commit(item.transition, elapsed)
 
-    async def _store_group(self, stepped: list[_Queued]) -> None:
+    async def _store_group(self, stepped: list[Queued]) -> None:
         """Store the transitions of ``stepped`` (applied in turn) as one, and answer each."""
         if not stepped:
             return
         changes = [item.transition for item in stepped if item.transition is not None]
         if changes[-1].state is self.state:  # nothing changed: nothing to store
             for item in stepped:
-                _answer(item)
+                answer(item)
             return
         if len(changes) == 1:
             merged = changes[0]
@@ -354,7 +284,7 @@ class CommitPath:
         self,
         t: Transition,
         request: MoneyRequest | None = None,
-        group: Sequence[_Queued] = (),
+        group: Sequence[Queued] = (),
     ) -> bool:
         """Store ``t`` and answer, then send its events; False if nothing was stored
         because ``request`` was applied already (answered as then). ``t`` may be the
@@ -424,7 +354,7 @@ class CommitPath:
                     account = await self._recorded_balance(request, record)
                 request.answer(carried.memo, account)
             for item in group:
-                _answer(item)
+                answer(item)
                 assert item.transition is not None
                 end = sent + len(item.transition.events)
                 for seq, event_frames in numbered[sent:end]:

@@ -34,10 +34,11 @@ from typing import Protocol
 
 from redis.exceptions import RedisError
 
-from server.host.commit import CommitPath, TableUnavailable, stored_state
+from server.host.commit import CommitPath, stored_state
 from server.host.fanout import FanOut, Frames, Subscriber
 from server.host.lease import LeaseKeeper, TableLease
 from server.host.recovery import Recovery
+from server.host.requests import TableUnavailable
 from server.seating import Seating
 from server.store.accounts import AccountStore
 from server.store.parts import is_current
