@@ -40,6 +40,7 @@ from tests.server.helpers import (
     RecordedParts,
     assert_gapless,
     audit_report,
+    close_all,
 )
 from tests.server.table.helpers import legacy_blob, legacy_parts
 
@@ -343,6 +344,12 @@ async def test_settings_applied_on_taking_a_table_over_are_stored_with_its_next_
         await bob.close()
 
 
+async def _audited(redis_client: redis.asyncio.Redis) -> None:
+    """Every chip accounted for, in Redis."""
+    report = await audit_report(redis_client)
+    assert report.ok, report.explain()
+
+
 @pytest.mark.asyncio
 async def test_events_that_wait_for_a_busy_table_are_stored_in_one_commit(
     app: App, redis_client: redis.asyncio.Redis
@@ -397,11 +404,9 @@ async def test_events_that_wait_for_a_busy_table_are_stored_in_one_commit(
             for i, m in enumerate(client.messages):
                 if isinstance(m, BetPlaced) and m.table_id == "slow":
                     assert (i < ok) == (m.seq < placed[seat]), (client.label, m, ok, i)
-        report = await audit_report(redis_client)
-        assert report.ok, report.explain()
+        await _audited(redis_client)
     finally:
-        for client in clients:
-            await client.close()
+        await close_all(clients)
 
 
 @pytest.mark.asyncio
@@ -441,11 +446,9 @@ async def test_a_fault_inside_a_group_stores_what_came_before_then_voids_the_rou
         assert host.state.phase is Phase.SETTLING  # voided: the first bet was returned
         assert all(s is None or (s.bet == 0 and s.balance == 500) for s in host.state.seats)
         await clients[0].event("slow", BetPlaced, lambda m: m.amount == 100)
-        report = await audit_report(redis_client)
-        assert report.ok, report.explain()
+        await _audited(redis_client)
     finally:
-        for client in clients:
-            await client.close()
+        await close_all(clients)
 
 
 async def _seated_players(app: App, count: int) -> list[Client]:
@@ -498,11 +501,9 @@ async def test_a_cancelled_request_leading_a_group_leaves_the_others_answered(
         assert host.state.version == version + 3
         assert [s.bet if s else None for s in host.state.seats[:4]] == [100, 100, 100, 0]
         await clients[3].ok(Bet, table_id="slow", amount=100)  # the table carries on
-        report = await audit_report(redis_client)
-        assert report.ok, report.explain()
+        await _audited(redis_client)
     finally:
-        for client in clients:
-            await client.close()
+        await close_all(clients)
 
 
 @pytest.mark.asyncio
@@ -536,5 +537,4 @@ async def test_a_commit_that_fails_fails_each_request_of_its_group_on_its_own(
         assert all(s is None or s.bet == 0 for s in host.state.seats)
         await clients[0].ok(Bet, table_id="slow", amount=100)
     finally:
-        for client in clients:
-            await client.close()
+        await close_all(clients)
