@@ -199,7 +199,7 @@ class Cluster:
     def _alone(self) -> bool:
         """Whether no other node is live (as last known): nobody hears its
         publications."""
-        return not any(i != self.instance for i in self.membership.live)
+        return self.membership.alone
 
     def _nodes_message(self, data: bytes) -> None:
         sender = wire.read_joined(data)

@@ -156,9 +156,9 @@ class Membership:
         self.beats += 1
         lapsed = self._expires is not None and live.now > self._expires
         self._expires = live.expires.get(self.instance)
-        alone_before = all(i == self.instance for i in self.live)
+        alone_before = self.alone
         self._place(live.instances)
-        if lapsed and alone_before and all(i == self.instance for i in live.instances):
+        if lapsed and alone_before and self.alone:
             # No other node before or after: none took it for dead, nothing to bring in
             # line (and walking every player again is a storm when starved of CPU).
             log.warning("this node's registration ran out while it was alone: back now")
@@ -191,6 +191,11 @@ class Membership:
         self.holders = {t: h[1] for t, h in zip(self.table_ids, found, strict=True) if h}
 
     # --- what others may read --------------------------------------------------------
+
+    @property
+    def alone(self) -> bool:
+        """Whether no other node is live, as last known."""
+        return all(i == self.instance for i in self.live)
 
     @property
     def registered(self) -> bool:

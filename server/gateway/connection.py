@@ -40,12 +40,11 @@ class _Framer:
 
     __slots__ = ("frames",)
 
-    KEPT = 64
+    KEPT = 64  # frames kept at most
+    SHARED = 1024  # larger payloads (snapshots, history pages) go to one connection
 
     def __init__(self) -> None:
         self.frames: dict[bytes, bytes] = {}
-
-    SHARED = 1024  # larger payloads (snapshots, history pages) go to one connection
 
     def __call__(self, data: bytes) -> bytes:
         frame = self.frames.get(data)
