@@ -154,6 +154,15 @@ class TransferCalls:
         keys = [k.transfers_in(table_id), k.transfers_out(table_id), k.logs_out(table_id)]
         await self._batch.call(self._forget, keys, [len(ins), len(outs), *ins, *outs, *logged])
 
+    async def has_pending(self, table_id: str) -> bool:
+        """Whether the table has anything under way at all: one command, where
+        :meth:`pending` reads and parses it all."""
+        k = self.keys
+        found = await self.redis.exists(
+            k.transfers_in(table_id), k.transfers_out(table_id), k.logs_out(table_id)
+        )
+        return bool(found)
+
     async def pending(self, table_id: str) -> Pending:
         """What the table has under way (read in one pipeline)."""
         k = self.keys

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
+from collections.abc import Sequence
 
 import pytest
 import redis.asyncio
@@ -198,3 +199,50 @@ async def test_a_lease_handed_over_late_is_renewed_at_once(
         assert time.monotonic() - handed < 1.0
     finally:
         await keeper.stop()
+
+
+@pytest.mark.asyncio
+async def test_many_leases_are_renewed_a_share_at_a_time_and_every_one_in_time(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    """With 400 leases (four shares of 100) taken at once, the keeper renews a share
+    at a time, never all of them in one go (one go held Redis for the whole of it),
+    and every lease stays held past three lease lengths."""
+    store = TableStore(redis_client)
+    keeper = LeaseKeeper(store, "node-a", lease_ms=900)
+    sizes: list[int] = []
+    renew = store.renew_leases
+
+    async def counted(owner: str, leases: Sequence[tuple[str, int]], ttl_ms: int) -> list[bool]:
+        sizes.append(len(leases))
+        return await renew(owner, leases, ttl_ms)
+
+    store.renew_leases = counted  # type: ignore[method-assign]
+    lost: list[str] = []
+    tokens = {}
+    keeper.start()  # taking 400 leases one by one may take longer than one lasts
+    try:
+        for i in range(400):
+            acquired = time.monotonic()
+            token = await store.acquire_lease(f"t{i}", "node-a", 900)
+            assert token is not None
+            tokens[f"t{i}"] = token
+            keeper.hold(f"t{i}", token, functools.partial(lost.append, f"t{i}"), acquired)
+        started = time.monotonic()
+        sizes.clear()
+        while time.monotonic() - started < 2.7:
+            pipe = redis_client.pipeline(transaction=False)
+            for i in range(400):
+                pipe.pttl(store.keys.table_lease(f"t{i}"))
+            assert min(await pipe.execute()) > 0  # none ever expired
+            await asyncio.sleep(0.05)
+        for table_id, token in tokens.items():
+            assert await store.lease_holder(table_id) == (token, "node-a")
+    finally:
+        await keeper.stop()
+    assert lost == []
+    assert len(sizes) >= 3 * 4  # about four shares an interval (300 ms)
+    # Past the first interval (the leases taken while 400 were taken one by one), a
+    # share a cycle.
+    assert max(sizes[4:]) <= 100, sizes
+    assert sum(sizes) >= 3 * 400

@@ -19,10 +19,11 @@ from protocol.messages import Join
 from protocol.structs import Joined
 from server.auth import tokens
 from server.config import Settings
-from server.host import encode_outbound, now_ms, pack_outbound
+from server.host import encode_outbound, now_ms, pack_outbound, recovery
 from server.store.accounts import AccountStore
 from server.store.parts import to_parts
 from server.store.requests import ClientRequest
+from server.store.transfers import Pending
 from server.table import events as ev
 from server.table.machine import step
 from server.table.state import new_table
@@ -135,3 +136,32 @@ async def test_a_step_that_failed_in_the_background_is_finished_at_once(
         assert report.ok, report.explain()
     finally:
         await client.close()
+
+
+@pytest.mark.asyncio
+async def test_a_sweep_of_a_table_with_nothing_under_way_reads_nothing_of_it(
+    start_app: StartApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each sweep first asks whether the table has anything under way (one command);
+    with nothing, none of its transfers is read (under the lock, parsed). (A table
+    taken over with a transfer left is recovered through the same question: the
+    tests above.)"""
+    monkeypatch.setattr(recovery, "SWEEP_S", 0.1)
+    app = await start_app()
+    store = app.hosts["slow"].store
+    asked: list[str] = []
+    read: list[str] = []
+    has_pending, pending = store.has_pending, store.pending
+
+    async def counted_question(table_id: str) -> bool:
+        asked.append(table_id)
+        return await has_pending(table_id)
+
+    async def counted_read(table_id: str) -> Pending:
+        read.append(table_id)
+        return await pending(table_id)
+
+    store.has_pending = counted_question  # type: ignore[method-assign]
+    store.pending = counted_read  # type: ignore[method-assign]
+    await until(lambda: asked.count("slow") >= 3, 5, "three sweeps of the table")
+    assert read == []
