@@ -243,6 +243,9 @@ async def test_many_leases_are_renewed_a_share_at_a_time_and_every_one_in_time(
     assert lost == []
     assert len(sizes) >= 3 * 4  # about four shares an interval (300 ms)
     # Past the first interval (the leases taken while 400 were taken one by one), a
-    # share a cycle.
-    assert max(sizes[4:]) <= 100, sizes
+    # share a cycle; a cycle that came late also renews what fell due meanwhile (on a
+    # Redis Cluster a cycle is a call per slot), but never all of them in one go.
+    later = sorted(sizes[4:])
+    assert later[len(later) // 2] == 100, sizes
+    assert later[-1] < 400, sizes
     assert sum(sizes) >= 3 * 400
