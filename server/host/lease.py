@@ -149,7 +149,7 @@ class LeaseKeeper:
 
     async def _renew_share(self, now: float, interval: float) -> None:
         """Renew the oldest share of the leases (:data:`SLICES`), and any other that is
-        due: a lease waits at most one more cycle (``every``), well within its life."""
+        due: a lease waits at most one more cycle, well within its life."""
         held = sorted(self._held.items(), key=lambda item: item[1].renewed)
         share = -(-len(held) // self._slices())
         due = sum(1 for _, h in held if h.renewed + interval <= now)

@@ -150,18 +150,18 @@ class TransferCalls:
         ins, outs, logged = list(incoming), list(out), list(logs)
         if not (ins or outs or logged):
             return
-        k = self.keys
-        keys = [k.transfers_in(table_id), k.transfers_out(table_id), k.logs_out(table_id)]
+        keys = self._under_way(table_id)
         await self._batch.call(self._forget, keys, [len(ins), len(outs), *ins, *outs, *logged])
+
+    def _under_way(self, table_id: str) -> list[str]:
+        """The table's three hashes of what it has under way (one slot)."""
+        k = self.keys
+        return [k.transfers_in(table_id), k.transfers_out(table_id), k.logs_out(table_id)]
 
     async def has_pending(self, table_id: str) -> bool:
         """Whether the table has anything under way at all: one command, where
         :meth:`pending` reads and parses it all."""
-        k = self.keys
-        found = await self.redis.exists(
-            k.transfers_in(table_id), k.transfers_out(table_id), k.logs_out(table_id)
-        )
-        return bool(found)
+        return bool(await self.redis.exists(*self._under_way(table_id)))
 
     async def pending(self, table_id: str) -> Pending:
         """What the table has under way (read in one pipeline)."""
