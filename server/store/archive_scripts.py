@@ -3,7 +3,8 @@
 before the first write, numbers formatted with ``%d``).
 
 Each touches one key, or the keys of one player or one table (one hash tag), so that
-each runs on one node of a Redis Cluster; what spans owners (the guests' list, the
+each runs on one node of a Redis Cluster (``STREAM_ENDS`` reads any streams: on a
+cluster it is sent the streams of one slot at a time); what spans owners (the guests' list, the
 display names) is changed by single-key commands beside them (docs/DESIGN.md, "Keys
 ready for Redis Cluster", "The archive", "Guests").
 """
@@ -118,6 +119,21 @@ while redis.call('LLEN', KEYS[1]) > 1 do
   removed = removed + 1
 end
 return removed
+"""
+
+STREAM_ENDS = """
+-- KEYS: ledger streams. Returns, for each in turn, its first and its last entry id
+-- (false for both: empty or missing); read only. Two ids a stream, where XINFO STREAM
+-- answered a map of a dozen fields with both entries whole, which the archiver's pass
+-- then parsed for every stream of the node, every pass.
+local ends = {}
+for i, key in ipairs(KEYS) do
+  local first = redis.call('XRANGE', key, '-', '+', 'COUNT', 1)[1]
+  local last = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)[1]
+  ends[2 * i - 1] = first and first[1] or false
+  ends[2 * i] = last and last[1] or false
+end
+return ends
 """
 
 LEDGER_START = """

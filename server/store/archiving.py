@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import NoScriptError
 
-from server.store.archive_scripts import DROP_CLOSED_LEDGER, LEDGER_START, TRIM_LOG
+from server.store.archive_scripts import DROP_CLOSED_LEDGER, LEDGER_START, STREAM_ENDS, TRIM_LOG
+from server.store.connection import is_cluster, key_slot
 from server.store.history import ORDINAL_BYTES
 from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.ledgers import LedgerSource
@@ -64,6 +65,7 @@ class ArchivingCalls:
         self._trim_log = client.register_script(TRIM_LOG)
         self._start = client.register_script(LEDGER_START)
         self._drop = client.register_script(DROP_CLOSED_LEDGER)
+        self._ends = client.register_script(STREAM_ENDS)
 
     def _start_keys(self, source: LedgerSource) -> list[str]:
         k = self.keys
@@ -95,13 +97,30 @@ class ArchivingCalls:
 
     async def bounds(self, streams: Sequence[str]) -> list[tuple[StreamId | None, StreamId | None]]:
         """Each of ``streams``' first and last entry ids (None: the stream is empty or
-        missing), asked in one pipeline (each answer is of its own instant)."""
+        missing): one ``STREAM_ENDS`` script for them all (on a Redis Cluster, one per
+        slot, sent in one pipeline); each answer is of its own instant."""
+        if not streams:
+            return []
+        if not is_cluster(self.redis):
+            return _pairs(await self._ends(keys=list(streams)))
+        by_slot: dict[int, list[str]] = {}
+        for stream in streams:
+            by_slot.setdefault(key_slot(stream), []).append(stream)
+        groups = list(by_slot.values())
         async with self.redis.pipeline(transaction=False) as pipe:
-            for stream in streams:
-                # One command for both ends; as a command, its reply read as it comes.
-                pipe.execute_command("XINFO", "STREAM", stream)
+            for group in groups:
+                # As a command, not pipe.evalsha: a cluster's pipeline refuses that method.
+                pipe.execute_command("EVALSHA", self._ends.sha, len(group), *group)
             replies = await pipe.execute(raise_on_error=False)
-        return [_ends(stream, reply) for stream, reply in zip(streams, replies, strict=True)]
+        ends: dict[str, tuple[StreamId | None, StreamId | None]] = {}
+        for group, reply in zip(groups, replies, strict=True):
+            answer = reply
+            if isinstance(reply, NoScriptError):  # a node that forgot it: loads it again
+                answer = await self._ends(keys=group)
+            elif isinstance(reply, Exception):
+                raise reply
+            ends.update(zip(group, _pairs(answer), strict=True))
+        return [ends[stream] for stream in streams]
 
     async def drop_closed_ledger(self, player: str) -> bool:
         """Delete ``player``'s ledger stream if the account is closed and the archive
@@ -196,21 +215,13 @@ def _ledger_start(reply: Any) -> LedgerStart:
     )
 
 
-def _ends(stream: str, reply: Any) -> tuple[StreamId | None, StreamId | None]:
-    """The first and last entry ids of an XINFO STREAM reply (an error: no such key)."""
-    if isinstance(reply, ResponseError) and "no such key" in str(reply).lower():
-        return None, None
-    if isinstance(reply, Exception):
-        raise reply
-    fields = {as_str(k): v for k, v in (reply.items() if isinstance(reply, dict) else [])}
-    if not fields and isinstance(reply, list):  # a reply not made a map: name, value, ...
-        fields = {as_str(k): v for k, v in zip(reply[::2], reply[1::2], strict=True)}
-    if "first-entry" not in fields:
-        raise ValueError(f"XINFO STREAM {stream}: no first entry in {reply!r}")
-    first, last = fields["first-entry"], fields.get("last-entry")
-    if not first or not last:
-        return None, None
-    return parse_id(as_str(first[0])), parse_id(as_str(last[0]))
+def _pairs(reply: Any) -> list[tuple[StreamId | None, StreamId | None]]:
+    """``STREAM_ENDS``'s reply as (first, last) per stream."""
+    flat = list(reply)
+    return [
+        (parse_id(as_str(first)), parse_id(as_str(last))) if first and last else (None, None)
+        for first, last in zip(flat[::2], flat[1::2], strict=True)
+    ]
 
 
 def _game_log(raw: Iterable[Any]) -> list[tuple[int, bytes]]:

@@ -11,8 +11,9 @@ import redis.asyncio
 from server.archive import Archive, ArchiveError
 from server.archive.history import history_page
 from server.store.accounts import OUTSIDE
+from server.store.archiving import ArchivingCalls
 from server.store.ledgers import ledger_sources
-from server.store.records import CREDITED, LogRow
+from server.store.records import CREDITED, LogRow, parse_id
 from server.store.replies import stream_entries
 from server.store.transfer_records import LOG, Delivery, pack_logs
 from tests.helpers import until
@@ -331,3 +332,36 @@ async def test_a_redis_moves_its_records_to_one_archive_only(
 async def test_a_bad_archive_url_is_refused() -> None:
     with pytest.raises(ArchiveError):
         Archive("mysql://somewhere/db")
+
+
+@pytest.mark.asyncio
+async def test_a_pass_reads_each_stream_s_two_ends_whatever_its_slot(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    """The archiver's view of a stream is its first and last entry ids: None for a
+    stream never written and one emptied by a trim, else the ids XRANGE and XREVRANGE
+    give, for streams of many owners (many slots on a cluster), in the order asked,
+    also after Redis forgot its scripts."""
+    calls = ArchivingCalls(redis_client)
+    streams = [f"pg:{{t{i}}}:ledger" for i in range(40)] + ["pg:{p-x}:ledger", "never"]
+    for i, stream in enumerate(streams[:40]):
+        for n in range(i % 4):
+            await redis_client.xadd(stream, {"n": str(n)})
+    await redis_client.xadd("pg:{p-x}:ledger", {"n": "0"})
+    await redis_client.xtrim("pg:{p-x}:ledger", maxlen=0)  # emptied: the key stays
+    assert await redis_client.exists("pg:{p-x}:ledger") == 1
+    wanted = []
+    for stream in streams:
+        first = await redis_client.xrange(stream, count=1)
+        last = await redis_client.xrevrange(stream, count=1)
+        wanted.append(
+            (parse_id(first[0][0].decode()), parse_id(last[0][0].decode()))
+            if first
+            else (None, None)
+        )
+    assert sum(1 for w in wanted if w[0] is not None and w[0] != w[1]) == 20  # 2 or 3 entries
+    assert await calls.bounds(streams) == wanted
+    assert await calls.bounds(list(reversed(streams))) == list(reversed(wanted))
+    await redis_client.script_flush()  # what a restarted Redis forgets (every node's)
+    assert await calls.bounds(streams) == wanted
+    assert await calls.bounds([]) == []
