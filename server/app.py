@@ -31,7 +31,7 @@ from protocol import limits as L
 from protocol.errors import CloseCode
 from server import http
 from server.archive import Archive
-from server.archive.mover import Archiver, PassReport
+from server.archive.mover import SERVED_REST, Archiver, PassReport
 from server.archive.service import ArchiveService
 from server.cluster import Cluster
 from server.cluster.placement import INSTANCE_SEPARATOR
@@ -182,6 +182,7 @@ class App:
                     table_money,
                     after_ms=s.archive_after_ms,
                     guest_idle_ms=s.guest_idle_ms or None,
+                    rest=SERVED_REST,
                 ),
                 self.owner,
                 s.archive_every_ms,

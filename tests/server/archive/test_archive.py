@@ -3,6 +3,8 @@ audit and the history across Redis and the archive."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from server.archive.history import history_page
 from server.store.accounts import OUTSIDE
 from server.store.archiving import ArchivingCalls
 from server.store.ledgers import ledger_sources
-from server.store.records import CREDITED, LogRow, parse_id
+from server.store.records import CREDITED, LogRow, StreamId, parse_id
 from server.store.replies import stream_entries
 from server.store.transfer_records import LOG, Delivery, pack_logs
 from tests.helpers import until
@@ -350,18 +352,50 @@ async def test_a_pass_reads_each_stream_s_two_ends_whatever_its_slot(
     await redis_client.xadd("pg:{p-x}:ledger", {"n": "0"})
     await redis_client.xtrim("pg:{p-x}:ledger", maxlen=0)  # emptied: the key stays
     assert await redis_client.exists("pg:{p-x}:ledger") == 1
-    wanted = []
+    wanted: list[tuple[StreamId | None, StreamId | None]] = []
     for stream in streams:
-        first = await redis_client.xrange(stream, count=1)
-        last = await redis_client.xrevrange(stream, count=1)
-        wanted.append(
-            (parse_id(first[0][0].decode()), parse_id(last[0][0].decode()))
-            if first
-            else (None, None)
-        )
+        first = stream_entries(await redis_client.xrange(stream, count=1))
+        last = stream_entries(await redis_client.xrevrange(stream, count=1))
+        wanted.append((parse_id(first[0][0]), parse_id(last[0][0])) if first else (None, None))
     assert sum(1 for w in wanted if w[0] is not None and w[0] != w[1]) == 20  # 2 or 3 entries
     assert await calls.bounds(streams) == wanted
     assert await calls.bounds(list(reversed(streams))) == list(reversed(wanted))
     await redis_client.script_flush()  # what a restarted Redis forgets (every node's)
     assert await calls.bounds(streams) == wanted
     assert await calls.bounds([]) == []
+
+
+@pytest.mark.asyncio
+async def test_a_paced_pass_rests_after_each_step_in_proportion_to_it(
+    redis_client: redis.asyncio.Redis, archive: Archive
+) -> None:
+    """With ``rest``, the pass asks the event loop for ``rest`` times each step's time
+    after it (a pass takes at most ``1 / (1 + rest)`` of the loop), and still moves
+    everything; without, it only yields."""
+    casino = Casino(redis_client)
+    await casino.open()
+    await casino.play(2)
+    for i in range(10):
+        await casino.guest(f"g{i}")
+
+    async def run(rest: float) -> tuple[list[float], float]:
+        pauses: list[float] = []
+
+        async def pause(seconds: float) -> None:
+            pauses.append(seconds)
+            await asyncio.sleep(0)
+
+        archiver = casino.archiver(archive, streams=3, rest=rest, pause=pause)
+        started = time.perf_counter()
+        await archiver.run_once()
+        return pauses, time.perf_counter() - started
+
+    pauses, took = await run(3.0)
+    assert len(pauses) >= 5  # 13 streams, 3 a step: every chunk of a step rests
+    assert all(p > 0 for p in pauses)
+    # The pause asked is never slept here: the pass's own time is what it rested for.
+    assert 3.0 * took * 0.5 <= sum(pauses) <= 3.0 * took
+    assert await casino.ledger_len() == 0  # everything old enough moved all the same
+    unpaced, _ = await run(0.0)
+    assert unpaced
+    assert all(p == 0 for p in unpaced)
