@@ -301,8 +301,6 @@ class CommitPath:
             carried = ClientRequest(
                 request.player, request.key, request.fingerprint, request.memo(t)
             )
-        sent = time.monotonic()
-        extend = self.lease.extension(sent)
         try:
             result = await self.store.commit(
                 self.table_id,
@@ -314,7 +312,6 @@ class CommitPath:
                 events=packed,
                 logs=[(player, pack_record(record)) for player, record in t.logs],
                 request=carried,
-                extend_lease_ms=extend,
             )
         except Unreplicated:
             self._unreplicated()
@@ -333,8 +330,6 @@ class CommitPath:
             return False
         if result is not None and result.pending:
             self._recover.set()
-        if result is not None and result.lease_extended:
-            self.lease.extended(token, sent)
         before = self.state
         self.state = self._stored = t.state
         if next_wakeup(t.state) != self._waiting_for:

@@ -89,7 +89,6 @@ class LeaseKeeper:
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()  # a lease handed over is due before the next cycle
         self._planned = 0.0  # time.monotonic() of the next cycle, as planned
-        self._half = lease_ms / 6000  # half a renewal interval, in seconds
 
     def hold(self, table_id: str, token: int, on_lost: Callable[[], None], acquired: float) -> None:
         """Keep the lease of ``table_id`` alive: acquired with ``token`` at ``acquired``
@@ -102,22 +101,6 @@ class LeaseKeeper:
     def drop(self, table_id: str) -> None:
         """Stop renewing ``table_id``'s lease (it is being given up)."""
         self._held.pop(table_id, None)
-
-    def extension_due(self, table_id: str, token: int, now: float) -> bool:
-        """Whether a commit of ``table_id`` (lease ``token``) made at ``now``
-        (``time.monotonic()``) should extend the lease: it was renewed over half an
-        interval ago, so the keeper would soon. At most about two commits an interval
-        extend a table's lease; the others write nothing for it."""
-        held = self._held.get(table_id)
-        return held is not None and held.token == token and now - held.renewed >= self._half
-
-    def extended(self, table_id: str, token: int, sent: float) -> None:
-        """A commit sent at ``sent`` (``time.monotonic()``) extended the lease of
-        ``table_id`` taken with ``token``: it counts as a renewal (the keeper leaves
-        it until it is half an interval old)."""
-        held = self._held.get(table_id)
-        if held is not None and held.token == token and sent > held.renewed:
-            held.renewed = sent
 
     def holds(self, table_id: str, token: int) -> bool:
         """Whether the lease of ``table_id`` taken with ``token`` is being renewed."""
@@ -166,15 +149,11 @@ class LeaseKeeper:
 
     async def _renew_share(self, now: float, interval: float) -> None:
         """Renew the oldest share of the leases (:data:`SLICES`), and any other that is
-        due: a lease waits at most one more cycle, well within its life. A lease
-        renewed within three quarters of an interval (by a commit of its table, which
-        extends it once it is half an interval old: :meth:`extended`) is left out of
-        the share: a busy table's commits keep its lease."""
+        due: a lease waits at most one more cycle, well within its life."""
         held = sorted(self._held.items(), key=lambda item: item[1].renewed)
         share = -(-len(held) // self._slices())
         due = sum(1 for _, h in held if h.renewed + interval <= now)
-        old = sum(1 for _, h in held if h.renewed + 0.75 * interval <= now)
-        await self._renew_all(held[: max(min(share, old), due)])
+        await self._renew_all(held[: max(share, due)])
 
     async def renew_now(self) -> None:
         """One renewal cycle for every lease held, every chunk at once; losses are
@@ -330,18 +309,6 @@ class TableLease:
     def drop(self) -> None:
         """Stop renewing the lease (it is being given up)."""
         self.keeper.drop(self.table_id)
-
-    def extension(self, now: float) -> int | None:
-        """The time to live (ms) a commit sent at ``now`` (``time.monotonic()``) should
-        extend the lease to, None if it need not (:meth:`LeaseKeeper.extension_due`)."""
-        token = self.token
-        if token is not None and self.keeper.extension_due(self.table_id, token, now):
-            return self.lease_ms
-        return None
-
-    def extended(self, token: int, sent: float) -> None:
-        """A commit fenced with ``token``, sent at ``sent``, extended the lease."""
-        self.keeper.extended(self.table_id, token, sent)
 
     def lose(self) -> None:
         """The table may be another process's now: stop acting on it."""

@@ -115,15 +115,9 @@ class CommitCalls(TransferCalls, RequestCalls):
         publish_channel: str | None = None,
         request: ClientRequest | None = None,
         commit_id: str | None = None,
-        extend_lease_ms: int | None = None,
     ) -> CommitResult:
         """Store one state change atomically, or nothing; move its chips to and from
         accounts in the steps of the module docstring.
-
-        ``extend_lease_ms``: the commit also extends the table's lease to that many ms
-        from now (the lease is ``token``'s: the commit is fenced); the result says
-        whether it did (``lease_extended``: not if the lease is gone, given up or run
-        out, which the commit does not make again).
 
         ``state``: the parts of the new state that differ from those stored (at
         least one; a name is any non-empty text), written over them: the stored
@@ -193,7 +187,6 @@ class CommitCalls(TransferCalls, RequestCalls):
                 account=account,
                 publish_channel=publish_channel,
                 commit_id=commit_id,
-                lease_ttl_ms=extend_lease_ms,
             )
             if not result.ok:
                 await self._abort_quietly(table_id, plan)

@@ -73,7 +73,6 @@ class CommitResult:
     request: RequestRecord | None = None
     pending: bool = False
     taken: tuple[str, ...] = ()  # the transfers from accounts the commit took (OK)
-    lease_extended: bool = False  # the commit extended the table's lease (OK)
 
     @property
     def ok(self) -> bool:
@@ -232,11 +231,9 @@ def script_args(
     publish_channel: str | None,
     commit_id: str,
     now_ms: int,
-    lease_ttl_ms: int | None = None,
 ) -> list[Arg]:
-    """The ``COMMIT`` script's arguments: 23 numbers and texts (the commit's own, the
-    store's caps and time limits, how many of each item follow, the lease's extension:
-    ``lease_ttl_ms``, None for none), then 8 per entry, 2
+    """The ``COMMIT`` script's arguments: 22 numbers and texts (the commit's own, the
+    store's caps and time limits, how many of each item follow), then 8 per entry, 2
     per event, 2 for the game logs, if any (:func:`~server.store.transfer_records.pack_logs`),
     and 2 per part of the state."""
     args: list[Arg] = [
@@ -262,7 +259,6 @@ def script_args(
         applied_bucket(new_version),
         now_ms,
         "1" if consults_previous(new_version) else "",
-        "" if lease_ttl_ms is None else lease_ttl_ms,
     ]
     for entry, (xid, packed) in zip(entries, plan.per_entry, strict=True):
         args += [
@@ -290,13 +286,9 @@ def read_reply(table_id: str, reply: Any) -> CommitResult:
     stored ones; ``VOIDED``: a transfer the caller did not open)."""
     status = as_str(reply[0])
     if status == "OK":
-        taken = tuple(as_str(x) for x in reply[4:])
+        taken = tuple(as_str(x) for x in reply[3:])
         return CommitResult(
-            CommitStatus.OK,
-            applied=int(reply[1]),
-            skipped=int(reply[2]),
-            taken=taken,
-            lease_extended=int(reply[3]) == 1,
+            CommitStatus.OK, applied=int(reply[1]), skipped=int(reply[2]), taken=taken
         )
     if status == "DUPLICATE":
         return CommitResult(CommitStatus.DUPLICATE, stored_version=int(reply[1]))

@@ -109,16 +109,14 @@ COMMIT = """
 --       ('' = none), 18 commit id (names this commit: a retry of it carries the same),
 --       19 '1' if the new version opens a new applied window (KEYS[6] is deleted then),
 --       20 the new version's applied bucket (its number), 21 the time (ms), 22 '1' if
---       the previous applied bucket is consulted (KEYS[5]), 23 the lease's time to
---       live in ms, to extend it by ('' = not extended), then 8 per entry (key
+--       the previous applied bucket is consulted (KEYS[5]), then 8 per entry (key
 --       kind player amount source dest transfer-id transfer), then 2 per event (seq
 --       payload), then 2 per entry of the logs hash (name, the commit's game logs),
 --       then 2 per part of the state (field of the table hash, value): at least one.
 -- An entry from an account names the transfer the account reserved for it: its
 -- record in KEYS[8] must be open, for that player and amount, and becomes
 -- 'received'. An entry to an account starts a transfer: KEYS[9][id] = transfer.
--- Replies: {'OK', applied, skipped, 1 if the lease was extended else 0, id of each
--- transfer from an account it took};
+-- Replies: {'OK', applied, skipped, id of each transfer from an account it took};
 -- {'DUPLICATE', stored version}; {'REPEATED',
 -- fingerprint, memo, account ('' unknown), payout transfer, version} (the request was
 -- applied already, by the commit recorded there); {'VOIDED', transfer id} (a transfer
@@ -131,7 +129,7 @@ local n_ent = tonumber(ARGV[10])
 local n_evt = tonumber(ARGV[11])
 local n_log = tonumber(ARGV[12])
 local has_request = ARGV[13] ~= ''
-local ent_base = 23
+local ent_base = 22
 local evt_base = ent_base + 8 * n_ent
 local log_base = evt_base + 2 * n_evt
 local part_base = log_base + 2 * n_log
@@ -343,16 +341,7 @@ if n_log > 0 then
   redis.call('HSET', KEYS[10], unpack(ARGV, log_base + 1, log_base + 2 * n_log))
 end
 
--- The lease, extended by the commit itself: a table that commits needs no renewal of
--- its own (1,667 tables' renewals were 2,500 scripted writes a second on a loaded
--- node). It is ours: the fence is its token (a taking writes its own), or it was read
--- above. A lease no longer there (given up, or run out) is not made again here.
-local extended = 0
-if ARGV[23] ~= '' then
-  extended = redis.call('PEXPIRE', KEYS[1], ARGV[23])
-end
-
-local reply = {'OK', #fresh, n_ent - #fresh, extended}
+local reply = {'OK', #fresh, n_ent - #fresh}
 for _, xid in ipairs(taken) do reply[#reply + 1] = xid end
 return reply
 """

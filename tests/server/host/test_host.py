@@ -5,7 +5,6 @@ or in the parts of an older format."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from typing import Any
 
 import msgpack
@@ -537,48 +536,5 @@ async def test_a_commit_that_fails_fails_each_request_of_its_group_on_its_own(
         assert host.state.version == version
         assert all(s is None or s.bet == 0 for s in host.state.seats)
         await clients[0].ok(Bet, table_id="slow", amount=100)
-    finally:
-        await close_all(clients)
-
-
-@pytest.mark.asyncio
-async def test_a_table_that_commits_keeps_its_lease_by_its_commits(
-    app: App, redis_client: redis.asyncio.Redis
-) -> None:
-    """While a table commits several times a renewal interval (a player changing a
-    bet), its commits extend its lease, about twice an interval, and the keeper leaves
-    it (once an interval before: 1,667 tables' renewals were a loaded node's 2,500
-    scripted writes a second); the lease never runs low. Idle again, it is the
-    keeper's again."""
-    assert app.leases is not None
-    store = app.leases.store
-    renewed: list[str] = []
-    renew = store.renew_leases
-
-    async def counted(owner: str, leases: Sequence[tuple[str, int]], ttl_ms: int) -> list[bool]:
-        renewed.extend(table_id for table_id, _ in leases)
-        return await renew(owner, leases, ttl_ms)
-
-    store.renew_leases = counted  # type: ignore[method-assign]
-    key = store.keys.table_lease("slow")
-    interval = app.settings.lease_ms / 3000
-    clients = [await Client.hello(url(app), label=f"p{i}") for i in range(2)]
-    try:
-        for seat, client in enumerate(clients):  # the second never bets: no deal
-            await client.ok(Join, table_id="slow", buy_in=500, seat=seat)
-        await until(lambda: "slow" in renewed, 5, "the keeper renewing the new table")
-        renewed.clear()
-        started = loop_time = asyncio.get_running_loop().time()
-        amount = 10
-        while loop_time - started < 4 * interval:
-            amount = 30 - amount  # 10, 20, 10, ...
-            await clients[0].ok(Bet, table_id="slow", amount=amount)
-            assert await redis_client.pttl(key) > app.settings.lease_ms / 2
-            await asyncio.sleep(interval / 5)
-            loop_time = asyncio.get_running_loop().time()
-        # At most one renewal crossed a commit's extension (a commit came late).
-        assert renewed.count("slow") <= 1, renewed
-        assert app.hosts["slow"].lease.ready
-        await until(lambda: "slow" in renewed, 5, "the keeper renewing the idle table")
     finally:
         await close_all(clients)

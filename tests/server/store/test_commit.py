@@ -28,7 +28,6 @@ from server.store.tables import TableStore
 from server.store.transfer_records import LOG, Delivery, Incoming, pack_logs, read_logs
 from tests.helpers import until
 from tests.server.store.helpers import (
-    PARTS,
     T,
     bet,
     buy_in,
@@ -82,40 +81,6 @@ async def test_the_fence_spares_a_read_of_the_lease_and_is_kept_until_the_table_
     assert (refused.status, refused.lease_token) == (CommitStatus.STALE_LEASE, new)
     assert await store.release_lease(T, "node-b", new)
     assert (await next_commit(store, new, after=3)).status is CommitStatus.STALE_LEASE
-
-
-@pytest.mark.asyncio
-async def test_a_commit_extends_its_lease_when_asked_and_never_makes_one_again(
-    store: TableStore, redis_client: redis.asyncio.Redis
-) -> None:
-    """With ``extend_lease_ms`` a commit sets its lease's time to live, holder
-    unchanged, and says so; without, the lease's time runs on. A lease that ran out
-    (nobody took the table: the commit is still fenced) is not made again by a commit:
-    only the keeper's renewal, which checks the fencing counter, may."""
-    token = await store.acquire_lease(T, "node-a", 1_000)
-    assert token is not None
-    key = store.keys.table_lease(T)
-
-    async def commit(after: int, extend: int | None) -> bool:
-        result = await store.commit(
-            T,
-            token=token,
-            expected_version=after,
-            new_version=after + 1,
-            state=PARTS,
-            extend_lease_ms=extend,
-        )
-        assert result.ok
-        return result.lease_extended
-
-    assert not await commit(0, None)
-    assert 0 < await redis_client.pttl(key) <= 1_000
-    assert await commit(1, 60_000)
-    assert 59_000 < await redis_client.pttl(key) <= 60_000
-    assert await redis_client.get(key) == f"{token}:node-a".encode()
-    await redis_client.delete(key)  # as if it ran out
-    assert not await commit(2, 60_000)
-    assert await redis_client.exists(key) == 0
 
 
 async def get_calls(client: redis.asyncio.Redis) -> int:
@@ -536,12 +501,10 @@ def test_the_steps_lay_out_what_the_script_reads() -> None:
         publish_channel=None,
         commit_id="c",
         now_ms=1_700_000_000_000,
-        lease_ttl_ms=2000,
     )
     header = [3, APPLIED_WINDOW, APPLIED_WINDOW + 1, 1, "t", 5, 6, "", APPLIED_TTL_MS]
     header += [3, 1, 1, b"fp", b"memo", REQUEST_TTL_MS, "", ids[1], "c", "", 1]
     header += [1_700_000_000_000, "1"]  # version w + 1: the window's first half
-    header += [2000]  # the lease extended to 2 s from the commit
     assert args == [
         *header,
         *("k1", "buy_in", "ann", 5, "account", "table", ids[0], b""),
@@ -553,9 +516,8 @@ def test_the_steps_lay_out_what_the_script_reads() -> None:
     ]
     assert read_logs(ids[2], pack_logs(plan.logs)) == plan.logs
     assert read_logs(ids[2], plan.logs[0].pack()) == plan.logs  # as kept before
-    ok = read_reply("t", [b"OK", 3, 0, 1, ids[0].encode()])
-    assert ok == CommitResult(CommitStatus.OK, applied=3, taken=(ids[0],), lease_extended=True)
-    assert not read_reply("t", [b"OK", 1, 0, 0]).lease_extended
+    ok = read_reply("t", [b"OK", 3, 0, ids[0].encode()])
+    assert ok == CommitResult(CommitStatus.OK, applied=3, taken=(ids[0],))
     with pytest.raises(StoreError, match="after seq 4"):
         read_reply("t", [b"BAD_SEQ", b"4"])
     with pytest.raises(StoreError, match="not open"):
