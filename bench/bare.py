@@ -189,7 +189,7 @@ async def serve_bare(host: str, port: int) -> None:
         # collector, and collections are rarer, so both servers are measured alike.
         gc.collect()
         gc.freeze()
-        gc.set_threshold(50_000, 20, 100)
+        gc.set_threshold(50_000, 3, 500)
         print(
             f"bare listening on {actual} loop={loop_name} gc={gc.get_threshold()}",
             flush=True,
