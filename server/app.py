@@ -394,10 +394,10 @@ async def run(settings: Settings, ready: asyncio.Event | None = None) -> None:
         # leaves the collector.
         gc.collect()
         gc.freeze()
-        # A young collection every 50,000 objects kept; the middle one every 4 of them,
-        # not 21: after 9,000 players came in, 21 young collections' survivors (a
-        # million objects) took one middle collection 0.6 to 0.8 s, 0.15 to 0.3 s
-        # now; full ones as seldom as before (every 2,000 young ones at most).
+        # CPython 3.11's three generations: a young collection every 50,000 objects
+        # kept, the middle one every 4 of them, not 21 (after 9,000 players came in,
+        # 21 young collections' survivors, a million objects, took one middle
+        # collection 0.6 to 0.8 s; 0.15 to 0.3 s now), full ones as seldom as before.
         gc.set_threshold(50_000, 3, 500)
         listening = f"paigow-server listening on ws://{settings.host}:{app.port}/"
         if settings.log_format == "json":  # every line of the output is then JSON

@@ -1,9 +1,9 @@
 """The archiver: one pass moves what is older than the retention window out of Redis.
 
-A pass first asks every ledger stream's first and last entry ids (pipelined, ``streams``
-at a time) and reads every stream's log cursor (one query), then visits only the streams
-with something to do, in batches of ``streams`` with a yield to the event loop between
-two (docs/DESIGN.md, "The archive"); in order:
+A pass first asks every ledger stream's first and last entry ids (one script for
+``streams`` of them) and reads every stream's log cursor (one query), then visits only
+the streams with something to do, in batches of ``streams``, giving the event loop
+``rest`` times each batch's time after it (docs/DESIGN.md, "The archive"); in order:
 
 1. Each ledger stream (:func:`~server.store.ledgers.ledger_sources`, the names of
    :meth:`~server.store.keys.Keys.ledger_streams`) the archive has no checkpoint of yet
@@ -165,7 +165,9 @@ class Archiver:
         pause: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         if after_ms < 0 or batch < 1 or streams < 1 or rest < 0:
-            raise ValueError("the window is not negative and a batch holds something")
+            raise ValueError(
+                "the window and the rest are not negative, and a batch holds something"
+            )
         self.redis = client
         self.archive = archive
         self.table_money = table_money
@@ -407,5 +409,6 @@ class Archiver:
                     report.chips_out += closed.value
                 elif closed.outcome is Closing.LOGS:
                     left += 1
+                await self._breathe()
             if len(idle) < self.batch:
                 return

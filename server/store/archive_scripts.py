@@ -3,9 +3,10 @@
 before the first write, numbers formatted with ``%d``).
 
 Each touches one key, or the keys of one player or one table (one hash tag), so that
-each runs on one node of a Redis Cluster (``STREAM_ENDS`` reads any streams: on a
-cluster it is sent the streams of one slot at a time); what spans owners (the guests' list, the
-display names) is changed by single-key commands beside them (docs/DESIGN.md, "Keys
+each runs on one node of a Redis Cluster (but ``STREAM_ENDS``, which only reads, and
+reads any streams: on a cluster it is sent the streams of one slot at a time); what
+spans owners (the guests' list, the display names) is changed by single-key commands
+beside them (docs/DESIGN.md, "Keys
 ready for Redis Cluster", "The archive", "Guests").
 """
 

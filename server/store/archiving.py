@@ -10,7 +10,9 @@ next pass copies again (absorbed) and then removes (docs/DESIGN.md, "The archive
 
 Every call touches one key or one owner's keys (one slot of a Redis Cluster), or sends
 such calls for many streams in one non-transactional pipeline (which a cluster client
-sends to each key's node); the streams are those :mod:`server.store.ledgers` lists.
+sends to each key's node), but one: :meth:`ArchivingCalls.bounds` reads many streams'
+ends in one read-only script (on a cluster, one call per slot). The streams are those
+:mod:`server.store.ledgers` lists.
 """
 
 from __future__ import annotations

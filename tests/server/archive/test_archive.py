@@ -393,8 +393,10 @@ async def test_a_paced_pass_rests_after_each_step_in_proportion_to_it(
     pauses, took = await run(3.0)
     assert len(pauses) >= 5  # 13 streams, 3 a step: every chunk of a step rests
     assert all(p > 0 for p in pauses)
-    # The pause asked is never slept here: the pass's own time is what it rested for.
-    assert 3.0 * took * 0.5 <= sum(pauses) <= 3.0 * took
+    # The pause asked is never slept here: the pass's own time is what it rested for
+    # (all of it but the end of the pass, after the last step, which the machine may
+    # stretch: so a loose lower bound).
+    assert 3.0 * took * 0.2 <= sum(pauses) <= 3.0 * took
     assert await casino.ledger_len() == 0  # everything old enough moved all the same
     unpaced, _ = await run(0.0)
     assert unpaced
