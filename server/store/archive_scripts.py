@@ -6,8 +6,7 @@ Each touches one key, or the keys of one player or one table (one hash tag), so 
 each runs on one node of a Redis Cluster (but ``STREAM_ENDS``, which only reads, and
 reads any streams: on a cluster it is sent the streams of one slot at a time); what
 spans owners (the guests' list, the display names) is changed by single-key commands
-beside them (docs/DESIGN.md, "Keys
-ready for Redis Cluster", "The archive", "Guests").
+beside them (docs/DESIGN.md, "Keys ready for Redis Cluster", "The archive", "Guests").
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio
+from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError
 
 from server.store.archive_scripts import DROP_CLOSED_LEDGER, LEDGER_START, STREAM_ENDS, TRIM_LOG
@@ -81,21 +82,8 @@ class ArchivingCalls:
     async def ledger_starts(self, sources: Sequence[LedgerSource]) -> list[LedgerStart]:
         """Each of ``sources``' streams as of one instant (:meth:`ledger_start`), the
         scripts sent in one pipeline."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for source in sources:
-                keys = self._start_keys(source)
-                # As a command, not pipe.evalsha: a cluster's pipeline refuses that method.
-                pipe.execute_command("EVALSHA", self._start.sha, len(keys), *keys)
-            replies = await pipe.execute(raise_on_error=False)
-        starts = []
-        for source, reply in zip(sources, replies, strict=True):
-            if isinstance(reply, NoScriptError):  # a Redis that forgot it: loads it again
-                starts.append(await self.ledger_start(source))
-            elif isinstance(reply, Exception):
-                raise reply
-            else:
-                starts.append(_ledger_start(reply))
-        return starts
+        keys = [self._start_keys(source) for source in sources]
+        return [_ledger_start(reply) for reply in await self._each(self._start, keys)]
 
     async def bounds(self, streams: Sequence[str]) -> list[tuple[StreamId | None, StreamId | None]]:
         """Each of ``streams``' first and last entry ids (None: the stream is empty or
@@ -109,20 +97,29 @@ class ArchivingCalls:
         for stream in streams:
             by_slot.setdefault(key_slot(stream), []).append(stream)
         groups = list(by_slot.values())
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for group in groups:
-                # As a command, not pipe.evalsha: a cluster's pipeline refuses that method.
-                pipe.execute_command("EVALSHA", self._ends.sha, len(group), *group)
-            replies = await pipe.execute(raise_on_error=False)
         ends: dict[str, tuple[StreamId | None, StreamId | None]] = {}
-        for group, reply in zip(groups, replies, strict=True):
-            answer = reply
-            if isinstance(reply, NoScriptError):  # a node that forgot it: loads it again
-                answer = await self._ends(keys=group)
+        for group, reply in zip(groups, await self._each(self._ends, groups), strict=True):
+            ends.update(zip(group, _pairs(reply), strict=True))
+        return [ends[stream] for stream in streams]
+
+    async def _each(self, script: AsyncScript, keys: Sequence[list[str]]) -> list[Any]:
+        """``script``'s reply for each list of ``keys`` (each of one slot), the calls sent
+        in one pipeline; a Redis (or node) that forgot the script loads it again. The
+        first error reply is raised."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for each in keys:
+                # As a command, not pipe.evalsha: a cluster's pipeline refuses that method.
+                pipe.execute_command("EVALSHA", script.sha, len(each), *each)
+            replies = await pipe.execute(raise_on_error=False)
+        answers = []
+        for each, reply in zip(keys, replies, strict=True):
+            if isinstance(reply, NoScriptError):
+                answers.append(await script(keys=each))
             elif isinstance(reply, Exception):
                 raise reply
-            ends.update(zip(group, _pairs(answer), strict=True))
-        return [ends[stream] for stream in streams]
+            else:
+                answers.append(reply)
+        return answers
 
     async def drop_closed_ledger(self, player: str) -> bool:
         """Delete ``player``'s ledger stream if the account is closed and the archive
