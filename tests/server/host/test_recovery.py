@@ -23,7 +23,7 @@ from server.host import encode_outbound, now_ms, pack_outbound, recovery
 from server.store.accounts import AccountStore
 from server.store.parts import to_parts
 from server.store.requests import ClientRequest
-from server.store.transfers import Pending
+from server.store.transfers import Pending, TransferCalls
 from server.table import events as ev
 from server.table.machine import step
 from server.table.state import new_table
@@ -165,3 +165,45 @@ async def test_a_sweep_of_a_table_with_nothing_under_way_reads_nothing_of_it(
     store.pending = counted_read  # type: ignore[method-assign]
     await until(lambda: asked.count("slow") >= 3, 5, "three sweeps of the table")
     assert read == []
+
+
+@pytest.mark.asyncio
+async def test_the_sweeps_of_tables_taken_together_are_spread_over_the_interval(
+    start_app: StartApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tables taken together (at start-up) each look at once, then sweep once an
+    interval, but not all together: their second sweeps fall anywhere in the first
+    interval, and each table's later sweeps come one interval apart."""
+    sweep_s = 1.0
+    monkeypatch.setattr(recovery, "SWEEP_S", sweep_s)
+    tables = 40
+    asked: dict[str, list[float]] = {}
+    has_pending = TransferCalls.has_pending
+
+    async def counted(self: TransferCalls, table_id: str) -> bool:
+        asked.setdefault(table_id, []).append(time.monotonic())
+        return await has_pending(self, table_id)
+
+    monkeypatch.setattr(TransferCalls, "has_pending", counted)
+    await start_app(
+        "\n".join(
+            f'[[table]]\nid = "t{i:02d}"\nname = "T{i}"\nmin_bet = 10\nmax_bet = 100\n'
+            "denominations = [5, 10]\nmin_buy_in = 100\nmax_buy_in = 1000\n"
+            for i in range(tables)
+        )
+    )
+    await until(
+        lambda: len(asked) == tables and all(len(t) >= 3 for t in asked.values()),
+        6 * sweep_s,
+        "three looks at every table",
+    )
+    firsts = sorted(times[0] for times in asked.values())
+    seconds = sorted(times[1] for times in asked.values())
+    # The first looks come together; the second ones spread over the interval after.
+    assert firsts[-1] - firsts[0] < sweep_s / 2
+    assert seconds[0] - firsts[0] < sweep_s / 3
+    assert seconds[-1] - firsts[0] > 2 * sweep_s / 3
+    crowded = max(sum(1 for t in seconds if s <= t < s + sweep_s / 10) for s in seconds)
+    assert crowded <= tables // 3, f"{crowded} of {tables} second sweeps within a tenth"
+    for times in asked.values():
+        assert times[2] - times[1] == pytest.approx(sweep_s, abs=sweep_s / 4)
