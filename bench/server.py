@@ -393,6 +393,9 @@ def _server_gc(root: Path) -> str:
     for path in (root / "server").rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         calls += re.findall(r"gc\.(?:set_threshold|freeze|disable)\([^)]*\)", text)
+        timer = re.search(r"^YOUNG_EVERY_S = ([\d.]+)", text, re.MULTILINE)
+        if timer:
+            calls.append(f"gc.collect(1) every {timer.group(1)} s")
     if not calls:
         return f"Python default {gc.get_threshold()} (server/ calls no gc.*)"
     return ", ".join(sorted(set(calls)))
