@@ -35,7 +35,7 @@ from protocol import limits as L
 from protocol.codec import encode
 from protocol.messages import OkReply, Pong, Snapshot
 from protocol.structs import Joined, SeatView, Welcome
-from server.collector import collect_on_a_timer
+from server.collector import THRESHOLDS, collect_on_a_timer
 
 HEARTBEAT_MS = 20_000
 BALANCE = 1_000_000
@@ -191,7 +191,7 @@ async def serve_bare(host: str, port: int) -> None:
         # servers are measured alike.
         gc.collect()
         gc.freeze()
-        gc.set_threshold(50_000, 3, 500)
+        gc.set_threshold(*THRESHOLDS)
         collector = asyncio.create_task(collect_on_a_timer(), name="gc")
         print(
             f"bare listening on {actual} loop={loop_name} gc={gc.get_threshold()}",

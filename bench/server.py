@@ -396,6 +396,9 @@ def _server_gc(root: Path) -> str:
         timer = re.search(r"^YOUNG_EVERY_S = ([\d.]+)", text, re.MULTILINE)
         if timer:
             calls.append(f"gc.collect(1) every {timer.group(1)} s")
+        thresholds = re.search(r"^THRESHOLDS = \(([^)]*)\)", text, re.MULTILINE)
+        if thresholds:
+            calls.append(f"thresholds ({thresholds.group(1)})")
     if not calls:
         return f"Python default {gc.get_threshold()} (server/ calls no gc.*)"
     return ", ".join(sorted(set(calls)))

@@ -36,7 +36,7 @@ from server.archive.mover import SERVED_REST, Archiver, PassReport
 from server.archive.service import ArchiveService
 from server.cluster import Cluster
 from server.cluster.placement import INSTANCE_SEPARATOR
-from server.collector import collect_on_a_timer
+from server.collector import THRESHOLDS, collect_on_a_timer
 from server.config import Settings
 from server.gateway import Gateway, gateway_options
 from server.gateway.revocations import RevocationListener
@@ -397,12 +397,9 @@ async def run(settings: Settings, ready: asyncio.Event | None = None) -> None:
         # leaves the collector.
         gc.collect()
         gc.freeze()
-        # CPython 3.11's three generations: the young and middle ones are collected on
-        # a timer (server/collector.py); the thresholds only catch a burst between two
-        # ticks: a young collection every 50,000 objects kept, the middle one every 4
-        # of them (at 21, after 9,000 players came in, one went through a million
-        # objects: 0.6 to 0.8 s).
-        gc.set_threshold(50_000, 3, 500)
+        # The young and middle generations are collected on a timer, the old one
+        # hourly (server/collector.py).
+        gc.set_threshold(*THRESHOLDS)
         collector = asyncio.create_task(collect_on_a_timer(), name="gc")
         listening = f"paigow-server listening on ws://{settings.host}:{app.port}/"
         if settings.log_format == "json":  # every line of the output is then JSON

@@ -13,9 +13,7 @@ pause that long is the p99 of every request that comes during it.
 :data:`YOUNG_EVERY_S` instead: what was made since the last tick and still lives, a
 few thousand objects, 3 ms on average and 13 at most at 10,000 players; what survives
 goes to the old generation, collected whole every :data:`FULL_EVERY_S` (a generation
-to which the timer's collections add a count each, so CPython's own rule would never
-come round to it). The thresholds stay (``server/app.py``): a burst of allocations
-between two ticks is still collected by CPython.
+to which the timer's collections add a count each: see :data:`THRESHOLDS`).
 """
 
 from __future__ import annotations
@@ -26,6 +24,13 @@ from typing import NoReturn
 
 YOUNG_EVERY_S = 0.1
 """How often the young and middle generations are collected."""
+
+THRESHOLDS = (50_000, 3, 1_000_000)
+"""``gc.set_threshold`` beside the timer: a burst of allocations between two ticks is
+still collected by CPython (a young collection every 50,000 objects kept, the middle
+one every 4 of them), but never the old generation, which the timer collects: each tick
+counts as a middle collection, so at CPython's 10 or the server's former 500, the first
+burst after a minute set off a full collection (0.7 s measured at 10,000 players)."""
 
 FULL_EVERY_S = 3600.0
 """How often every generation is. Reference cycles are rare here: the timer's 306
