@@ -40,6 +40,7 @@ from server.collector import THRESHOLDS, collect_on_a_timer
 from server.config import Settings
 from server.gateway import Gateway, gateway_options
 from server.gateway.revocations import RevocationListener
+from server.gateway.wsconn import GatewayConnection
 from server.host import TableHost
 from server.host.lease import LeaseKeeper
 from server.metrics import Metrics
@@ -258,6 +259,7 @@ class App:
             # and a task per connection (protocol/PROTOCOL.md, section 5).
             ping_interval=None,
             ping_timeout=None,
+            create_connection=GatewayConnection,
         )
         wait_s = max(10.0, 3 * s.lease_ms / 1000)
         if cluster is not None:

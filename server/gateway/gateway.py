@@ -40,6 +40,7 @@ from server.gateway.session import (
     error_reply,
     guests_limited,
 )
+from server.gateway.wsconn import GatewayConnection
 from server.host import TableHost, now_ms
 from server.metrics import Metrics
 from server.store.accounts import AccountStore
@@ -214,9 +215,19 @@ class Gateway:
         session = conn.session
         # Closed after two heartbeat intervals without a frame (protocol/PROTOCOL.md, section 5).
         conn.watch_silence()
+        ws = conn.ws
+        queued = ws if isinstance(ws, GatewayConnection) else None
         try:
             while True:
-                frame = await conn.ws.recv()
+                # The next message from the connection's queue, with no coroutine a
+                # message (server/gateway/wsconn.py); once it is closed, as websockets
+                # ends (ConnectionClosed).
+                frame = queued.next_message() if queued is not None else None
+                while frame is None and queued is not None and not queued.ended:
+                    await queued.message_arrived()
+                    frame = queued.next_message()
+                if frame is None:
+                    frame = await ws.recv()
                 started = time.perf_counter()
                 now = loop.time()
                 if session.touch_due(now):
