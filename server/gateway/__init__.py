@@ -4,6 +4,8 @@ from the asyncio connection around it):
 - :mod:`~server.gateway.session`: one connection's rules (hello, who it speaks for,
   the rate, invalid frames, silence, reply order), with no I/O and no clock;
 - :mod:`~server.gateway.connection`: its WebSocket I/O (send path, queue, drop, timer);
+- :mod:`~server.gateway.wsconn`: the receive side of that I/O, each message queued
+  whole as it comes and read without a coroutine;
 - :mod:`~server.gateway.handlers` (and :mod:`~server.gateway.money`): one small
   function per request type;
 - :mod:`~server.gateway.presence`: the lobby, and who is connected and where;
