@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import heapq
+import logging
 import math
 
 from websockets.asyncio.server import ServerConnection
@@ -32,6 +33,8 @@ handshake (a slow consumer reads nothing, not even the close frame)."""
 CLOSE_AFTER_S = 5.0
 """How long the frames before a close (and the close frame) may take to go out."""
 TOO_SLOW = Close(CloseCode.TRY_AGAIN_LATER, "too slow: outgoing queue full")
+
+log = logging.getLogger(__name__)
 
 
 class _Framer:
@@ -133,6 +136,34 @@ class SilenceWatch:
             self._timer = None
 
 
+class Flushes:
+    """The connections with frames held, flushed together in one callback of the event
+    loop, for all the connections of a gateway: an event goes to six connections,
+    and a callback each was six handles a request."""
+
+    __slots__ = ("_due", "_scheduled")
+
+    def __init__(self) -> None:
+        self._due: list[Connection] = []
+        self._scheduled = False
+
+    def add(self, conn: Connection) -> None:
+        """Flush ``conn`` (:meth:`Connection._flush`) when the loop next runs callbacks."""
+        self._due.append(conn)
+        if not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._run)
+
+    def _run(self) -> None:
+        due, self._due = self._due, []
+        self._scheduled = False
+        for conn in due:
+            try:
+                conn._flush()
+            except Exception:  # one connection's fault must not hold the others' frames
+                log.exception("flushing a connection failed")
+
+
 class Connection:
     """One client's WebSocket, its session, and what it watches (see the module docstring).
 
@@ -151,6 +182,7 @@ class Connection:
         "_writer",
         "backlog",
         "dropping",
+        "flushes",
         "player_id",
         "queue_size",
         "session",
@@ -166,6 +198,7 @@ class Connection:
         session: Session,
         queue_size: int,
         watch: SilenceWatch | None = None,
+        flushes: Flushes | None = None,
     ) -> None:
         self.ws = ws
         self.session = session
@@ -182,6 +215,7 @@ class Connection:
         self.backlog = 0  # frames queued and not yet handed to the socket
         self.dropping: asyncio.Task[None] | None = None  # a close from outside the handler
         self.watch = watch if watch is not None else SilenceWatch()
+        self.flushes = flushes if flushes is not None else Flushes()
         self._silence_due: float | None = None  # when `watch` checks it next (None: not)
         # Frames sent since the loop last ran this connection's flush: written together.
         self._held: list[bytes] | None = None
@@ -290,7 +324,8 @@ class Connection:
         """Send a frame soon, or queue it; nothing once the session is closing.
 
         With nothing queued, the frame waits only until the event loop runs this
-        connection's flush (:meth:`_flush`, scheduled by the first frame held): every
+        connection's flush (:meth:`_flush`, scheduled by the first frame held, with
+        the other connections' in one callback: :class:`Flushes`): every
         frame sent to it meanwhile (the replies and events of a commit, the events of a
         group of them) goes out in one write, as ``websockets.broadcast`` would write
         each, with no task switch. Else it waits in the bounded queue, in order, for
@@ -308,7 +343,7 @@ class Connection:
         held = self._held
         if held is None:
             self._held = [data]
-            asyncio.get_running_loop().call_soon(self._flush)
+            self.flushes.add(self)
         else:
             held.append(data)
 

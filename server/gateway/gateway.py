@@ -24,7 +24,7 @@ from protocol.codec import encode
 from protocol.errors import CloseCode, ErrorCode
 from protocol.messages import ClientMessage, OkReply
 from server.archive import Archive
-from server.gateway.connection import Connection, SilenceWatch
+from server.gateway.connection import Connection, Flushes, SilenceWatch
 from server.gateway.context import REPLIED, Context
 from server.gateway.handlers import HANDLERS
 from server.gateway.options import GatewayOptions
@@ -79,6 +79,7 @@ class Gateway:
         self.context = Context(self.presence, tables, accounts, options.server_name, archive)
         self._touches: set[asyncio.Task[None]] = set()
         self.silence = SilenceWatch()
+        self.flushes = Flushes()
         """When each connection's silence is next checked (one timer for all)."""
 
     @property
@@ -101,6 +102,7 @@ class Gateway:
             Session(self.options, secrets.token_hex(8), now),
             self.options.queue_size,
             self.silence,
+            self.flushes,
         )
         self.presence.connections.add(conn)
         self.metrics.connections.inc()

@@ -513,3 +513,65 @@ async def test_an_event_framed_once_reaches_every_connection_whole() -> None:
         done.set()
         for client in clients:
             await client.close()
+
+
+@pytest.mark.asyncio
+async def test_one_callback_flushes_every_connection_and_a_fault_in_one_holds_back_no_other(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The connections of a gateway share their flush: a table's event sent to each of
+    them in one turn is written by one callback of the loop; and if writing to one of
+    them fails, the others still get their frames, then and after."""
+    from websockets.asyncio.client import connect
+    from websockets.asyncio.server import ServerConnection, serve
+
+    from server.config import Settings
+    from server.gateway.connection import Flushes
+    from server.gateway.options import gateway_options
+    from server.gateway.session import Session
+
+    options = gateway_options(Settings(), b"s" * 32)
+    flushes = Flushes()
+    opened: list[Connection] = []
+    done = asyncio.Event()
+
+    async def handler(ws: ServerConnection) -> None:
+        opened.append(Connection(ws, Session(options, "x", 0.0), 8, flushes=flushes))
+        await done.wait()
+
+    async with serve(handler, "127.0.0.1", 0, compression=None) as server:
+        port = server.sockets[0].getsockname()[1]
+        clients = [await connect(f"ws://127.0.0.1:{port}", compression=None) for _ in range(3)]
+        await until(lambda: len(opened) == 3)
+        loop = asyncio.get_running_loop()
+        callbacks: list[object] = []
+        call_soon = loop.call_soon
+
+        def counted(callback: Any, *args: Any, **kwargs: Any) -> asyncio.Handle:
+            callbacks.append(callback)
+            return call_soon(callback, *args, **kwargs)
+
+        monkeypatch.setattr(loop, "call_soon", counted)
+        for conn in opened:
+            conn.send_bytes(b"event")
+        monkeypatch.setattr(loop, "call_soon", call_soon)
+        assert len(callbacks) == 1
+        for client in clients:
+            assert await asyncio.wait_for(client.recv(), 5) == b"event"
+        broken = opened[0]
+        write_now = Connection._write_now
+
+        def failing(self: Connection, frames: list[bytes]) -> int:
+            if self is broken:
+                raise RuntimeError("a fault")
+            return write_now(self, frames)
+
+        monkeypatch.setattr(Connection, "_write_now", failing)
+        for round_, order in ((b"one", opened[::-1]), (b"two", opened)):
+            for conn in order:  # the broken one last, then first
+                conn.send_bytes(round_)
+            for client in clients[1:]:
+                assert await asyncio.wait_for(client.recv(), 5) == round_
+        done.set()
+        for client in clients:
+            await client.close()
