@@ -49,13 +49,6 @@ log = logging.getLogger(__name__)
 ALONE_CHECK_S = 1.0
 """How often a primary found without replicas is asked again whether it has one."""
 
-KEEP_FROM = 8
-"""A batcher keeps the connection of its last pipeline for the next one, on a pool of
-at least this many connections (the server's has 64; a smaller one is left to share).
-Taking one from redis-py's pool and giving it back, a lock, a timer and a task each
-time, was 36 of a pipeline's 83 µs of CPU, at 500 pipelines a second for 10,000
-players."""
-
 
 @dataclass(frozen=True, slots=True)
 class Replication:
@@ -93,7 +86,6 @@ class ScriptBatcher:
         self._turns: list[asyncio.Future[None]] = []  # see turn()
         self._scheduled = False
         self._running: set[asyncio.Task[None]] = set()
-        self._kept: list[AbstractConnection] = []  # see KEEP_FROM
         self._alone = False  # the primary had no replica when last asked
         self._alone_checked = 0.0  # time.monotonic() of that answer
         self.pipelines = 0
@@ -210,8 +202,7 @@ class ScriptBatcher:
 
         On a Redis Cluster, redis-py's cluster pipeline (it sends each node its slots'
         commands and follows a slot that moved). Else the commands are written on one
-        connection of the pool (kept for the next pipeline: :data:`KEEP_FROM`) and
-        their replies read back, retried as redis-py retries
+        connection of the pool and their replies read back, retried as redis-py retries
         a pipeline (its connection's ``retry``, on a connection error or a timeout),
         with one time limit for all the replies: redis-py's pipeline spent as long
         again per command on bookkeeping a list of script calls needs none of, and set
@@ -225,30 +216,20 @@ class ScriptBatcher:
                     pipe.execute_command(*command)
                 return list(await pipe.execute(raise_on_error=False))
         pool = self.client.connection_pool
-        conn = self._kept.pop() if self._kept else None
+        conn = await pool.get_connection()  # type: ignore[no-untyped-call]
         try:
-            if conn is None:
-                conn = await pool.get_connection()  # type: ignore[no-untyped-call]
-            else:
-                # Checked as the pool checks one it hands out: connected again if Redis
-                # closed it meanwhile (a restart).
-                await pool.ensure_connection(conn)
             replies: list[Any] = await conn.retry.call_with_retry(
                 lambda: _exchange(conn, commands), lambda error: conn.disconnect()
             )
+            return replies
         except BaseException:
-            if conn is not None:
-                # Replies may be left unread on it: never hand it to another caller.
-                # Shielded: a cancellation in the middle would leave the connection
-                # counted as taken, and the bounded pool one smaller for good.
-                await conn.disconnect(nowait=True)
-                await asyncio.shield(pool.release(conn))
+            # Replies may be left unread on it: never hand it to another caller.
+            await conn.disconnect(nowait=True)
             raise
-        if getattr(pool, "max_connections", 0) >= KEEP_FROM:
-            self._kept.append(conn)
-        else:
+        finally:
+            # Shielded: a cancellation in the middle would leave the connection counted
+            # as taken, and the bounded pool one smaller for good.
             await asyncio.shield(pool.release(conn))
-        return replies
 
     async def _replicated(self, wait: Replication, acked: Any) -> bool:
         """Whether the pipeline's writes count as replicated: ``acked`` (WAIT's reply)

@@ -13,9 +13,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from server.store.batching import KEEP_FROM, Replication, ScriptBatcher
-from server.store.connection import close_client
-from server.store.connection import redis_client as redis_client_of
+from server.store.batching import Replication, ScriptBatcher
 from server.store.embedded import EmbeddedRedis
 
 ECHO = "return ARGV[1]"
@@ -239,46 +237,3 @@ async def test_a_call_made_at_its_turn_goes_in_the_very_next_pipeline(
     assert await at_its_turn() == b"at its turn"
     assert await meanwhile == b"meanwhile"
     assert batcher.pipelines == 2  # both in the second pipeline
-
-
-async def test_a_large_pool_s_connection_is_kept_between_pipelines_and_connected_again_when_lost(
-    redis_server: EmbeddedRedis, redis_client: redis.asyncio.Redis
-) -> None:
-    """On a pool of at least KEEP_FROM connections, the pipelines go on one connection
-    taken once; if Redis closed it meanwhile (a restart, a kill), the next pipeline
-    connects it again, as the pool does for a connection it hands out, and goes
-    through."""
-    client = redis_client_of(redis_server.url, max_connections=KEEP_FROM, timeout=1.0)
-    pool = client.connection_pool
-    taken = 0
-    get_connection = pool.get_connection
-
-    async def counted() -> object:
-        nonlocal taken
-        taken += 1
-        return await get_connection()  # type: ignore[no-untyped-call]
-
-    pool.get_connection = counted  # type: ignore[method-assign,assignment]
-    batcher = ScriptBatcher(client)
-    echo = await _loaded(redis_client, ECHO)
-    for i in range(5):
-        assert await batcher.call(echo, [], [str(i)]) == str(i).encode()
-    assert taken == 1
-    assert await redis_client.client_kill_filter(_type="normal", skipme=True) >= 1
-    assert await batcher.call(echo, [], ["after"]) == b"after"
-    assert taken == 1
-    await close_client(client)
-
-
-async def test_a_small_pool_s_connection_goes_back_after_each_pipeline(
-    redis_server: EmbeddedRedis,
-) -> None:
-    """Below KEEP_FROM the pool is left to share: with one connection, a command of the
-    same client after a pipeline gets it at once."""
-    client = redis_client_of(redis_server.url, max_connections=1, timeout=0.5)
-    batcher = ScriptBatcher(client)
-    echo = await _loaded(client, ECHO)
-    assert await batcher.call(echo, [], ["one"]) == b"one"
-    assert await client.ping()
-    assert await batcher.call(echo, [], ["two"]) == b"two"
-    await close_client(client)
