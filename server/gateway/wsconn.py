@@ -4,24 +4,31 @@
 coroutines and a future, made again for every message and alive until the next one
 comes, seconds later at a human pace. At 10,000 players that was CPU on every request
 and tens of thousands of objects for the collector to go through.
-:class:`GatewayConnection` keeps each complete message in a list as its last frame
-arrives (the fragments joined, text decoded, the reading paused past ``max_queue``
-messages and resumed at a quarter of it, as the ``Assembler`` does, which it replaces:
-a kilobyte of each connection's memory), and the gateway
-takes it without a coroutine (:meth:`~GatewayConnection.next_message`), waiting on one
-future only when nothing is there (:meth:`~GatewayConnection.message_arrived`).
-``recv`` reads the same queue and ends as ``websockets``' does once the connection is
-closed.
+:class:`GatewayConnection` queues each complete message as its last frame arrives
+(the fragments joined, text decoded, the reading paused past ``max_queue`` messages and
+resumed at its low mark, as the ``Assembler`` does, which it replaces: a kilobyte of
+each connection's memory), and the gateway takes it without a coroutine
+(:meth:`~GatewayConnection.next_message`), waiting on one future only when nothing is
+there (:meth:`~GatewayConnection.message_arrived`). ``recv`` reads the same queue and
+ends as ``websockets``' does once the connection is closed.
+
+Where it differs from ``websockets``' ``recv`` (nothing here relies on it): reading
+pauses on complete messages only (not on the frames of one still arriving); two
+readers at once are not refused, and share the wait; ``recv(decode=True)`` of a binary
+message that is not UTF-8 raises ``UnicodeDecodeError`` and drops it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
 from websockets.asyncio.messages import MAX_FRAGMENTS
 from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed, TooManyFragments
 from websockets.frames import DATA_OPCODES, CloseCode, Frame, Opcode
 from websockets.protocol import Event
 
@@ -39,13 +46,13 @@ _NO_ASSEMBLER: Any = _NoAssembler()
 
 
 class GatewayConnection(ServerConnection):
-    """A ``websockets`` server connection whose messages wait in a list (see the
-    module docstring). Made by ``serve(create_connection=GatewayConnection)``.
+    """A ``websockets`` server connection whose messages wait in a queue of its own
+    (see the module docstring). Made by ``serve(create_connection=GatewayConnection)``.
 
-    Its own state is in class attributes until first set: an idle connection (most of
-    10,000) holds none of it."""
+    Its own state is in class attributes until first set, and the queue exists only
+    while it holds messages: an idle connection (most of 10,000) holds none of it."""
 
-    _inbox: list[bytes | str] | None = None  # complete messages, oldest first
+    _inbox: collections.deque[bytes | str] | None = None  # complete messages, oldest first
     _fragments: list[Frame] | None = None  # of a fragmented message under way
     _arrived: asyncio.Future[None] | None = None
     _paused = False
@@ -59,18 +66,27 @@ class GatewayConnection(ServerConnection):
         super().connection_made(transport)
         self.recv_messages = _NO_ASSEMBLER
 
+    def _marks(self) -> tuple[int | None, int | None]:
+        """(high, low): pause reading past ``high`` messages, resume at ``low``; either
+        derived from the other, as the ``Assembler`` does."""
+        high, low = self.max_queue_high, self.max_queue_low
+        if high is not None and low is None:
+            low = high // 4
+        elif high is None and low is not None:
+            high = low * 4
+        return high, low
+
     def next_message(self) -> bytes | str | None:
         """The next complete message (``bytes``, or ``str`` for a text frame), or None
         if none has come yet."""
         inbox = self._inbox
         if not inbox:
             return None
-        message = inbox.pop(0)  # a handful at most: max_queue, then reading pauses
+        message = inbox.popleft()
+        if not inbox:
+            self._inbox = None  # the usual case: one message at a time
         if self._paused:
-            # As the Assembler: a quarter of max_queue unless a low mark is given.
-            low = self.max_queue_low
-            if low is None and self.max_queue_high is not None:
-                low = self.max_queue_high // 4
+            low = self._marks()[1]
             if low is None or len(inbox) <= low:
                 self._paused = False
                 self.transport.resume_reading()
@@ -87,21 +103,19 @@ class GatewayConnection(ServerConnection):
 
     async def recv(self, decode: bool | None = None) -> Any:
         """The next message, as ``websockets``' ``recv`` (``decode`` as there); once the
-        connection is closed and the queue empty, raises its ``ConnectionClosed``."""
-        while True:
-            message = self.next_message()
-            if message is not None:
-                if decode is True and isinstance(message, bytes):
-                    return message.decode()
-                if decode is False and isinstance(message, str):
-                    return message.encode()
-                return message
-            if self.ended:
-                break
+        connection is closed and the queue empty, raises its ``ConnectionClosed``. Safe
+        to cancel: a message that comes meanwhile stays queued."""
+        while (message := self.next_message()) is None and not self.ended:
             await self.message_arrived()
-        # Wait for the protocol state to be CLOSED before reading close_exc.
-        await asyncio.shield(self.connection_lost_waiter)
-        raise self.close_exc
+        if message is None:
+            # Wait for the protocol state to be CLOSED before reading close_exc.
+            await asyncio.shield(self.connection_lost_waiter)
+            raise self.close_exc
+        if decode is True and isinstance(message, bytes):
+            return message.decode()
+        if decode is False and isinstance(message, str):
+            return message.encode()
+        return message
 
     async def recv_streaming(self, decode: bool | None = None) -> AsyncIterator[Any]:
         """The next message in one piece (its frames are joined as they come)."""
@@ -129,6 +143,7 @@ class GatewayConnection(ServerConnection):
             first, data = event, event.data
         else:
             if len(fragments) > MAX_FRAGMENTS:
+                self.set_connection_exc(TooManyFragments(MAX_FRAGMENTS))
                 self._fail(CloseCode.MESSAGE_TOO_BIG, "too many fragments")
                 return
             if not event.fin:
@@ -147,9 +162,11 @@ class GatewayConnection(ServerConnection):
                 return
         inbox = self._inbox
         if inbox is None:
-            inbox = self._inbox = []
+            inbox = self._inbox = collections.deque()
         inbox.append(message)
-        high = self.max_queue_high
+        # One read of the socket may hold thousands of small frames: all are queued
+        # (a deque, so that taking each is O(1)), then the reading pauses.
+        high = self._marks()[0]
         if not self._paused and high is not None and len(inbox) > high:
             self._paused = True
             self.transport.pause_reading()
@@ -167,11 +184,14 @@ class GatewayConnection(ServerConnection):
     def _fail(self, code: CloseCode, reason: str) -> None:
         """Fail the connection as ``websockets``' ``recv`` does on a bad message (its
         close deadline included); nothing after it is read."""
-        self._fragments = []
+        self._fragments = None
         self._failed = True
 
         async def fail() -> None:
-            async with self.send_context():
-                self.protocol.fail(code, reason)
+            # Closing already, or the client never answers: the connection's end says
+            # so (its close_exc), as it would have to a recv.
+            with contextlib.suppress(ConnectionClosed):
+                async with self.send_context():
+                    self.protocol.fail(code, reason)
 
         self._failing = self.loop.create_task(fail())

@@ -141,3 +141,56 @@ async def test_a_bad_message_closes_as_websockets_does_and_nothing_after_it_is_r
     assert closed.value.rcvd is not None
     assert closed.value.rcvd.code == code
     assert got == [b"before"]
+
+
+@pytest.mark.asyncio
+async def test_reading_resumes_only_once_the_queue_is_down_to_a_quarter_of_max_queue() -> None:
+    """max_queue 8: past 8 messages the reading pauses; it stays paused while more than 2
+    wait, and resumes when 2 are left (as websockets' Assembler)."""
+    seen: list[tuple[int, bool]] = []
+    sent = asyncio.Event()
+    done = asyncio.Event()
+
+    async def handler(ws: GatewayConnection) -> None:
+        await sent.wait()
+        await asyncio.sleep(0.2)  # every frame the socket let through has come in
+        while (message := ws.next_message()) is not None:
+            assert isinstance(message, bytes)
+            seen.append((int.from_bytes(message, "big"), ws.transport.is_reading()))
+            if len(seen) == 20:
+                break
+        done.set()
+        await ws.wait_closed()
+
+    async with served(handler, max_queue=8) as client:
+        for i in range(20):
+            await client.send(i.to_bytes(2, "big"))
+        sent.set()
+        await asyncio.wait_for(done.wait(), 5)
+    queued = len(seen)  # what had come in before the reading paused, all read now
+    assert queued > 8
+    assert [i for i, _ in seen] == list(range(queued))
+    # Paused until the message whose taking left 2 queued; reading from then on.
+    assert [reading for _, reading in seen] == [False] * (queued - 3) + [True] * 3
+
+
+@pytest.mark.asyncio
+async def test_a_recv_cancelled_while_it_waits_loses_nothing() -> None:
+    """As the hello's time limit does: the wait is cancelled; the message that comes
+    next is read by the next recv."""
+    got: list[object] = []
+    done = asyncio.Event()
+
+    async def handler(ws: GatewayConnection) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(ws.recv(), 0.1)
+        got.append("timed out")
+        got.append(await asyncio.wait_for(ws.recv(), 5))
+        done.set()
+        await ws.wait_closed()
+
+    async with served(handler) as client:
+        await asyncio.sleep(0.3)
+        await client.send(b"hello")
+        await asyncio.wait_for(done.wait(), 5)
+    assert got == ["timed out", b"hello"]
