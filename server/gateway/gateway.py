@@ -79,8 +79,9 @@ class Gateway:
         self.context = Context(self.presence, tables, accounts, options.server_name, archive)
         self._touches: set[asyncio.Task[None]] = set()
         self.silence = SilenceWatch()
-        self.flushes = Flushes()
         """When each connection's silence is next checked (one timer for all)."""
+        self.flushes = Flushes()
+        """The connections whose frames go out at the next flush (one callback for all)."""
 
     @property
     def connections(self) -> set[Connection]:
@@ -221,14 +222,14 @@ class Gateway:
         queued = ws if isinstance(ws, GatewayConnection) else None
         try:
             while True:
-                # The next message from the connection's queue, with no coroutine a
-                # message (server/gateway/wsconn.py); once it is closed, as websockets
-                # ends (ConnectionClosed).
-                frame = queued.next_message() if queued is not None else None
-                while frame is None and queued is not None and not queued.ended:
-                    await queued.message_arrived()
-                    frame = queued.next_message()
+                frame: bytes | str | None = None
+                if queued is not None:
+                    # The next message from the connection's queue, with no coroutine
+                    # a message (server/gateway/wsconn.py).
+                    while (frame := queued.next_message()) is None and not queued.ended:
+                        await queued.message_arrived()
                 if frame is None:
+                    # A plain websockets connection, or closed: raises as websockets does.
                     frame = await ws.recv()
                 started = time.perf_counter()
                 now = loop.time()
