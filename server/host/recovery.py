@@ -3,7 +3,7 @@
 Chips between the table and an account cross in steps (:mod:`server.store.transfers`);
 a crash, or a Redis error, between two of them leaves the table's slot saying what is
 under way. The holder finishes it (:meth:`~server.store.transfers.TransferCalls.recover`):
-when it takes the table, as soon as one of its own steps failed, and every
+when it takes the table, as soon as one of its own steps failed, and about every
 :data:`SWEEP_S` in any case. It does so under the table's lock, so that none of its
 own commits is between its steps meanwhile (docs/DESIGN.md, "Keys ready for Redis
 Cluster").
@@ -29,8 +29,9 @@ CHECK_S = 5.0
 """How long the holder waits before trying a failed recovery again."""
 
 SWEEP_S = 60.0
-"""How often the holder looks at the table's transfers even when nothing failed (the
-first time after its first look, at a random point within this)."""
+"""How often, on average, the holder looks at the table's transfers even when nothing
+failed: each interval is drawn between half and one and a half of it (the first one,
+after its first look, within it)."""
 
 
 class Recovery:
@@ -66,8 +67,9 @@ class Recovery:
         # A process takes its tables together at start-up: sweeping each every SWEEP_S
         # from its first look, 1,667 tables asked Redis together in a second and a
         # half every minute, and the commits queued behind them (a p99 of hundreds of
-        # ms at 10,000 players). The second sweep of each comes at a random point of
-        # the first interval instead, so the sweeps are spread over it for good.
+        # ms at 10,000 players). Each interval is drawn at random instead (the first
+        # within SWEEP_S, the next ones around it), so the sweeps spread out, and stay
+        # spread after anything that brought them together (a Redis restart).
         swept = float("-inf")  # the first look is at once (a table taken over)
         every = random.uniform(0.0, SWEEP_S)  # until the second sweep
         while self.lease.ready:
@@ -86,7 +88,7 @@ class Recovery:
                     log.warning("table %s: transfers not recovered (%s)", self.table_id, exc)
                     failed = True
                 if swept != float("-inf"):
-                    every = SWEEP_S
+                    every = random.uniform(SWEEP_S / 2, 3 * SWEEP_S / 2)
                 swept = time.monotonic()
                 if failed:
                     self._recover.set()

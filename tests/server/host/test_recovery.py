@@ -171,9 +171,10 @@ async def test_a_sweep_of_a_table_with_nothing_under_way_reads_nothing_of_it(
 async def test_the_sweeps_of_tables_taken_together_are_spread_over_the_interval(
     start_app: StartApp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Tables taken together (at start-up) each look at once, then sweep once an
+    """Tables taken together (at start-up) each look at once, then sweep about once an
     interval, but not all together: their second sweeps fall anywhere in the first
-    interval, and each table's later sweeps come one interval apart."""
+    interval, and each table's later sweeps come half to one and a half intervals
+    apart, drawn again each time (so no two tables keep in step)."""
     sweep_s = 1.0
     monkeypatch.setattr(recovery, "SWEEP_S", sweep_s)
     tables = 40
@@ -194,7 +195,7 @@ async def test_the_sweeps_of_tables_taken_together_are_spread_over_the_interval(
     )
     await until(
         lambda: len(asked) == tables and all(len(t) >= 3 for t in asked.values()),
-        6 * sweep_s,
+        8 * sweep_s,
         "three looks at every table",
     )
     firsts = sorted(times[0] for times in asked.values())
@@ -205,5 +206,6 @@ async def test_the_sweeps_of_tables_taken_together_are_spread_over_the_interval(
     assert seconds[-1] - firsts[0] > 2 * sweep_s / 3
     crowded = max(sum(1 for t in seconds if s <= t < s + sweep_s / 10) for s in seconds)
     assert crowded <= tables // 3, f"{crowded} of {tables} second sweeps within a tenth"
-    for times in asked.values():
-        assert times[2] - times[1] == pytest.approx(sweep_s, abs=sweep_s / 4)
+    gaps = [times[2] - times[1] for times in asked.values()]
+    assert all(sweep_s / 2 <= gap <= 3 * sweep_s / 2 + 0.25 for gap in gaps), gaps
+    assert max(gaps) - min(gaps) > sweep_s / 3  # drawn, not one interval for all
