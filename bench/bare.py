@@ -10,8 +10,8 @@ Python, the event loop and ``websockets`` cost on this machine for that traffic.
 
 Run by ``bench/server.py``: ``python -m bench.bare --port 0`` prints
 ``bare listening on PORT`` once it accepts connections, and runs until SIGTERM.
-The event loop is uvloop when installed (as ``paigow-server``'s), gc is left at
-Python's defaults (as the game server's), so the two compare like for like.
+The event loop is uvloop when installed (as ``paigow-server``'s), and the collector
+runs as the game server's (``server/collector.py``), so the two compare like for like.
 """
 
 from __future__ import annotations

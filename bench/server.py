@@ -394,8 +394,11 @@ def _server_gc(root: Path) -> str:
         text = path.read_text(encoding="utf-8")
         calls += re.findall(r"gc\.(?:set_threshold|freeze|disable)\([^)]*\)", text)
         timer = re.search(r"^YOUNG_EVERY_S = ([\d.]+)", text, re.MULTILINE)
-        if timer:
-            calls.append(f"gc.collect(1) every {timer.group(1)} s")
+        full = re.search(r"^FULL_EVERY_S = ([\d.]+)", text, re.MULTILINE)
+        if timer and full:
+            calls.append(
+                f"gc.collect(1) every {timer.group(1)} s, gc.collect() every {full.group(1)} s"
+            )
         thresholds = re.search(r"^THRESHOLDS = \(([^)]*)\)", text, re.MULTILINE)
         if thresholds:
             calls.append(f"thresholds ({thresholds.group(1)})")

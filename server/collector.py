@@ -4,8 +4,8 @@ CPython 3.11 starts a young collection once 50,000 (the server's threshold) more
 objects were allocated than freed. Under a steady load a server allocates about as
 many as it frees, so that count wanders: at 10,000 players the young collections came
 from 1 to 70 s apart, and the young generation held whatever was made since and still
-lives (the coroutines and future of each connection's next ``recv``, tables' new
-states): 50,000 to 700,000 objects, a pause of 20 to 260 ms, and 100 to 320 ms for the
+lived (each connection's wait for its next message, before server/gateway/wsconn.py;
+tables' new states): 50,000 to 700,000 objects, a pause of 20 to 260 ms, and 100 to 320 ms for the
 middle generation every fourth time (measured with a hook on ``gc.callbacks``). A
 pause that long is the p99 of every request that comes during it.
 
@@ -13,7 +13,10 @@ pause that long is the p99 of every request that comes during it.
 :data:`YOUNG_EVERY_S` instead: what was made since the last tick and still lives, a
 few thousand objects, 3 ms on average and 13 at most at 10,000 players; what survives
 goes to the old generation, collected whole every :data:`FULL_EVERY_S` (a generation
-to which the timer's collections add a count each: see :data:`THRESHOLDS`).
+to which the timer's collections add a count each: see :data:`THRESHOLDS`). So a
+reference cycle that dies older than a tick waits up to an hour, and the hourly
+collection is a pause of its own (0.3 to 0.7 s at 10,000 players). This is CPython
+3.11's collector; 3.14's incremental one would call for measuring again.
 """
 
 from __future__ import annotations

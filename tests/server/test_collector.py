@@ -14,7 +14,8 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 import pytest_asyncio
 
-from server.collector import collect_on_a_timer
+from server.collector import FULL_EVERY_S, THRESHOLDS, YOUNG_EVERY_S, collect_on_a_timer
+from tests.helpers import until
 
 TICK_S = 0.05
 
@@ -52,18 +53,24 @@ def no_automatic_collections() -> Iterator[None]:
         gc.set_threshold(*thresholds)
 
 
+FULL_S = 2.0
+
+
 @pytest_asyncio.fixture
-async def timer(no_automatic_collections: None) -> AsyncIterator[None]:
-    task = asyncio.create_task(collect_on_a_timer(TICK_S, full_every_s=0.6))
+async def timer(no_automatic_collections: None) -> AsyncIterator[float]:
+    """The timer running (ticks of TICK_S, a full collection every FULL_S); the loop's
+    time it started."""
+    started = asyncio.get_running_loop().time()
+    task = asyncio.create_task(collect_on_a_timer(TICK_S, full_every_s=FULL_S))
     try:
-        yield
+        yield started
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
 
 
 @pytest.mark.asyncio
-async def test_young_garbage_is_collected_at_the_next_tick(timer: None) -> None:
+async def test_young_garbage_is_collected_at_the_next_tick(timer: float) -> None:
     freed: list[str] = []
     cycle(freed, "young")
     assert freed == []
@@ -73,8 +80,9 @@ async def test_young_garbage_is_collected_at_the_next_tick(timer: None) -> None:
 
 @pytest.mark.asyncio
 async def test_what_outlives_a_tick_goes_to_the_old_generation_collected_whole_on_its_own_period(
-    timer: None,
+    timer: float,
 ) -> None:
+    loop = asyncio.get_running_loop()
     freed: list[str] = []
     kept = cycle(freed, "kept")
     assert in_generation(kept) == 0
@@ -82,10 +90,17 @@ async def test_what_outlives_a_tick_goes_to_the_old_generation_collected_whole_o
     assert in_generation(kept) == 2  # not left in the young ones for the next ticks
     del kept  # garbage now, in the old generation: the ticks leave it there
     await asyncio.sleep(3 * TICK_S)
+    assert loop.time() - timer < FULL_S - 0.5, "too slow a machine to tell"
     assert freed == []
-    # The full collection, 0.6 s after the timer started.
-    await asyncio.sleep(0.6)
+    await until(lambda: len(freed) == 2, 2 * FULL_S, "the full collection")
+    assert loop.time() - timer >= FULL_S  # on its period, not before
     assert sorted(freed) == ["kept", "kept'"]
+
+
+def test_the_timer_s_ticks_never_bring_cpython_to_a_full_collection_of_its_own() -> None:
+    """Each tick counts as a middle collection: within the hour between two full ones
+    (and then some), the old generation's count must stay below its threshold."""
+    assert THRESHOLDS[2] > 10 * FULL_EVERY_S / YOUNG_EVERY_S
 
 
 @pytest.mark.asyncio
