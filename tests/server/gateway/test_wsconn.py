@@ -66,32 +66,6 @@ async def test_messages_come_in_order_whole_binary_as_bytes_text_as_str() -> Non
 
 
 @pytest.mark.asyncio
-async def test_reading_pauses_past_max_queue_and_resumes_as_the_queue_empties() -> None:
-    paused: list[bool] = []
-    got: list[bytes | str | None] = []
-    sent = asyncio.Event()
-    done = asyncio.Event()
-
-    async def handler(ws: GatewayConnection) -> None:
-        await sent.wait()
-        await asyncio.sleep(0.2)  # every frame the socket let through has come in
-        paused.append(not ws.transport.is_reading())
-        while len(got) < 40:
-            got.append(await read(ws))
-        paused.append(not ws.transport.is_reading())
-        done.set()
-        await ws.wait_closed()
-
-    async with served(handler, max_queue=4) as client:
-        for i in range(40):
-            await client.send(i.to_bytes(2, "big"))
-        sent.set()
-        await asyncio.wait_for(done.wait(), 5)
-    assert paused == [True, False]
-    assert got == [i.to_bytes(2, "big") for i in range(40)]
-
-
-@pytest.mark.asyncio
 async def test_messages_queued_before_the_close_are_read_then_recv_ends_as_websockets() -> None:
     outcome: list[object] = []
     done = asyncio.Event()
@@ -144,34 +118,37 @@ async def test_a_bad_message_closes_as_websockets_does_and_nothing_after_it_is_r
 
 
 @pytest.mark.asyncio
-async def test_reading_resumes_only_once_the_queue_is_down_to_a_quarter_of_max_queue() -> None:
-    """max_queue 8: past 8 messages the reading pauses; it stays paused while more than 2
-    wait, and resumes when 2 are left (as websockets' Assembler)."""
+async def test_reading_pauses_past_max_queue_and_resumes_at_a_quarter_of_it() -> None:
+    """max_queue 8: past 8 messages the reading pauses; it stays paused while more than
+    2 wait, resumes when 2 are left (as websockets' Assembler), and every message comes,
+    in order."""
     seen: list[tuple[int, bool]] = []
+    queued: list[int] = []
     sent = asyncio.Event()
     done = asyncio.Event()
 
     async def handler(ws: GatewayConnection) -> None:
         await sent.wait()
         await asyncio.sleep(0.2)  # every frame the socket let through has come in
-        while (message := ws.next_message()) is not None:
+        queued.append(len(ws._inbox or ()))
+        while len(seen) < 40:
+            message = await read(ws)
             assert isinstance(message, bytes)
             seen.append((int.from_bytes(message, "big"), ws.transport.is_reading()))
-            if len(seen) == 20:
-                break
         done.set()
         await ws.wait_closed()
 
     async with served(handler, max_queue=8) as client:
-        for i in range(20):
+        for i in range(40):
             await client.send(i.to_bytes(2, "big"))
         sent.set()
         await asyncio.wait_for(done.wait(), 5)
-    queued = len(seen)  # what had come in before the reading paused, all read now
-    assert queued > 8
-    assert [i for i, _ in seen] == list(range(queued))
-    # Paused until the message whose taking left 2 queued; reading from then on.
-    assert [reading for _, reading in seen] == [False] * (queued - 3) + [True] * 3
+    assert [i for i, _ in seen] == list(range(40))
+    assert queued[0] > 8  # past max_queue: paused
+    reading = [r for _, r in seen]
+    # Paused until the taking that left 2 of them queued (then more may come in, and
+    # pause it again).
+    assert reading.index(True) == queued[0] - 3
 
 
 @pytest.mark.asyncio
