@@ -5,9 +5,9 @@ objects were allocated than freed. Under a steady load a server allocates about 
 many as it frees, so that count wanders: at 10,000 players the young collections came
 from 1 to 70 s apart, and the young generation held whatever was made since and still
 lived (each connection's wait for its next message, before server/gateway/wsconn.py;
-tables' new states): 50,000 to 700,000 objects, a pause of 20 to 260 ms, and 100 to 320 ms for the
-middle generation every fourth time (measured with a hook on ``gc.callbacks``). A
-pause that long is the p99 of every request that comes during it.
+tables' new states): 50,000 to 700,000 objects, a pause of 20 to 260 ms, and 100 to
+320 ms for the middle generation every fourth time (measured with a hook on
+``gc.callbacks``). A pause that long is the p99 of every request that comes during it.
 
 :func:`collect_on_a_timer` collects the young and middle generations every
 :data:`YOUNG_EVERY_S` instead: what was made since the last tick and still lives, a

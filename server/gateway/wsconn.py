@@ -58,6 +58,8 @@ class GatewayConnection(ServerConnection):
     _paused = False
     _failed = False  # a bad message came: nothing after it is read
     _failing: asyncio.Task[None] | None = None  # the close it set off
+    _high: int | None = None  # the reading's marks (set by connection_made)
+    _low: int | None = None
     ended = False
     """No message will come any more (the connection is closed); those queued are
     still read."""
@@ -65,16 +67,14 @@ class GatewayConnection(ServerConnection):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
         self.recv_messages = _NO_ASSEMBLER
-
-    def _marks(self) -> tuple[int | None, int | None]:
-        """(high, low): pause reading past ``high`` messages, resume at ``low``; either
-        derived from the other, as the ``Assembler`` does."""
+        # Pause the reading past ``_high`` messages, resume at ``_low``: either derived
+        # from the other, as the Assembler does.
         high, low = self.max_queue_high, self.max_queue_low
         if high is not None and low is None:
             low = high // 4
         elif high is None and low is not None:
             high = low * 4
-        return high, low
+        self._high, self._low = high, low
 
     def next_message(self) -> bytes | str | None:
         """The next complete message (``bytes``, or ``str`` for a text frame), or None
@@ -86,7 +86,7 @@ class GatewayConnection(ServerConnection):
         if not inbox:
             self._inbox = None  # the usual case: one message at a time
         if self._paused:
-            low = self._marks()[1]
+            low = self._low
             if low is None or len(inbox) <= low:
                 self._paused = False
                 self.transport.resume_reading()
@@ -166,7 +166,7 @@ class GatewayConnection(ServerConnection):
         inbox.append(message)
         # One read of the socket may hold thousands of small frames: all are queued
         # (a deque, so that taking each is O(1)), then the reading pauses.
-        high = self._marks()[0]
+        high = self._high
         if not self._paused and high is not None and len(inbox) > high:
             self._paused = True
             self.transport.pause_reading()
