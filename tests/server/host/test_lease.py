@@ -249,3 +249,38 @@ async def test_many_leases_are_renewed_a_share_at_a_time_and_every_one_in_time(
     assert later[len(later) // 2] == 100, sizes
     assert later[-1] < 400, sizes
     assert sum(sizes) >= 3 * 400
+
+
+@pytest.mark.asyncio
+async def test_a_cycle_renews_the_oldest_leases_whatever_order_they_were_handed_over_in(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    """The keeper keeps its leases oldest renewal first, so a cycle looks at one share
+    only: a lease handed over last but taken first is still in the first share."""
+    store = TableStore(redis_client)
+    keeper = LeaseKeeper(store, "node-a", lease_ms=6_000)
+    calls: list[list[str]] = []
+    renew = store.renew_leases
+
+    async def recorded(owner: str, leases: Sequence[tuple[str, int]], ttl_ms: int) -> list[bool]:
+        calls.append([table_id for table_id, _ in leases])
+        return await renew(owner, leases, ttl_ms)
+
+    store.renew_leases = recorded  # type: ignore[method-assign]
+    first_taken = time.monotonic()
+    first = await store.acquire_lease("early", "node-a", 6_000)
+    assert first is not None
+    await asyncio.sleep(0.05)
+    for i in range(299):
+        acquired = time.monotonic()
+        token = await store.acquire_lease(f"t{i}", "node-a", 6_000)
+        assert token is not None
+        keeper.hold(f"t{i}", token, lambda: None, acquired)
+    keeper.hold("early", first, lambda: None, first_taken)
+    keeper.start()
+    try:
+        await until(lambda: bool(calls), what="the first cycle", within=5)
+    finally:
+        await keeper.stop()
+    # Three shares of 100: the first holds the lease taken first, and the 99 next oldest.
+    assert calls[0] == ["early", *(f"t{i}" for i in range(99))]
