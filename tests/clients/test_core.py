@@ -245,6 +245,77 @@ async def test_an_idle_client_pings_within_each_heartbeat(
         await app.stop()
 
 
+class _Relay:
+    """A TCP relay to a server that can stop relaying without closing anything, as a
+    connection does when the server's machine or the network between them dies: the
+    connections open then stay open and carry nothing; the ones opened later work."""
+
+    def __init__(self, port: int) -> None:
+        self.port_to = port
+        self.dead: set[asyncio.StreamWriter] = set()
+        self.open: set[asyncio.StreamWriter] = set()
+        self.upstream: set[asyncio.StreamWriter] = set()
+        self.server: asyncio.Server | None = None
+
+    async def start(self) -> int:
+        self.server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
+        port: int = self.server.sockets[0].getsockname()[1]
+        return port
+
+    def go_silent(self) -> None:
+        self.dead |= self.open
+
+    async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.port_to)
+        self.open.add(writer)
+        self.upstream.add(up_writer)
+
+        async def pump(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            while data := await src.read(65536):
+                if writer not in self.dead:  # a dead link drops what it is given
+                    dst.write(data)
+            dst.close()  # one side closed: so does the other
+
+        await asyncio.gather(
+            pump(reader, up_writer), pump(up_reader, writer), return_exceptions=True
+        )
+        for w in (writer, up_writer):
+            w.close()
+
+    async def stop(self) -> None:
+        for w in self.open | self.upstream:
+            w.transport.abort()
+        if self.server is not None:
+            self.server.close()
+            await self.server.wait_closed()
+
+
+@pytest.mark.asyncio
+async def test_a_connection_gone_silent_is_found_by_the_heartbeat_and_resumed(
+    server_settings: Settings, redis_client: object
+) -> None:
+    """Without WebSocket pings, the heartbeat finds a connection that died without a
+    close: nothing comes back for a heartbeat, the client pings, no pong comes within
+    its request timeout, and it drops the connection and resumes its session on a new
+    one (here a heartbeat of 1 s and a timeout of 1 s: found within a few seconds)."""
+    app = App(replace(server_settings, heartbeat_ms=1000))
+    await app.start()
+    relay = _Relay(app.port)
+    port = await relay.start()
+    client = Client(f"ws://127.0.0.1:{port}/", name="Cut", request_timeout_s=1.0)
+    try:
+        welcome = await client.connect()
+        relay.go_silent()
+        await client.wait_until(lambda: client.reconnects == 1 and client.connected, 8)
+        assert client.welcome is not None
+        assert client.welcome.session_id == welcome.session_id  # resumed
+        assert await client.ping() < 1.0  # the new connection works
+    finally:
+        await client.close()
+        await relay.stop()
+        await app.stop()
+
+
 def test_the_client_names_itself_with_the_installed_version() -> None:
     """``hello`` names the client with the package's version (no copy of it to forget)."""
     installed = importlib.metadata.version("paigow-server")
