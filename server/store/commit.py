@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import secrets
 from collections import defaultdict
@@ -57,6 +58,16 @@ from server.store.transfers import TransferCalls
 from server.table.ledger import LedgerEntry
 
 log = logging.getLogger(__name__)
+
+_ID_PREFIX = secrets.token_hex(6)
+_ID_COUNT = itertools.count()
+
+
+def new_commit_id() -> str:
+    """An id no other commit has: a random prefix drawn once per process, then a count.
+    (A commit is also named by its table, version and fencing token, which no other
+    process shares.) A fresh ``secrets.token_hex`` a commit was a system call each."""
+    return f"{_ID_PREFIX}{next(_ID_COUNT):x}"
 
 
 class CommitCalls(TransferCalls, RequestCalls):
@@ -156,7 +167,7 @@ class CommitCalls(TransferCalls, RequestCalls):
         result says ``pending``.
         """
         check_arguments(expected_version, new_version, state, entries, events, logs, request)
-        commit_id = commit_id if commit_id is not None else secrets.token_hex(8)
+        commit_id = commit_id if commit_id is not None else new_commit_id()
         plan = plan_transfers(table_id, new_version, token, commit_id, entries, logs, request)
         balances: dict[str, int] = {}
         duplicate = False

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 
 import pytest
 import redis.asyncio
 
 from server.store.accounts import AccountStore
+from server.store.commit import new_commit_id
 from server.store.commit_script import (
     CommitResult,
     CommitStatus,
@@ -568,3 +571,13 @@ async def test_a_commits_ledger_entries_are_packed_and_read_as_named_ones(
         1,
     )
     assert ledger_players([]) == (set(), None, 0)
+
+
+def test_commit_ids_are_never_drawn_twice_in_a_process_nor_across_processes() -> None:
+    """A commit id is a per-process random prefix and a count: a process never gives
+    one twice, and two processes start from different prefixes."""
+    ids = [new_commit_id() for _ in range(10_000)]
+    assert len(set(ids)) == len(ids)
+    draw = [sys.executable, "-c", "from server.store.commit import new_commit_id as n; print(n())"]
+    firsts = {subprocess.run(draw, capture_output=True, text=True, check=True).stdout for _ in "ab"}
+    assert len(firsts) == 2
