@@ -89,8 +89,9 @@ class LeaseKeeper:
         self._held: dict[str, _Held] = {}
         # Kept oldest renewal first, so that a cycle finds the oldest share and the next
         # due time without going through all of them: a renewal moves its lease to the
-        # end. A lease handed over with an older time breaks the order until the next
-        # cycle sorts them again (it is rare: once a table is taken).
+        # end. A lease handed over with an older time, or chunks of a cycle answered
+        # out of order, break the order (noted by _note_last) until the next cycle
+        # sorts them again: rare, once a table is taken or when a cycle is large.
         self._in_order = True
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()  # a lease handed over is due before the next cycle
