@@ -36,6 +36,7 @@ from clients.errors import (
     plain_error,
 )
 from clients.events import ClientEvent, Connected, Disconnected, Notice, Verified, ended_reason
+from clients.heartbeat import Heartbeat
 from clients.model import Applied, TableModel
 from clients.requests import Pacer, Pending, Reply, hello_message, raw_map
 from clients.version import client_name
@@ -114,8 +115,7 @@ class Session:
         self._resyncing: set[str] = set()  # tables with a watch (resync) in flight
         self._pacer = Pacer(L.RATE_PER_SECOND * 0.9, L.RATE_BURST * 0.75)
         self._clock_offset_ms = 0.0
-        self._last_sent = time.monotonic()
-        self._last_received = time.monotonic()
+        self._beats = Heartbeat()
         self._backoff: Backoff | None = None  # while reconnecting
 
     # --- life ------------------------------------------------------------------------
@@ -281,7 +281,7 @@ class Session:
                 await ws.send(encode(message))
             except ConnectionClosed:
                 raise ConnectionLost("the connection dropped") from None
-            self._last_sent = time.monotonic()
+            self._beats.last_sent = time.monotonic()
             return await asyncio.wait_for(future, timeout_s or self.request_timeout_s)
         finally:
             self._pending.close(rid)
@@ -320,9 +320,7 @@ class Session:
     async def _open(self) -> Welcome:
         """Open a WebSocket, send hello and read the welcome (raises SessionEnded if refused)."""
         try:
-            # No WebSocket pings: the heartbeat (:meth:`_beat`) already puts a frame
-            # each way in every interval, and finds a server gone. With them, 10,000
-            # clients sent a server 500 pings a second more, for nothing.
+            # No WebSocket pings: the heartbeat alone (clients/heartbeat.py).
             ws = await connect(
                 self.url,
                 max_size=L.MAX_SERVER_FRAME_BYTES,
@@ -362,7 +360,7 @@ class Session:
             model.player_id = welcome.player_id
         self._ws = ws
         self.connected = True
-        self._last_sent = self._last_received = time.monotonic()
+        self._beats.restart(welcome.heartbeat_ms / 1000)
         self._emit(Connected(welcome))
         if not welcome.resumed:
             # A fresh session watches nothing: watch our tables again.
@@ -377,7 +375,7 @@ class Session:
             assert ws is not None
             try:
                 async for frame in ws:
-                    self._last_received = time.monotonic()
+                    self._beats.last_received = time.monotonic()
                     self._on_frame(frame)
             except ConnectionClosed:
                 pass
@@ -424,34 +422,20 @@ class Session:
             self._backoff = None
 
     async def _beat(self) -> None:
-        """Ping when nothing was sent for a heartbeat (protocol/PROTOCOL.md, section 5),
-        or nothing received for one. When nothing at all comes back within two
-        heartbeats (or ``request_timeout_s``, if longer), the connection died without a
-        close: it is dropped, and resumed as any other. A server that is only slow to
-        answer the ping (it reads a connection's next frame once its request is
-        handled) still sends its events and replies meanwhile, and keeps it.
-
-        Sleeps until then (at least a second, or a quarter of a short heartbeat): a
-        load test's 10,000 clients each woke every second to find, nearly always,
-        nothing to send. It pinged at half the heartbeat before, twice what the
-        protocol asks, for a server that closes only after two heartbeats of silence.
-        """
+        """Ping as :class:`~clients.heartbeat.Heartbeat` says; a ping that nothing at
+        all answers in time drops the connection, which is then resumed."""
         while not self.closed:
-            every = self.welcome.heartbeat_ms / 1000 if self.welcome is not None else 1.0
-            quiet_since = min(self._last_sent, self._last_received)
-            await asyncio.sleep(max(min(1.0, every / 4), quiet_since + every - time.monotonic()))
-            if not self.connected or self.welcome is None:
+            await asyncio.sleep(self._beats.sleep_s())
+            if not self.connected or self.welcome is None or not self._beats.due():
                 continue
-            every = self.welcome.heartbeat_ms / 1000
-            if time.monotonic() - min(self._last_sent, self._last_received) >= every:
-                ws, sent = self._ws, time.monotonic()
-                try:
-                    await self.ping(timeout_s=max(self.request_timeout_s, 2 * every))
-                except TimeoutError:
-                    if ws is not None and ws is self._ws and self._last_received < sent:
-                        ws.transport.abort()  # _supervise reconnects
-                except ClientError:
-                    pass
+            ws, sent = self._ws, time.monotonic()
+            try:
+                await self.ping(timeout_s=self._beats.dead_after_s(self.request_timeout_s))
+            except TimeoutError:
+                if ws is not None and ws is self._ws and not self._beats.heard_since(sent):
+                    ws.transport.abort()  # _supervise reconnects
+            except ClientError:
+                pass
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
