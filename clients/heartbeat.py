@@ -26,8 +26,7 @@ class Heartbeat:
     __slots__ = ("every_s", "last_received", "last_sent")
 
     def __init__(self, every_s: float = 1.0) -> None:
-        self.every_s = every_s
-        self.last_sent = self.last_received = time.monotonic()
+        self.restart(every_s)
 
     def restart(self, every_s: float) -> None:
         """A new connection, whose welcome said ``every_s``: both directions fresh."""

@@ -101,7 +101,6 @@ class LeaseKeeper:
         """Keep the lease of ``table_id`` alive: acquired with ``token`` at ``acquired``
         (``time.monotonic()`` before the acquiring call: its time to live runs from
         then, whatever happened since)."""
-        self._held.pop(table_id, None)
         self._note_last(table_id, _Held(token, acquired, on_lost))
         if acquired + self.lease_ms / 3000 < self._planned:
             self._wake.set()
@@ -157,7 +156,9 @@ class LeaseKeeper:
         return max(1, min(SLICES, len(self._held) // SLICE_LEASES))
 
     def _note_last(self, table_id: str, held: _Held) -> None:
-        """Put ``held`` last, noting whether the leases are still oldest first."""
+        """Put ``held`` last (in place of any lease of ``table_id``), noting whether the
+        leases are still oldest first."""
+        self._held.pop(table_id, None)
         if self._in_order and self._held:
             last = next(reversed(self._held.values()))
             self._in_order = last.renewed <= held.renewed
@@ -220,7 +221,6 @@ class LeaseKeeper:
                 h.on_lost()
             elif sent >= 0:
                 h.renewed = sent
-                del self._held[table_id]
                 self._note_last(table_id, h)
 
 
