@@ -200,10 +200,13 @@ async def test_the_sweeps_of_tables_taken_together_are_spread_over_the_interval(
     )
     firsts = sorted(times[0] for times in asked.values())
     seconds = sorted(times[1] for times in asked.values())
-    # The first looks come together; the second ones spread over the interval after.
+    # The first looks come together; the second ones spread over the interval after
+    # each table's own first look (measured from it: on a loaded machine the first
+    # looks themselves took 0.4 s, which a bound from the earliest one counted too).
     assert firsts[-1] - firsts[0] < sweep_s / 2
-    assert seconds[0] - firsts[0] < sweep_s / 3
-    assert seconds[-1] - firsts[0] > 2 * sweep_s / 3
+    after_first = sorted(times[1] - times[0] for times in asked.values())
+    assert after_first[0] < sweep_s / 3
+    assert after_first[-1] > 2 * sweep_s / 3
     crowded = max(sum(1 for t in seconds if s <= t < s + sweep_s / 10) for s in seconds)
     assert crowded <= tables // 3, f"{crowded} of {tables} second sweeps within a tenth"
     gaps = [times[2] - times[1] for times in asked.values()]
