@@ -56,6 +56,7 @@ from server.store.tables import StoredTable, TableStore
 from server.table.machine import Transition
 from server.table.state import Phase
 from server.tables_file import load_tables
+from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -319,8 +320,7 @@ class App:
     async def stop(self) -> None:
         """Stop in reverse order; safe to call twice."""
         if self._lag_probe is not None:
-            self._lag_probe.cancel()
-            await asyncio.gather(self._lag_probe, return_exceptions=True)
+            await cancel_and_wait(self._lag_probe)
             self._lag_probe = None
         if self._unwatch_gc is not None:
             self._unwatch_gc()

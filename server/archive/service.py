@@ -22,6 +22,7 @@ from server.archive.mover import Archiver, PassReport
 from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.replies import as_str
 from server.store.scripts import KEY_RELEASE, KEY_RENEW
+from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -96,12 +97,11 @@ class ArchiveService:
     async def stop(self) -> None:
         """Stop the loop (a pass in progress is cut short: each step is repeatable) and
         give the lease up."""
-        # A flag besides the cancellation: a client library may turn a cancellation
-        # that comes with its own timeout into a timeout, which the loop outlives.
+        # A flag besides the cancellation: redis-py may absorb a cancellation
+        # (server/tasks.py), and the loop must not start a new pass after it.
         self._stopping.set()
         if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+            await cancel_and_wait(self._task)
             self._task = None
         with contextlib.suppress(RedisError, OSError):  # else it expires by itself
             await self.lease.release()

@@ -28,6 +28,7 @@ from server.cluster import wire
 from server.cluster.relay import Relay
 from server.host import Subscriber, TableHost
 from server.store.cluster import ClusterStore
+from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +67,7 @@ class Feeds:
 
     async def stop(self) -> None:
         """Stop the catch-ups in progress."""
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(*self._tasks)
 
     # --- listening -----------------------------------------------------------------
 

@@ -39,6 +39,7 @@ from server.host import TableHost
 from server.metrics import Metrics
 from server.store.cluster import ClusterStore
 from server.store.tables import TableStore
+from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -287,9 +288,7 @@ class Cluster:
         if self.router is not None:
             await self.router.stop()
         await self.feeds.stop()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(*self._tasks)
         await self.store.sent()
 
     # --- what comes in ---------------------------------------------------------------

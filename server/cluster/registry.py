@@ -30,6 +30,7 @@ from redis.exceptions import RedisError
 from server.cluster.placement import assign
 from server.store.cluster import ClusterStore, LiveNodes
 from server.store.tables import TableStore
+from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -103,8 +104,7 @@ class Membership:
         """Stop the heartbeat (the registration runs out by itself)."""
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+            await cancel_and_wait(task)
 
     async def leave(self) -> None:
         """Stop being a node at once (draining): the others compute the placement

@@ -25,6 +25,7 @@ from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
 from server.store.connection import close_client
+from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +71,7 @@ class Relay:
         """Stop listening and close the connection."""
         reader, self._reader = self._reader, None
         if reader is not None:
-            reader.cancel()
-            await asyncio.gather(reader, return_exceptions=True)
+            await cancel_and_wait(reader)
         if self._pubsub is not None:
             with contextlib.suppress(Exception):
                 await self._pubsub.aclose()  # type: ignore[no-untyped-call]

@@ -48,6 +48,7 @@ from server.host import TableHost
 from server.store.cluster import ClusterStore
 from server.table.errors import TableError
 from server.table.state import Phase
+from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -236,9 +237,7 @@ class Router:
 
     async def stop(self) -> None:
         """Stop the settling in progress."""
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(*self._tasks)
 
     def resettle(self) -> None:
         """This node was taken for dead meanwhile: say again where its players are,

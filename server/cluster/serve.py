@@ -25,6 +25,7 @@ from server.gateway.session import Session, error_reply
 from server.host import TableHost, now_ms
 from server.store.cluster import ClusterStore
 from server.table.views import snapshot
+from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +75,7 @@ class RequestServer:
 
     async def stop(self) -> None:
         """Stop answering (the requests in progress are cancelled)."""
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(*self._tasks)
 
     def heard(self, table_id: str, data: bytes) -> None:
         """A request came on ``table_id``'s requests channel."""

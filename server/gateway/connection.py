@@ -24,6 +24,7 @@ from websockets.protocol import State
 from protocol.codec import encode
 from protocol.errors import CloseCode
 from server.gateway.session import Close, Session
+from server.tasks import cancel_and_wait
 
 DIRECT_WRITE_LIMIT = 64 * 1024
 """Unsent bytes in the socket's buffer above which frames go through the queue."""
@@ -258,8 +259,7 @@ class Connection:
                 await self._queued().put(b"")
                 if self._writer is not None:
                     await self._writer
-        discard.cancel()
-        await asyncio.gather(discard, return_exceptions=True)
+        await cancel_and_wait(discard)
 
     def close_soon(self, close: Close) -> None:
         """Close from outside the connection's handler (a resumed session elsewhere,
@@ -277,9 +277,7 @@ class Connection:
         self._stopped = True
         self.unwatch_silence()
         if self._writer is not None:
-            self._writer.cancel()
-            # gather keeps a cancellation of the caller from being swallowed here.
-            await asyncio.gather(self._writer, return_exceptions=True)
+            await cancel_and_wait(self._writer)
         if self.dropping is not None:
             with contextlib.suppress(Exception):
                 await self.dropping

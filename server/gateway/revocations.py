@@ -21,6 +21,7 @@ from redis.exceptions import RedisError
 
 from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.replies import as_str
+from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +51,11 @@ class RevocationListener:
 
     async def stop(self) -> None:
         """Stop listening."""
-        # A flag besides the cancellation: redis-py may turn a cancellation that comes
-        # with its socket timeout into a timeout, which the loop would outlive.
+        # A flag besides the cancellation: redis-py may absorb a cancellation
+        # (server/tasks.py), and the loop must not start a new wait after it.
         self._stopping.set()
         if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+            await cancel_and_wait(self._task)
             self._task = None
 
     async def _listen(self) -> None:

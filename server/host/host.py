@@ -47,6 +47,7 @@ from server.table.errors import TableError
 from server.table.events import ChangeConfig, TakeOver, Tick
 from server.table.machine import Transition, next_wakeup, step
 from server.table.state import TableConfig, TableState, evolve, new_table
+from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -153,12 +154,7 @@ class TableHost(CommitPath, Recovery):
         if task is not None:
             async with self._lock:  # an in-flight commit finishes first
                 task.cancel()
-            # Cancel again if a cancellation was absorbed somewhere (bounded wait each).
-            while not task.done():
-                await asyncio.wait({task}, timeout=1.0)
-                if not task.done():
-                    log.warning("table %s: still stopping; cancelling again", self.table_id)
-                    task.cancel()
+            await cancel_and_wait(task)  # again, if a cancellation was absorbed somewhere
         held = self.state is not None
         await self.lease.stop()
         if held:
@@ -315,12 +311,10 @@ class TableHost(CommitPath, Recovery):
             return False
         finally:
             self.lease.drop()
-            announce.cancel()
-            recovery.cancel()
-            # gather, not suppress(CancelledError): a stop() that cancels this task
-            # while it waits here must not be swallowed with the hook's own
-            # cancellation, or _run would carry on and stop() would wait forever.
-            await asyncio.gather(announce, recovery, return_exceptions=True)
+            # Not suppress(CancelledError): a stop() that cancels this task while it
+            # waits here must not be swallowed with the hook's own cancellation, or
+            # _run would carry on and stop() would wait forever.
+            await cancel_and_wait(announce, recovery)
 
     def _hand_over_now(self) -> bool:
         """Whether the placement wants the table elsewhere and no round is in play."""

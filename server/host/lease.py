@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from redis.exceptions import RedisError
 
 from server.store.tables import TableStore
+from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -123,8 +124,7 @@ class LeaseKeeper:
         """Stop the renewal timer; leases still held are left to expire."""
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+            await cancel_and_wait(task)
 
     async def _run(self) -> None:
         interval = self.lease_ms / 3000

@@ -13,12 +13,12 @@ without spinning.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
 
 from server.store.embedded import EmbeddedRedis
+from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +54,7 @@ class RedisSupervisor:
         """Stop watching (before the child is stopped on purpose)."""
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
 
     async def _watch(self) -> None:
         pause = FIRST_PAUSE_S
