@@ -243,4 +243,6 @@ async def _loop(
         except ClientError as exc:
             stats.errors.append(str(exc))
             note("error", {"code": "client", "message": str(exc)})
-        _count(await asyncio.wait_for(queue.get(), round_timeout_s), model, stats, note)
+        async with asyncio.timeout(round_timeout_s):
+            got = await queue.get()
+        _count(got, model, stats, note)

@@ -29,7 +29,8 @@ class Backoff:
     async def wait(self, delay_s: float) -> None:
         """Wait ``delay_s`` seconds, or less if :meth:`retry_now` is called meanwhile."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), delay_s)
+            async with asyncio.timeout(delay_s):
+                await self._wake.wait()
         self._wake.clear()
 
     def retry_now(self) -> None:

@@ -282,7 +282,8 @@ class Session:
             except ConnectionClosed:
                 raise ConnectionLost("the connection dropped") from None
             self._beats.last_sent = time.monotonic()
-            return await asyncio.wait_for(future, timeout_s or self.request_timeout_s)
+            async with asyncio.timeout(timeout_s or self.request_timeout_s):
+                return await future
         finally:
             self._pending.close(rid)
 

@@ -122,4 +122,5 @@ class ArchiveService:
             except Exception:  # the next pass tries again; nothing is half-moved
                 log.exception("archive pass failed")
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), self.every_s)
+                async with asyncio.timeout(self.every_s):
+                    await self._stopping.wait()

@@ -61,7 +61,8 @@ class Relay:
         self._handlers[channel] = handler
         confirmed = self._confirmation(channel)
         self._reader = asyncio.create_task(self._read(), name="relay")
-        await asyncio.wait_for(confirmed, 10)
+        async with asyncio.timeout(10):
+            await confirmed
         connection = self._pubsub.connection
         assert connection is not None
         # Weakly held by the connection: called each time it connects again.
@@ -99,7 +100,8 @@ class Relay:
         confirmed = self._confirmation(channel)
         try:
             await self._pubsub.subscribe(channel)
-            await asyncio.wait_for(asyncio.shield(confirmed), 10)
+            async with asyncio.timeout(10):
+                await asyncio.shield(confirmed)
         except BaseException:
             if self._handlers.get(channel) is handler:
                 del self._handlers[channel]

@@ -286,7 +286,8 @@ class Connection:
         closing = self.session.closing
         assert closing is not None
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.ws.close(closing.code, closing.reason), DROP_CLOSE_S)
+            async with asyncio.timeout(DROP_CLOSE_S):
+                await self.ws.close(closing.code, closing.reason)
         # Still not closed: the client reads nothing, not even the close frame.
         self.ws.transport.abort()
 

@@ -148,7 +148,8 @@ class Gateway:
         session = conn.session
         loop = asyncio.get_running_loop()
         try:
-            frame = await asyncio.wait_for(conn.ws.recv(), session.hello_wait(loop.time()))
+            async with asyncio.timeout(session.hello_wait(loop.time())):
+                frame = await conn.ws.recv()
         except TimeoutError:
             return NO_HELLO
         greeting = session.receive_hello(frame)

@@ -76,5 +76,6 @@ class RevocationListener:
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()  # type: ignore[no-untyped-call]
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), pause)
+                async with asyncio.timeout(pause):
+                    await self._stopping.wait()
             pause = min(RETRY_S[1], pause * 2)

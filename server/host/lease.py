@@ -269,7 +269,8 @@ class TableLease:
     async def wait_ready(self, seconds: float) -> bool:
         """Wait until the table is hosted here; False after ``seconds``."""
         try:
-            await asyncio.wait_for(self._ready.wait(), seconds)
+            async with asyncio.timeout(seconds):
+                await self._ready.wait()
         except TimeoutError:
             return False
         return True
