@@ -696,7 +696,8 @@ def _config(game_loop: str, bare_loop: str, bare_gc: str, root: Path, fd: tuple[
     print(
         f"  game server: loop {game_loop}, gc {_server_gc(root)}, one process; "
         f"bare server: loop {bare_loop}, gc {bare_gc}; driver: uvloop, gc (50000, 20, 100) + "
-        f"freeze, clients/core.py Client per player; open files limit {fd[0]} (hard {fd[1]})"
+        f"freeze, off in latency windows, clients/core.py Client per player; "
+        f"open files limit {fd[0]} (hard {fd[1]})"
     )
 
 
