@@ -413,7 +413,7 @@ async def run(settings: Settings, ready: asyncio.Event | None = None) -> None:
         await stop.wait()
     finally:
         if collector is not None:
-            collector.cancel()
+            await cancel_and_wait(collector)
         await app.stop()
 
 

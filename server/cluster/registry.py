@@ -80,6 +80,7 @@ class Membership:
         self._counts: dict[str, int] = {}
         self._written: dict[str, int] = {}
         self._task: asyncio.Task[None] | None = None
+        self._reading: asyncio.Task[None] | None = None  # the reads of the last heartbeat
 
     # --- Placement ---------------------------------------------------------------------
 
@@ -105,6 +106,9 @@ class Membership:
         task, self._task = self._task, None
         if task is not None:
             await cancel_and_wait(task)
+        reading, self._reading = self._reading, None  # none is started after the heartbeat
+        if reading is not None:
+            await cancel_and_wait(reading)
 
     async def leave(self) -> None:
         """Stop being a node at once (draining): the others compute the placement
@@ -122,17 +126,13 @@ class Membership:
         # shared pool, which can keep them waiting for seconds under load, and a
         # registration sent only after them ran out (the node was taken for dead).
         interval = self.ttl_ms / 4000
-        reading: asyncio.Task[None] | None = None
         while True:
             began = time.monotonic()
             try:
                 live = await self._register()
-                if live is not None and (reading is None or reading.done()):
-                    reading = asyncio.create_task(self._read(live), name="membership-reads")
-            except asyncio.CancelledError:
-                if reading is not None:
-                    reading.cancel()
-                raise
+                if live is not None and (self._reading is None or self._reading.done()):
+                    # Stopped by stop() with the heartbeat (reads through redis-py too).
+                    self._reading = asyncio.create_task(self._read(live), name="membership-reads")
             except Exception:
                 log.exception("heartbeat failed")
             await asyncio.sleep(max(0.0, began + interval - time.monotonic()))

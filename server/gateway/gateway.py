@@ -147,8 +147,11 @@ class Gateway:
         """The hello, who it speaks for, the welcome; the close if it fails."""
         session = conn.session
         loop = asyncio.get_running_loop()
+        wait_s = session.hello_wait(loop.time())
+        if wait_s <= 0:
+            return NO_HELLO  # as strict as the handshake's time, whatever is queued
         try:
-            async with asyncio.timeout(session.hello_wait(loop.time())):
+            async with asyncio.timeout(wait_s):
                 frame = await conn.ws.recv()
         except TimeoutError:
             return NO_HELLO

@@ -154,7 +154,7 @@ class TableHost(CommitPath, Recovery):
         if task is not None:
             async with self._lock:  # an in-flight commit finishes first
                 task.cancel()
-            await cancel_and_wait(task)  # again, if a cancellation was absorbed somewhere
+            await cancel_and_wait(task)  # waits for it, and cancels again if it must
         held = self.state is not None
         await self.lease.stop()
         if held:

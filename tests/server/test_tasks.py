@@ -57,7 +57,9 @@ async def test_loops_of_redis_pys_kind_of_write_are_all_stopped() -> None:
         assert absorbed > 0
 
 
-async def test_the_errors_of_the_tasks_are_dropped_and_finished_tasks_are_left_alone() -> None:
+async def test_the_errors_of_the_tasks_are_logged_and_finished_tasks_are_left_alone(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     async def fails_on_cancel() -> None:
         try:
             await asyncio.sleep(10)
@@ -74,24 +76,32 @@ async def test_the_errors_of_the_tasks_are_dropped_and_finished_tasks_are_left_a
     await cancel_and_wait(failing, done)
     assert isinstance(failing.exception(), RuntimeError)
     assert done.result() == 1
+    assert [r.exc_info[1] for r in caplog.records if r.exc_info] == [failing.exception()]
 
 
-async def test_a_cancellation_of_the_caller_propagates_and_cancels_the_tasks() -> None:
-    absorbed = asyncio.Event()
+async def test_a_cancelled_caller_still_waits_for_the_tasks_then_is_cancelled() -> None:
+    """As with ``asyncio.gather``: a stop nested in another (a host's timer task
+    stopping its helpers while the host stops it) must not leave the helpers running."""
+    absorbed = 0
+    first = asyncio.Event()
 
-    async def absorbs_once() -> None:
-        try:
-            await asyncio.sleep(10)
-        except asyncio.CancelledError:
-            absorbed.set()
-        await asyncio.sleep(10)
+    async def absorbs_twice() -> None:
+        nonlocal absorbed
+        while True:
+            try:
+                await asyncio.sleep(10)
+            except asyncio.CancelledError:
+                if absorbed == 2:
+                    raise
+                absorbed += 1
+                first.set()
 
-    task = asyncio.create_task(absorbs_once())
+    task = asyncio.create_task(absorbs_twice())
     await asyncio.sleep(0)
     stopping = asyncio.create_task(cancel_and_wait(task))
-    await absorbed.wait()
+    await first.wait()
     stopping.cancel()
     with pytest.raises(asyncio.CancelledError):
         await stopping
-    await asyncio.sleep(0)
     assert task.cancelled()
+    assert absorbed == 2
