@@ -12,24 +12,32 @@ from server.tasks import cancel_and_wait
 pytestmark = pytest.mark.asyncio
 
 
-async def test_a_task_that_absorbs_its_cancellations_is_cancelled_until_it_ends() -> None:
-    absorbed = 0
+class Stubborn:
+    """A task body that absorbs its first ``times`` cancellations, then ends by one."""
 
-    async def stubborn() -> None:
-        nonlocal absorbed
+    def __init__(self, times: int) -> None:
+        self.times = times
+        self.absorbed = 0
+        self.first = asyncio.Event()  # set at the first absorbed
+
+    async def run(self) -> None:
         while True:
             try:
                 await asyncio.sleep(10)
             except asyncio.CancelledError:
-                if absorbed == 2:
+                if self.absorbed == self.times:
                     raise
-                absorbed += 1
+                self.absorbed += 1
+                self.first.set()
 
-    task = asyncio.create_task(stubborn())
+
+async def test_a_task_that_absorbs_its_cancellations_is_cancelled_until_it_ends() -> None:
+    stubborn = Stubborn(2)
+    task = asyncio.create_task(stubborn.run())
     await asyncio.sleep(0)
     await asyncio.wait_for(cancel_and_wait(task), 5)
     assert task.cancelled()
-    assert absorbed == 2
+    assert stubborn.absorbed == 2
 
 
 async def test_loops_of_redis_pys_kind_of_write_are_all_stopped() -> None:
@@ -82,26 +90,13 @@ async def test_the_errors_of_the_tasks_are_logged_and_finished_tasks_are_left_al
 async def test_a_cancelled_caller_still_waits_for_the_tasks_then_is_cancelled() -> None:
     """As with ``asyncio.gather``: a stop nested in another (a host's timer task
     stopping its helpers while the host stops it) must not leave the helpers running."""
-    absorbed = 0
-    first = asyncio.Event()
-
-    async def absorbs_twice() -> None:
-        nonlocal absorbed
-        while True:
-            try:
-                await asyncio.sleep(10)
-            except asyncio.CancelledError:
-                if absorbed == 2:
-                    raise
-                absorbed += 1
-                first.set()
-
-    task = asyncio.create_task(absorbs_twice())
+    stubborn = Stubborn(2)
+    task = asyncio.create_task(stubborn.run())
     await asyncio.sleep(0)
     stopping = asyncio.create_task(cancel_and_wait(task))
-    await first.wait()
+    await stubborn.first.wait()
     stopping.cancel()
     with pytest.raises(asyncio.CancelledError):
         await stopping
     assert task.cancelled()
-    assert absorbed == 2
+    assert stubborn.absorbed == 2
