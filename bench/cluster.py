@@ -43,6 +43,7 @@ from typing import Any
 import redis.asyncio
 
 from bench.driver import cpu_seconds, percentile, raise_fd_limit
+from bench.versions import embedded_redis
 from clients.core import Client
 from clients.errors import ClientError, ServerError
 from server.cluster.placement import assign, node_name
@@ -387,25 +388,14 @@ async def main_async() -> None:
             node.stop()
         await client.aclose()
         await embedded.astop()
-    version = await asyncio.to_thread(_redis_version)
+    version = await asyncio.to_thread(embedded_redis)
     print("\nconfiguration:")
     print(
         f"   {platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs"
     )
-    print(f"   Redis {version} (embedded), {NODES} nodes, lease 2,000 ms (the default), no pinning")
+    print(f"   {version} (embedded), {NODES} nodes, lease 2,000 ms (the default), no pinning")
     print(f"   {PLAYERS} players at {len(tables)} tables (5 betting, 1 passive each)")
     print("   the driver runs in one process beside them; the machine is shared: expect noise")
-
-
-def _redis_version() -> str:
-    out = subprocess.run(
-        [str(Path(sys.executable).parent / "redis-server"), "--version"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout
-    match = re.search(r"v=(\S+)", out)
-    return match.group(1) if match else "unknown"
 
 
 def main() -> None:

