@@ -272,16 +272,18 @@ class ScriptBatcher:
 
 
 async def _exchange(conn: AbstractConnection, commands: list[tuple[Any, ...]]) -> list[Any]:
-    """Write ``commands`` on ``conn`` at once, then read a reply for each."""
-    await conn.send_packed_command(conn.pack_commands(commands))
-    replies: list[Any] = []
+    """Write ``commands`` on ``conn`` at once, then read a reply for each, all within
+    the connection's own time limit (``socket_timeout``)."""
     limit = conn.socket_timeout
-    # One limit for all the replies (the connection's own), not a timer per reply: the
-    # connection reads without one meanwhile (so that a socket's own timeout error is
-    # still raised, and the connection dropped, as redis-py does).
+    # One limit for the write and all the replies, not a timer per reply: the
+    # connection writes and reads without one meanwhile. With its own, redis-py sends
+    # through ``asyncio.wait_for``, a task each time on Python 3.11 (every commit's
+    # pipeline) that may also swallow a cancellation (server/tasks.py).
     conn.socket_timeout = None
     try:
         async with asyncio.timeout(limit):
+            await conn.send_packed_command(conn.pack_commands(commands))
+            replies: list[Any] = []
             for _ in commands:
                 try:
                     replies.append(await conn.read_response())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 import redis.asyncio
@@ -237,3 +238,36 @@ async def test_a_call_made_at_its_turn_goes_in_the_very_next_pipeline(
     assert await at_its_turn() == b"at its turn"
     assert await meanwhile == b"meanwhile"
     assert batcher.pipelines == 2  # both in the second pipeline
+
+
+async def test_a_round_trips_write_starts_no_task(redis_server: EmbeddedRedis) -> None:
+    """With a time limit on the connection, redis-py writes through
+    ``asyncio.wait_for``: a task per write on Python 3.11, one that may also swallow a
+    cancellation. The batcher's round trip keeps the limit itself, and writes in the
+    pipeline's own task."""
+    pool = redis.asyncio.BlockingConnectionPool.from_url(
+        redis_server.url, max_connections=1, socket_timeout=5.0
+    )
+    client = redis.asyncio.Redis(connection_pool=pool)
+    batcher = ScriptBatcher(client)
+    echo = await _loaded(client, ECHO)
+    assert await batcher.call(echo, [], ["warm"]) == b"warm"  # connected, nothing pending
+    loop = asyncio.get_running_loop()
+    started: list[str] = []
+    default = loop.get_task_factory()
+
+    def counting(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Future[Any]:
+        started.append(coro.__qualname__)
+        if default is not None:
+            return default(loop, coro, **kwargs)
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    loop.set_task_factory(counting)
+    try:
+        assert await batcher.call(echo, [], ["one"]) == b"one"
+    finally:
+        loop.set_task_factory(default)
+    assert "ScriptBatcher._send" in started, started  # the counting saw the pipeline
+    assert "AbstractConnection._send_packed_command" not in started, started
+    await client.aclose()
+    await pool.aclose()
