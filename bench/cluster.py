@@ -43,7 +43,7 @@ from typing import Any
 import redis.asyncio
 
 from bench.driver import cpu_seconds, percentile, raise_fd_limit
-from bench.versions import embedded_redis
+from bench.versions import named
 from clients.core import Client
 from clients.errors import ClientError, ServerError
 from server.cluster.placement import assign, node_name
@@ -376,6 +376,7 @@ async def main_async() -> None:
         began = time.monotonic()
         await asyncio.gather(*(one(i) for i in range(PLAYERS)))
         log(f"{len(players)} players seated in {time.monotonic() - began:.1f} s")
+        version = named(await client.info("server"))
         await bets(nodes, client, players)
         busy = await kill(nodes, held, players)
         held = await settled(client, tables, placed=False)
@@ -388,7 +389,6 @@ async def main_async() -> None:
             node.stop()
         await client.aclose()
         await embedded.astop()
-    version = await asyncio.to_thread(embedded_redis)
     print("\nconfiguration:")
     print(
         f"   {platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs"

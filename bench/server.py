@@ -57,8 +57,8 @@ import msgpack
 
 import bench.flame
 import bench.goals
+import bench.versions
 from bench.driver import children, raise_fd_limit, rss_kib
-from bench.versions import embedded_redis
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = int(os.environ.get("PAIGOW_BENCH_SMALL", "1000"))
@@ -590,7 +590,9 @@ def measure_rounds(root: Path, tmp: Path, rounds: int = ROUNDS) -> dict[str, Any
     game = GameServer(root, tmp / "rounds", rounds_file, None)
     try:
         args = ["rounds", "--url", game.url, "--prefix", "r", "--rounds", str(rounds)]
-        return _driver([*args, "--redis-url", game.redis_url])
+        measured = _driver([*args, "--redis-url", game.redis_url])
+        measured["redis"] = bench.versions.running(game.redis_url)
+        return measured
     finally:
         game.stop()
 
@@ -608,7 +610,7 @@ def report_rounds(rounds: dict[str, Any], detail: bool = False) -> None:
 
     print(
         f"Redis per round (6 players at 1 table, {n} rounds in {rounds['seconds']:.1f} s, "
-        f"game server alone on its embedded Redis {embedded_redis()}):"
+        f"game server alone on its embedded {rounds['redis']}):"
     )
     print(
         f"  commands sent by the server (MONITOR; pipelined, so at most as many round trips): "
@@ -662,7 +664,9 @@ def _report_samples(prefix: str, played: dict[str, Any]) -> None:
 # --- main -------------------------------------------------------------------------------
 
 
-def _config(game_loop: str, bare_loop: str, bare_gc: str, root: Path, fd: tuple[int, int]) -> None:
+def _config(
+    game_loop: str, bare_loop: str, bare_gc: str, root: Path, fd: tuple[int, int], redis_name: str
+) -> None:
     cores = os.cpu_count()
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else cores
     if CPUS and REDIS_BESIDE_SERVER:
@@ -681,7 +685,7 @@ def _config(game_loop: str, bare_loop: str, bare_gc: str, root: Path, fd: tuple[
     print(
         f"configuration: Python {platform.python_version()} ({platform.python_implementation()}) "
         f"on {platform.machine()}, {cores} cores ({usable} usable): {placement}; "
-        f"{_versions()}; {embedded_redis()} (embedded, appendonly)"
+        f"{_versions()}; {redis_name} (embedded, appendonly)"
     )
     print(
         f"  game server: loop {game_loop}, gc {_server_gc(root)}, one process; "
@@ -774,7 +778,7 @@ def main() -> None:
         ]
 
     played, _, game_loop, bare_loop, bare_gc = pairs[0]
-    _config(game_loop, bare_loop, bare_gc, root, fd)
+    _config(game_loop, bare_loop, bare_gc, root, fd, rounds["redis"])
     for run, (game_run, bare_run, *_) in enumerate(pairs, 1):
         print(f"\nrun {run} of {RUNS}:", end="")
         _report(game_run, bare_run)

@@ -1,22 +1,27 @@
-"""Which Redis the benchmarks' servers run: the binary the embedded Redis starts
-(:func:`server.store.embedded.find_redis_server`), named as it names itself."""
+"""Which Redis a benchmark's servers ran: the one they used, asked (``INFO server``),
+not the binary this process would pick (another checkout's server, with
+``PAIGOW_BENCH_SERVER_ROOT``, or another environment may start another)."""
 
 from __future__ import annotations
 
-import re
-import subprocess
+from collections.abc import Mapping
+from typing import Any
 
-from server.store.embedded import EmbeddedRedisError, find_redis_server
+import redis
 
 
-def embedded_redis() -> str:
-    """``Valkey 9.1.2`` or ``Redis 6.2.14`` (its ``--version``), or ``unknown``."""
+def named(info: Mapping[str, Any]) -> str:
+    """``Valkey 9.1.2`` or ``Redis 7.0.15``, from a server's ``INFO server``."""
+    if "valkey_version" in info:
+        return f"Valkey {info['valkey_version']}"
+    return f"Redis {info.get('redis_version', 'unknown')}"
+
+
+def running(url: str) -> str:
+    """:func:`named` of the Redis at ``url``, or ``unknown Redis`` if it does not answer."""
     try:
-        binary = find_redis_server()
-        out = subprocess.run(
-            [binary, "--version"], capture_output=True, text=True, check=False, timeout=10
-        ).stdout
-    except (EmbeddedRedisError, OSError, subprocess.SubprocessError):
-        return "unknown"
-    match = re.search(r"^(\w+) server v=(\S+)", out)
-    return f"{match.group(1)} {match.group(2)}" if match else "unknown"
+        with redis.Redis.from_url(url, socket_timeout=5) as client:
+            info: Mapping[str, Any] = client.info("server")
+    except (redis.RedisError, OSError):
+        return "unknown Redis"
+    return named(info)

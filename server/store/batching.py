@@ -204,7 +204,7 @@ class ScriptBatcher:
         commands and follows a slot that moved). Else the commands are written on one
         connection of the pool and their replies read back, retried as redis-py retries
         a pipeline (its connection's ``retry``, on a connection error or a timeout),
-        with one time limit for all the replies: redis-py's pipeline spent as long
+        with one time limit for the write and all the replies: redis-py's pipeline spent as long
         again per command on bookkeeping a list of script calls needs none of, and set
         a timer for each reply.
         """
@@ -290,7 +290,7 @@ async def _exchange(conn: AbstractConnection, commands: list[tuple[Any, ...]]) -
                 except ResponseError as exc:
                     replies.append(exc)
     except TimeoutError as exc:  # as redis-py says it, so that its retry policy applies
-        raise RedisTimeoutError(f"no reply from Redis within {limit} s") from exc
+        raise RedisTimeoutError(f"no round trip with Redis within {limit} s") from exc
     finally:
         conn.socket_timeout = limit
     return replies

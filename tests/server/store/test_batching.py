@@ -240,34 +240,34 @@ async def test_a_call_made_at_its_turn_goes_in_the_very_next_pipeline(
     assert batcher.pipelines == 2  # both in the second pipeline
 
 
-async def test_a_round_trips_write_starts_no_task(redis_server: EmbeddedRedis) -> None:
+async def test_a_round_trip_writes_without_wait_for(
+    redis_server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With a time limit on the connection, redis-py writes through
     ``asyncio.wait_for``: a task per write on Python 3.11, one that may also swallow a
-    cancellation. The batcher's round trip keeps the limit itself, and writes in the
-    pipeline's own task."""
+    cancellation (server/tasks.py). The batcher's round trip keeps the limit itself."""
     pool = redis.asyncio.BlockingConnectionPool.from_url(
         redis_server.url, max_connections=1, socket_timeout=5.0
     )
     client = redis.asyncio.Redis(connection_pool=pool)
-    batcher = ScriptBatcher(client)
-    echo = await _loaded(client, ECHO)
-    assert await batcher.call(echo, [], ["warm"]) == b"warm"  # connected, nothing pending
-    loop = asyncio.get_running_loop()
-    started: list[str] = []
-    default = loop.get_task_factory()
-
-    def counting(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Future[Any]:
-        started.append(coro.__qualname__)
-        if default is not None:
-            return default(loop, coro, **kwargs)
-        return asyncio.Task(coro, loop=loop, **kwargs)
-
-    loop.set_task_factory(counting)
     try:
+        batcher = ScriptBatcher(client)
+        echo = await _loaded(client, ECHO)
+        assert await batcher.call(echo, [], ["warm"]) == b"warm"  # connected
+        waits: list[object] = []
+        real = asyncio.wait_for
+
+        async def counted(aw: Any, limit: float | None) -> Any:
+            waits.append(aw)
+            return await real(aw, limit)
+
+        # redis-py calls it positionally, as asyncio.wait_for(coroutine, seconds).
+        monkeypatch.setattr(asyncio, "wait_for", counted)
+        assert await client.ping()  # the counting sees redis-py's own commands' writes
+        seen = len(waits)
+        assert seen > 0
         assert await batcher.call(echo, [], ["one"]) == b"one"
+        assert len(waits) == seen
     finally:
-        loop.set_task_factory(default)
-    assert "ScriptBatcher._send" in started, started  # the counting saw the pipeline
-    assert "AbstractConnection._send_packed_command" not in started, started
-    await client.aclose()
-    await pool.aclose()
+        await client.aclose()
+        await pool.aclose()
