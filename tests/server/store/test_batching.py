@@ -271,3 +271,134 @@ async def test_a_round_trip_writes_without_wait_for(
     finally:
         await client.aclose()
         await pool.aclose()
+
+
+def _counting_gets(pool: redis.asyncio.BlockingConnectionPool) -> list[int]:
+    """Counts the connections taken from ``pool`` (one entry each)."""
+    taken: list[int] = []
+    get = pool.get_connection
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        taken.append(1)
+        return await get(*args, **kwargs)  # type: ignore[no-untyped-call]
+
+    pool.get_connection = counted  # type: ignore[method-assign]
+    return taken
+
+
+async def _all_free(pool: redis.asyncio.BlockingConnectionPool, n: int) -> None:
+    """Takes ``n`` connections from ``pool`` at once (it waits 1 s at most for each:
+    ConnectionError if one is still out), then gives them back."""
+    conns: list[Any] = []
+    try:
+        for _ in range(n):
+            conns.append(await pool.get_connection())  # type: ignore[no-untyped-call]  # noqa: PERF401 -- each given back even if a later one fails
+    finally:
+        for conn in conns:
+            await pool.release(conn)
+
+
+async def test_a_connection_is_kept_between_round_trips_when_the_pool_has_more(
+    redis_server: EmbeddedRedis,
+) -> None:
+    """Taking a connection from redis-py's pool and giving it back cost 31 µs a round
+    trip: the batcher keeps its own, and gives it back when its client changes."""
+    pool = redis.asyncio.BlockingConnectionPool.from_url(
+        redis_server.url, max_connections=3, timeout=1
+    )
+    client = redis.asyncio.Redis(connection_pool=pool)
+    other = redis_server.client()
+    try:
+        batcher = ScriptBatcher(client)
+        echo = await _loaded(client, ECHO)
+        taken = _counting_gets(pool)
+        for i in range(5):
+            assert await batcher.call(echo, [], [str(i)]) == str(i).encode()
+        assert len(taken) == 1
+        with pytest.raises(RedisConnectionError):  # one is with the batcher
+            await _all_free(pool, 3)
+        batcher.client = other
+        assert await batcher.call(echo, [], ["elsewhere"]) == b"elsewhere"
+        await _all_free(pool, 3)  # the kept one went back to its own pool
+    finally:
+        await other.aclose()
+        await client.aclose()
+        await pool.aclose()
+
+
+async def test_a_pool_with_no_connection_to_spare_gets_each_one_back(
+    redis_server: EmbeddedRedis,
+) -> None:
+    """With one connection kept, a pool of two (the leases' and the node's heartbeat)
+    would have one left for everything else: the batcher keeps none of such a pool."""
+    pool = redis.asyncio.BlockingConnectionPool.from_url(
+        redis_server.url, max_connections=2, timeout=1
+    )
+    client = redis.asyncio.Redis(connection_pool=pool)
+    try:
+        batcher = ScriptBatcher(client)
+        echo = await _loaded(client, ECHO)
+        taken = _counting_gets(pool)
+        for i in range(3):
+            assert await batcher.call(echo, [], [str(i)]) == str(i).encode()
+        assert len(taken) == 3
+        await _all_free(pool, 2)
+    finally:
+        await client.aclose()
+        await pool.aclose()
+
+
+async def test_a_kept_connection_that_fails_goes_back_to_the_pool(
+    redis_server: EmbeddedRedis,
+) -> None:
+    """A round trip whose replies are late drops its connection, kept or not: the pool
+    has it back (closed), and the next call reads its own reply on a fresh one."""
+    pool = redis.asyncio.BlockingConnectionPool.from_url(
+        redis_server.url,
+        max_connections=3,
+        timeout=1,
+        socket_timeout=0.3,
+        retry=Retry(NoBackoff(), 0),
+    )
+    client = redis.asyncio.Redis(connection_pool=pool)
+    try:
+        batcher = ScriptBatcher(client)
+        echo = await _loaded(client, ECHO)
+        assert await batcher.call(echo, [], ["kept"]) == b"kept"
+        batcher.replication = Replication(replicas=1, timeout_ms=3_000)  # a WAIT, too long
+        with pytest.raises(RedisTimeoutError):
+            await batcher.call(echo, [], ["late"], durable=True)
+        await _all_free(pool, 3)
+        batcher.replication = None
+        assert await batcher.call(echo, [], ["mine"]) == b"mine"
+    finally:
+        await client.aclose()
+        await pool.aclose()
+
+
+async def test_a_kept_connection_redis_closed_is_not_used_again(
+    redis_server: EmbeddedRedis,
+) -> None:
+    """A connection Redis closed while the batcher kept it (a restart, a ``CLIENT
+    KILL``) is found closed before use, as the pool finds one it hands out: the call
+    goes on a fresh one (redis-py's retries off, so a write on the dead one would fail)."""
+    pool = redis.asyncio.BlockingConnectionPool.from_url(
+        redis_server.url, max_connections=3, timeout=1, retry=Retry(NoBackoff(), 0)
+    )
+    client = redis.asyncio.Redis(connection_pool=pool)
+    killer = redis_server.client()
+    try:
+        batcher = ScriptBatcher(client)
+        echo = await _loaded(client, ECHO)
+        assert await batcher.call(echo, [], ["kept"]) == b"kept"
+        taken = _counting_gets(pool)
+        # Every connection but the killer's: the batcher's kept one.
+        assert await killer.client_kill_filter(_type="normal", skipme=True) >= 1
+        await asyncio.sleep(0.05)  # its end of file reaches the connection
+        assert await batcher.call(echo, [], ["after"]) == b"after"
+        assert len(taken) == 1  # a fresh one
+        await _all_free(pool, 2)  # the dead one went back; the fresh one is kept
+    finally:
+        await killer.aclose()
+        await client.aclose()
+        await pool.aclose()
