@@ -36,6 +36,7 @@ from typing import Any
 
 import redis.asyncio
 from redis.asyncio.connection import AbstractConnection
+from redis.asyncio.sentinel import SentinelConnectionPool
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -226,13 +227,20 @@ class ScriptBatcher:
                 lambda: _exchange(conn, commands), lambda error: conn.disconnect()
             )
         except BaseException:
-            # Replies may be left unread on it: never hand it to another caller.
-            await conn.disconnect(nowait=True)
-            # Shielded: a cancellation in the middle would leave the connection counted
-            # as taken, and the bounded pool one smaller for good.
-            await asyncio.shield(pool.release(conn))
+            try:
+                # Replies may be left unread on it: never hand it to another caller.
+                await conn.disconnect(nowait=True)
+            finally:
+                # Shielded: a cancellation in the middle would leave the connection
+                # counted as taken, and the bounded pool one smaller for good.
+                await asyncio.shield(pool.release(conn))
             raise
-        if len(self._held) < self.in_flight and _spares(pool, self.in_flight):
+        keep = (
+            pool is self._held_pool  # not a client changed meanwhile
+            and len(self._held) < self.in_flight
+            and _spares(pool, self.in_flight)
+        )
+        if keep:
             self._held.append(conn)  # every reply read: clean for the next round trip
         else:
             await asyncio.shield(pool.release(conn))
@@ -250,14 +258,15 @@ class ScriptBatcher:
         if pool is not self._held_pool:  # the client changed: its pool's, from now on
             old, old_pool = self._held, self._held_pool
             self._held, self._held_pool = [], pool
-            for kept in old:
-                await asyncio.shield(old_pool.release(kept))
+            await asyncio.shield(_release_all(old_pool, old))
         while self._held:
             kept = self._held.pop()
             # Checked as the pool checks a connection it hands out: still open, nothing
-            # unread (a Redis that restarted meanwhile closed it), else given back.
+            # unread (a Redis that restarted meanwhile closed it), and not marked by
+            # redis-py to reconnect (a maintenance notice), else given back.
             with contextlib.suppress(RedisError, OSError):
-                if kept.is_connected and not await kept.can_read():
+                marked = kept.should_reconnect()  # type: ignore[no-untyped-call]
+                if kept.is_connected and not marked and not await kept.can_read():
                     return kept
             await kept.disconnect(nowait=True)
             await asyncio.shield(pool.release(kept))
@@ -305,9 +314,21 @@ class ScriptBatcher:
 
 
 def _spares(pool: Any, kept: int) -> bool:
-    """Whether ``pool`` still has connections for its other users (a primary's
-    ``INFO``, the node's heartbeat on the leases' pool of two) with ``kept`` taken."""
+    """Whether the batcher may keep ``kept`` connections of ``pool``: it still has some
+    for its other users (a primary's ``INFO``, the node's heartbeat on the leases' pool
+    of two), and it is not Sentinel's. Sentinel's pool moves its idle connections to a
+    new primary after a failover, not those in use: a kept one would stay on the old
+    primary, whose ``WAIT`` fails while the ``INFO`` of :meth:`ScriptBatcher._check_alone`
+    reaches the new one, alone yet, and writes would be acknowledged unreplicated."""
+    if isinstance(pool, SentinelConnectionPool):
+        return False
     return int(getattr(pool, "max_connections", 0)) > kept + 1
+
+
+async def _release_all(pool: Any, conns: list[AbstractConnection]) -> None:
+    """Give every one of ``conns`` back to ``pool`` (shielded as one by the caller)."""
+    for conn in conns:
+        await pool.release(conn)
 
 
 async def _exchange(conn: AbstractConnection, commands: list[tuple[Any, ...]]) -> list[Any]:

@@ -25,7 +25,7 @@ from protocol.messages import Bet, GetBalance, HouseWay, Join, Results, Reveal, 
 from protocol.structs import Balances, HandChoice, Joined
 from server.app import App
 from server.config import Settings
-from server.store.batching import Replication
+from server.store.batching import Replication, ScriptBatcher
 from server.store.connection import close_client, redis_client
 from server.store.topology import LocalSentinel
 from tests.helpers import until, url
@@ -164,3 +164,32 @@ async def test_no_replica_acknowledges(topology: LocalSentinel, tmp_path: Path) 
         if player is not None:
             await player.close()
         await app.stop()
+
+
+@pytest.mark.asyncio
+async def test_the_batcher_keeps_no_connection_of_sentinels_pool(
+    topology: LocalSentinel,
+) -> None:
+    """Sentinel's pool moves only its idle connections to a new primary after a
+    failover: a connection the batcher kept would stay on the old one. So each round
+    trip takes its connection from the pool and gives it back."""
+    client = redis_client(topology.url, 8, 10)
+    try:
+        pool = client.connection_pool
+        taken: list[int] = []
+        get = pool.get_connection
+
+        async def counted(*args: object, **kwargs: object) -> object:
+            taken.append(1)
+            return await get(*args, **kwargs)  # type: ignore[no-untyped-call]
+
+        pool.get_connection = counted  # type: ignore[method-assign]
+        batcher = ScriptBatcher(client)
+        echo = client.register_script("return ARGV[1]")
+        await client.script_load("return ARGV[1]")
+        before = len(taken)
+        for i in range(3):
+            assert await batcher.call(echo, [], [str(i)]) == str(i).encode()
+        assert len(taken) - before == 3
+    finally:
+        await close_client(client)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -376,29 +377,28 @@ async def test_a_kept_connection_that_fails_goes_back_to_the_pool(
         await pool.aclose()
 
 
-async def test_a_kept_connection_redis_closed_is_not_used_again(
-    redis_server: EmbeddedRedis,
-) -> None:
+async def test_a_kept_connection_redis_closed_is_not_used_again(tmp_path: Path) -> None:
     """A connection Redis closed while the batcher kept it (a restart, a ``CLIENT
     KILL``) is found closed before use, as the pool finds one it hands out: the call
-    goes on a fresh one (redis-py's retries off, so a write on the dead one would fail)."""
-    pool = redis.asyncio.BlockingConnectionPool.from_url(
-        redis_server.url, max_connections=3, timeout=1, retry=Retry(NoBackoff(), 0)
-    )
-    client = redis.asyncio.Redis(connection_pool=pool)
-    killer = redis_server.client()
-    try:
-        batcher = ScriptBatcher(client)
-        echo = await _loaded(client, ECHO)
-        assert await batcher.call(echo, [], ["kept"]) == b"kept"
-        taken = _counting_gets(pool)
-        # Every connection but the killer's: the batcher's kept one.
-        assert await killer.client_kill_filter(_type="normal", skipme=True) >= 1
-        await asyncio.sleep(0.05)  # its end of file reaches the connection
-        assert await batcher.call(echo, [], ["after"]) == b"after"
-        assert len(taken) == 1  # a fresh one
-        await _all_free(pool, 2)  # the dead one went back; the fresh one is kept
-    finally:
-        await killer.aclose()
-        await client.aclose()
-        await pool.aclose()
+    goes on a fresh one (redis-py's retries off, so a write on the dead one would fail).
+    A Redis of its own: the kill closes every connection but the killer's."""
+    async with EmbeddedRedis(tmp_path) as own:
+        pool = redis.asyncio.BlockingConnectionPool.from_url(
+            own.url, max_connections=3, timeout=1, retry=Retry(NoBackoff(), 0)
+        )
+        client = redis.asyncio.Redis(connection_pool=pool)
+        killer = own.client()
+        try:
+            batcher = ScriptBatcher(client)
+            echo = await _loaded(client, ECHO)
+            assert await batcher.call(echo, [], ["kept"]) == b"kept"
+            taken = _counting_gets(pool)
+            assert await killer.client_kill_filter(_type="normal", skipme=True) == 1
+            await asyncio.sleep(0.05)  # its end of file reaches the connection
+            assert await batcher.call(echo, [], ["after"]) == b"after"
+            assert len(taken) == 1  # a fresh one
+            await _all_free(pool, 2)  # the dead one went back; the fresh one is kept
+        finally:
+            await killer.aclose()
+            await client.aclose()
+            await pool.aclose()
