@@ -580,3 +580,17 @@ class GatedCommits(TableStore):
             self.fail_next = False
             raise RedisConnectionError("connection lost before the write")
         return await super().commit(table_id, **kwargs)
+
+
+def counting_gets(pool: Any) -> list[int]:
+    """Counts the connections taken from redis-py's ``pool`` from now on (an entry
+    each): whether a caller takes one per call or keeps its own."""
+    taken: list[int] = []
+    get = pool.get_connection
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        taken.append(1)
+        return await get(*args, **kwargs)
+
+    pool.get_connection = counted
+    return taken

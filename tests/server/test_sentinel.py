@@ -29,7 +29,7 @@ from server.store.batching import Replication, ScriptBatcher
 from server.store.connection import close_client, redis_client
 from server.store.topology import LocalSentinel
 from tests.helpers import until, url
-from tests.server.helpers import Client, audit_report, close_all, quick_tables
+from tests.server.helpers import Client, audit_report, close_all, counting_gets, quick_tables
 
 
 @pytest.fixture
@@ -175,15 +175,7 @@ async def test_the_batcher_keeps_no_connection_of_sentinels_pool(
     trip takes its connection from the pool and gives it back."""
     client = redis_client(topology.url, 8, 10)
     try:
-        pool = client.connection_pool
-        taken: list[int] = []
-        get = pool.get_connection
-
-        async def counted(*args: object, **kwargs: object) -> object:
-            taken.append(1)
-            return await get(*args, **kwargs)  # type: ignore[no-untyped-call]
-
-        pool.get_connection = counted  # type: ignore[method-assign]
+        taken = counting_gets(client.connection_pool)
         batcher = ScriptBatcher(client)
         echo = client.register_script("return ARGV[1]")
         await client.script_load("return ARGV[1]")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from server.store.batching import Replication, ScriptBatcher
 from server.store.embedded import EmbeddedRedis
+from tests.server.helpers import counting_gets
 
 ECHO = "return ARGV[1]"
 # Busy for a while inside Redis, so that calls pile up while its pipeline is in flight.
@@ -274,19 +277,6 @@ async def test_a_round_trip_writes_without_wait_for(
         await pool.aclose()
 
 
-def _counting_gets(pool: redis.asyncio.BlockingConnectionPool) -> list[int]:
-    """Counts the connections taken from ``pool`` (one entry each)."""
-    taken: list[int] = []
-    get = pool.get_connection
-
-    async def counted(*args: Any, **kwargs: Any) -> Any:
-        taken.append(1)
-        return await get(*args, **kwargs)  # type: ignore[no-untyped-call]
-
-    pool.get_connection = counted  # type: ignore[method-assign]
-    return taken
-
-
 async def _all_free(pool: redis.asyncio.BlockingConnectionPool, n: int) -> None:
     """Takes ``n`` connections from ``pool`` at once (it waits 1 s at most for each:
     ConnectionError if one is still out), then gives them back."""
@@ -299,32 +289,42 @@ async def _all_free(pool: redis.asyncio.BlockingConnectionPool, n: int) -> None:
             await pool.release(conn)
 
 
+@contextlib.asynccontextmanager
+async def _pooled(
+    url: str, max_connections: int, **options: Any
+) -> AsyncIterator[tuple[redis.asyncio.BlockingConnectionPool, ScriptBatcher, AsyncScript]]:
+    """A batcher on a client of its own bounded pool (a second's wait for a connection,
+    redis-py's retries off), and ECHO loaded: the pool, the batcher, the script."""
+    pool = redis.asyncio.BlockingConnectionPool.from_url(
+        url, max_connections=max_connections, timeout=1, retry=Retry(NoBackoff(), 0), **options
+    )
+    client = redis.asyncio.Redis(connection_pool=pool)
+    try:
+        yield pool, ScriptBatcher(client), await _loaded(client, ECHO)
+    finally:
+        await client.aclose()
+        await pool.aclose()
+
+
 async def test_a_connection_is_kept_between_round_trips_when_the_pool_has_more(
     redis_server: EmbeddedRedis,
 ) -> None:
     """Taking a connection from redis-py's pool and giving it back cost 31 µs a round
     trip: the batcher keeps its own, and gives it back when its client changes."""
-    pool = redis.asyncio.BlockingConnectionPool.from_url(
-        redis_server.url, max_connections=3, timeout=1
-    )
-    client = redis.asyncio.Redis(connection_pool=pool)
     other = redis_server.client()
     try:
-        batcher = ScriptBatcher(client)
-        echo = await _loaded(client, ECHO)
-        taken = _counting_gets(pool)
-        for i in range(5):
-            assert await batcher.call(echo, [], [str(i)]) == str(i).encode()
-        assert len(taken) == 1
-        with pytest.raises(RedisConnectionError):  # one is with the batcher
-            await _all_free(pool, 3)
-        batcher.client = other
-        assert await batcher.call(echo, [], ["elsewhere"]) == b"elsewhere"
-        await _all_free(pool, 3)  # the kept one went back to its own pool
+        async with _pooled(redis_server.url, 3) as (pool, batcher, echo):
+            taken = counting_gets(pool)
+            for i in range(5):
+                assert await batcher.call(echo, [], [str(i)]) == str(i).encode()
+            assert len(taken) == 1
+            with pytest.raises(RedisConnectionError):  # one is with the batcher
+                await _all_free(pool, 3)
+            batcher.client = other
+            assert await batcher.call(echo, [], ["elsewhere"]) == b"elsewhere"
+            await _all_free(pool, 3)  # the kept one went back to its own pool
     finally:
         await other.aclose()
-        await client.aclose()
-        await pool.aclose()
 
 
 async def test_a_pool_with_no_connection_to_spare_gets_each_one_back(
@@ -332,21 +332,12 @@ async def test_a_pool_with_no_connection_to_spare_gets_each_one_back(
 ) -> None:
     """With one connection kept, a pool of two (the leases' and the node's heartbeat)
     would have one left for everything else: the batcher keeps none of such a pool."""
-    pool = redis.asyncio.BlockingConnectionPool.from_url(
-        redis_server.url, max_connections=2, timeout=1
-    )
-    client = redis.asyncio.Redis(connection_pool=pool)
-    try:
-        batcher = ScriptBatcher(client)
-        echo = await _loaded(client, ECHO)
-        taken = _counting_gets(pool)
+    async with _pooled(redis_server.url, 2) as (pool, batcher, echo):
+        taken = counting_gets(pool)
         for i in range(3):
             assert await batcher.call(echo, [], [str(i)]) == str(i).encode()
         assert len(taken) == 3
         await _all_free(pool, 2)
-    finally:
-        await client.aclose()
-        await pool.aclose()
 
 
 async def test_a_kept_connection_that_fails_goes_back_to_the_pool(
@@ -354,17 +345,7 @@ async def test_a_kept_connection_that_fails_goes_back_to_the_pool(
 ) -> None:
     """A round trip whose replies are late drops its connection, kept or not: the pool
     has it back (closed), and the next call reads its own reply on a fresh one."""
-    pool = redis.asyncio.BlockingConnectionPool.from_url(
-        redis_server.url,
-        max_connections=3,
-        timeout=1,
-        socket_timeout=0.3,
-        retry=Retry(NoBackoff(), 0),
-    )
-    client = redis.asyncio.Redis(connection_pool=pool)
-    try:
-        batcher = ScriptBatcher(client)
-        echo = await _loaded(client, ECHO)
+    async with _pooled(redis_server.url, 3, socket_timeout=0.3) as (pool, batcher, echo):
         assert await batcher.call(echo, [], ["kept"]) == b"kept"
         batcher.replication = Replication(replicas=1, timeout_ms=3_000)  # a WAIT, too long
         with pytest.raises(RedisTimeoutError):
@@ -372,9 +353,6 @@ async def test_a_kept_connection_that_fails_goes_back_to_the_pool(
         await _all_free(pool, 3)
         batcher.replication = None
         assert await batcher.call(echo, [], ["mine"]) == b"mine"
-    finally:
-        await client.aclose()
-        await pool.aclose()
 
 
 async def test_a_kept_connection_redis_closed_is_not_used_again(tmp_path: Path) -> None:
@@ -382,17 +360,11 @@ async def test_a_kept_connection_redis_closed_is_not_used_again(tmp_path: Path) 
     KILL``) is found closed before use, as the pool finds one it hands out: the call
     goes on a fresh one (redis-py's retries off, so a write on the dead one would fail).
     A Redis of its own: the kill closes every connection but the killer's."""
-    async with EmbeddedRedis(tmp_path) as own:
-        pool = redis.asyncio.BlockingConnectionPool.from_url(
-            own.url, max_connections=3, timeout=1, retry=Retry(NoBackoff(), 0)
-        )
-        client = redis.asyncio.Redis(connection_pool=pool)
+    async with EmbeddedRedis(tmp_path) as own, _pooled(own.url, 3) as (pool, batcher, echo):
         killer = own.client()
         try:
-            batcher = ScriptBatcher(client)
-            echo = await _loaded(client, ECHO)
             assert await batcher.call(echo, [], ["kept"]) == b"kept"
-            taken = _counting_gets(pool)
+            taken = counting_gets(pool)
             assert await killer.client_kill_filter(_type="normal", skipme=True) == 1
             await asyncio.sleep(0.05)  # its end of file reaches the connection
             assert await batcher.call(echo, [], ["after"]) == b"after"
@@ -400,5 +372,3 @@ async def test_a_kept_connection_redis_closed_is_not_used_again(tmp_path: Path) 
             await _all_free(pool, 2)  # the dead one went back; the fresh one is kept
         finally:
             await killer.aclose()
-            await client.aclose()
-            await pool.aclose()
