@@ -352,5 +352,8 @@ async def _exchange(conn: AbstractConnection, commands: list[tuple[Any, ...]]) -
     except TimeoutError as exc:  # as redis-py says it, so that its retry policy applies
         raise RedisTimeoutError(f"no round trip with Redis within {limit} s") from exc
     finally:
-        conn.socket_timeout = limit
+        # Unless redis-py changed it meanwhile: a maintenance notice read among the
+        # replies relaxes the connection's time limit until its maintenance ends.
+        if conn.socket_timeout is None:
+            conn.socket_timeout = limit
     return replies

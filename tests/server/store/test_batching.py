@@ -372,3 +372,29 @@ async def test_a_kept_connection_redis_closed_is_not_used_again(tmp_path: Path) 
             await _all_free(pool, 2)  # the dead one went back; the fresh one is kept
         finally:
             await killer.aclose()
+
+
+async def test_a_time_limit_relaxed_during_a_round_trip_stays_relaxed(
+    redis_server: EmbeddedRedis,
+) -> None:
+    """redis-py relaxes a connection's time limit when Redis announces a maintenance:
+    its parser hands the notice to a handler, inside ``read_response``, which calls
+    ``set_tmp_settings``. The round trip, which lifts the limit while it reads, gives
+    back the relaxed one, not the one it found. (The handler's call is made here where
+    redis-py makes it, before a reply is read.)"""
+    async with _pooled(redis_server.url, 3, socket_timeout=2.0) as (_pool, batcher, echo):
+        assert await batcher.call(echo, [], ["kept"]) == b"kept"
+        conn = batcher._held[0]
+        read = conn.read_response
+
+        async def read_after_a_notice(*args: Any, **kwargs: Any) -> Any:
+            conn.set_tmp_settings(tmp_relaxed_timeout=30.0)
+            return await read(*args, **kwargs)
+
+        conn.read_response = read_after_a_notice  # type: ignore[method-assign]
+        assert await batcher.call(echo, [], ["during"]) == b"during"
+        conn.read_response = read  # type: ignore[method-assign]
+        assert batcher._held == [conn]
+        assert conn.socket_timeout == 30.0
+        assert await batcher.call(echo, [], ["after"]) == b"after"
+        assert conn.socket_timeout == 30.0  # until redis-py resets it
