@@ -352,8 +352,9 @@ async def _exchange(conn: AbstractConnection, commands: list[tuple[Any, ...]]) -
     except TimeoutError as exc:  # as redis-py says it, so that its retry policy applies
         raise RedisTimeoutError(f"no round trip with Redis within {limit} s") from exc
     finally:
-        # Unless redis-py changed it meanwhile: a maintenance notice read among the
-        # replies relaxes the connection's time limit until its maintenance ends.
+        # Unless redis-py changed it meanwhile: a maintenance notice relaxes the
+        # connection's limit (a number) until the maintenance ends, and the end puts
+        # the original back; either is kept. (The limit of this round trip stays.)
         if conn.socket_timeout is None:
             conn.socket_timeout = limit
     return replies

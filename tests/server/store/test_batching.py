@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import functools
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -374,27 +375,39 @@ async def test_a_kept_connection_redis_closed_is_not_used_again(tmp_path: Path) 
             await killer.aclose()
 
 
-async def test_a_time_limit_relaxed_during_a_round_trip_stays_relaxed(
+async def test_a_time_limit_changed_during_a_round_trip_stays_changed(
     redis_server: EmbeddedRedis,
 ) -> None:
-    """redis-py relaxes a connection's time limit when Redis announces a maintenance:
-    its parser hands the notice to a handler, inside ``read_response``, which calls
-    ``set_tmp_settings``. The round trip, which lifts the limit while it reads, gives
-    back the relaxed one, not the one it found. (The handler's call is made here where
-    redis-py makes it, before a reply is read.)"""
+    """redis-py relaxes a connection's time limit when Redis announces a maintenance
+    (its parser hands the notice to a handler, inside ``read_response``, which calls
+    ``set_tmp_settings``), and puts the original back when it ends. The round trip,
+    which lifts the limit while it reads, keeps either change, not the limit it found.
+    (The handler's change is made here where redis-py makes it, before a reply.)"""
     async with _pooled(redis_server.url, 3, socket_timeout=2.0) as (_pool, batcher, echo):
         assert await batcher.call(echo, [], ["kept"]) == b"kept"
         conn = batcher._held[0]
         read = conn.read_response
 
-        async def read_after_a_notice(*args: Any, **kwargs: Any) -> Any:
-            conn.set_tmp_settings(tmp_relaxed_timeout=30.0)
-            return await read(*args, **kwargs)
+        async def call_with_a_notice(change: Callable[[], None], arg: str) -> Any:
+            async def read_after_the_notice(*args: Any, **kwargs: Any) -> Any:
+                change()
+                return await read(*args, **kwargs)
 
-        conn.read_response = read_after_a_notice  # type: ignore[method-assign]
-        assert await batcher.call(echo, [], ["during"]) == b"during"
-        conn.read_response = read  # type: ignore[method-assign]
+            conn.read_response = read_after_the_notice  # type: ignore[method-assign]
+            try:
+                return await batcher.call(echo, [], [arg])
+            finally:
+                conn.read_response = read  # type: ignore[method-assign]
+
+        relax = functools.partial(conn.set_tmp_settings, tmp_relaxed_timeout=30.0)
+        assert await call_with_a_notice(relax, "relaxed") == b"relaxed"
         assert batcher._held == [conn]
         assert conn.socket_timeout == 30.0
         assert await batcher.call(echo, [], ["after"]) == b"after"
-        assert conn.socket_timeout == 30.0  # until redis-py resets it
+        assert conn.socket_timeout == 30.0  # until the maintenance ends
+
+        def end() -> None:  # what reset_tmp_settings does with the original limit
+            conn.socket_timeout = 2.0
+
+        assert await call_with_a_notice(end, "ended") == b"ended"
+        assert conn.socket_timeout == 2.0
