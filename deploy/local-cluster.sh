@@ -19,6 +19,8 @@
 # repository's .venv/bin), and any PAIGOW_* setting for the nodes (PAIGOW_LEASE_MS,
 # PAIGOW_TABLES_FILE, ...).
 set -euo pipefail
+# Debian puts haproxy in /usr/sbin, which a user's PATH (or a bare environment's) lacks.
+PATH=$PATH:/usr/sbin:/sbin
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${PAIGOW_CLUSTER_DIR:-/tmp/paigow-cluster}

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
+import shutil
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar, overload
 
@@ -87,3 +89,15 @@ async def until(
         if detail is not None:
             message += f"; {detail()}"
         raise AssertionError(message) from None
+
+
+SYSTEM_FOLDERS = ("/usr/sbin", "/sbin")
+"""Where Debian puts daemons and root's tools (``haproxy``, ``runuser``): not on a user's
+``PATH``, nor on the ``PATH`` of a bare environment (``env -i``, cron)."""
+
+
+def system_command(name: str) -> str | None:
+    """The path of the command ``name``: on ``PATH`` first, else in :data:`SYSTEM_FOLDERS`;
+    None if in neither."""
+    search = os.pathsep.join([os.environ.get("PATH", os.defpath), *SYSTEM_FOLDERS])
+    return shutil.which(name, path=search)

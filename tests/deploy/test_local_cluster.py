@@ -24,6 +24,7 @@ import yaml
 from protocol.errors import CloseCode
 from protocol.messages import Bet, GetBalance, Join, Snapshot
 from protocol.structs import Balances
+from tests.helpers import SYSTEM_FOLDERS, system_command
 from tests.server.helpers import ROOT, Client, assert_gapless, close_all
 
 SCRIPT = ROOT / "deploy" / "local-cluster.sh"
@@ -177,7 +178,7 @@ def test_the_compose_file_is_valid_and_has_the_same_topology() -> None:
         nodes
     )
     assert "option httpchk GET /readyz" in config
-    haproxy = shutil.which("haproxy")
+    haproxy = system_command("haproxy")
     assert haproxy is not None, "make test installs HAProxy (deploy/local-cluster.sh install)"
     # The compose names resolve only in compose: check the syntax with them made local.
     local = config.replace("resolvers docker init-addr last,libc,none", "init-addr none")
@@ -189,3 +190,24 @@ def test_the_compose_file_is_valid_and_has_the_same_topology() -> None:
         check=False,
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_the_script_finds_debians_haproxy_without_sbin_on_path(tmp_path: Path) -> None:
+    """Debian installs haproxy in /usr/sbin, which a user's ``PATH`` (and a bare
+    environment's) lacks: the script finds it there, rather than installing it again
+    and then failing to run it."""
+    haproxy = system_command("haproxy")
+    assert haproxy is not None, "make test installs HAProxy (deploy/local-cluster.sh install)"
+    if Path(haproxy).parent.as_posix() not in SYSTEM_FOLDERS:
+        pytest.skip(f"haproxy is at {haproxy}, not in a system folder")
+    done = subprocess.run(
+        [str(SCRIPT), "install"],
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "installing" not in done.stderr
+    assert "missing" not in done.stderr

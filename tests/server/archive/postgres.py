@@ -21,6 +21,8 @@ from pathlib import Path
 
 import psycopg
 
+from tests.helpers import system_command
+
 USER = "paigow"
 _UNPRIVILEGED = "nobody"
 
@@ -56,7 +58,10 @@ class LocalPostgres:
     def _run(self, args: Sequence[str], timeout: float = 60) -> None:
         command = [str(self.bin / args[0]), *args[1:]]
         if self.as_root:
-            command = ["runuser", "-u", _UNPRIVILEGED, "--", *command]
+            runuser = system_command("runuser")
+            if runuser is None:
+                raise RuntimeError("runuser (util-linux) is missing: it runs PostgreSQL as nobody")
+            command = [runuser, "-u", _UNPRIVILEGED, "--", *command]
         done = subprocess.run(
             command, capture_output=True, text=True, timeout=timeout, check=False, cwd=self.root
         )
