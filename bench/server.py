@@ -42,7 +42,6 @@ import os
 import platform
 import pstats
 import re
-import select
 import signal
 import socket
 import subprocess
@@ -59,6 +58,7 @@ import bench.flame
 import bench.goals
 import bench.versions
 from bench.driver import children, raise_fd_limit, rss_kib
+from bench.output import wait_line
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = int(os.environ.get("PAIGOW_BENCH_SMALL", "1000"))
@@ -189,24 +189,6 @@ def _free_port() -> int:
         return port
 
 
-def _wait_line(proc: subprocess.Popen[str], pattern: str, seconds: float) -> str:
-    """The first stdout line of ``proc`` matching ``pattern``; RuntimeError after ``seconds``."""
-    assert proc.stdout is not None
-    deadline = time.monotonic() + seconds
-    regex = re.compile(pattern)
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stdout], [], [], 0.5)
-        if ready:
-            line = proc.stdout.readline()
-            if not line and proc.poll() is not None:
-                break
-            if regex.search(line):
-                return line.strip()
-        elif proc.poll() is not None:
-            break
-    raise RuntimeError(f"{proc.args!r} did not print {pattern!r} (exit code {proc.poll()})")
-
-
 def _stop(proc: subprocess.Popen[str], seconds: float = 30.0) -> None:
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
@@ -261,7 +243,7 @@ class GameServer:
         )
         _pin(self.proc.pid, CPUS[0] if CPUS else None)
         try:
-            _wait_line(self.proc, r"paigow-server listening", 180)
+            wait_line(self.proc, r"paigow-server listening", 180)
         except RuntimeError:
             self.stop()
             raise
@@ -319,7 +301,7 @@ class BareServer:
             text=True,
         )
         _pin(self.proc.pid, CPUS[0] if CPUS else None)
-        line = _wait_line(self.proc, r"bare listening on", 30)
+        line = wait_line(self.proc, r"bare listening on", 30)
         match = re.search(r"on (\d+) loop=(\S+) gc=(.*)$", line)
         assert match is not None
         self.port = int(match.group(1))

@@ -23,7 +23,6 @@ import json
 import os
 import platform
 import re
-import select
 import shutil
 import signal
 import socket
@@ -38,6 +37,7 @@ from pathlib import Path
 import redis
 
 from bench.driver import rss_kib
+from bench.output import wait_line
 from clients.bots import run_bots
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -185,17 +185,11 @@ class Server:
             stderr=self.log,
             text=True,
         )
-        assert self.proc.stdout is not None
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.proc.stdout], [], [], 0.5)
-            if ready and "listening on" in self.proc.stdout.readline():
-                break
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the server exited: see {self.log.name}")
-        else:
+        try:
+            wait_line(self.proc, "listening on", 120)
+        except RuntimeError:
             self.stop()
-            raise RuntimeError("the server did not start in time")
+            raise RuntimeError(f"the server did not start: see {self.log.name}") from None
         url = (data_dir / "redis.url").read_text().strip()
         self.redis = redis.Redis.from_url(url)
 
