@@ -187,9 +187,9 @@ class Server:
         )
         try:
             wait_line(self.proc, "listening on", 120)
-        except RuntimeError:
+        except RuntimeError as exc:
             self.stop()
-            raise RuntimeError(f"the server did not start: see {self.log.name}") from None
+            raise RuntimeError(f"the server did not start: see {self.log.name}") from exc
         url = (data_dir / "redis.url").read_text().strip()
         self.redis = redis.Redis.from_url(url)
 

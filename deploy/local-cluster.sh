@@ -20,7 +20,7 @@
 # PAIGOW_TABLES_FILE, ...).
 set -euo pipefail
 # Debian puts haproxy in /usr/sbin, which a user's PATH (or a bare environment's) lacks.
-PATH=$PATH:/usr/sbin:/sbin
+PATH=${PATH:+$PATH:}/usr/sbin:/sbin
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${PAIGOW_CLUSTER_DIR:-/tmp/paigow-cluster}
@@ -167,7 +167,7 @@ restart)
     start_node "$2"
     ;;
 *)
-    sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -99,5 +99,6 @@ SYSTEM_FOLDERS = ("/usr/sbin", "/sbin")
 def system_command(name: str) -> str | None:
     """The path of the command ``name``: on ``PATH`` first, else in :data:`SYSTEM_FOLDERS`;
     None if in neither."""
-    search = os.pathsep.join([os.environ.get("PATH", os.defpath), *SYSTEM_FOLDERS])
-    return shutil.which(name, path=search)
+    # An empty entry would mean the current folder: skipped, as a shell's empty PATH.
+    folders = [f for f in os.environ.get("PATH", os.defpath).split(os.pathsep) if f]
+    return shutil.which(name, path=os.pathsep.join([*folders, *SYSTEM_FOLDERS]))

@@ -200,9 +200,15 @@ def test_the_script_finds_debians_haproxy_without_sbin_on_path(tmp_path: Path) -
     assert haproxy is not None, "make test installs HAProxy (deploy/local-cluster.sh install)"
     if Path(haproxy).parent.as_posix() not in SYSTEM_FOLDERS:
         pytest.skip(f"haproxy is at {haproxy}, not in a system folder")
+    # An apt-get that fails at once, first on PATH: a script that did not find haproxy
+    # must not install it (as root, over the network) during a test.
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    (stubs / "apt-get").write_text("#!/bin/sh\nexit 97\n")
+    (stubs / "apt-get").chmod(0o755)
     done = subprocess.run(
         [str(SCRIPT), "install"],
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        env={"PATH": f"{stubs}:/usr/bin:/bin", "HOME": str(tmp_path)},
         capture_output=True,
         text=True,
         timeout=60,
