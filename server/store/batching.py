@@ -22,7 +22,9 @@ attached); a primary with no replica at all has nothing to fail over to, and its
 writes are acknowledged as a lone Redis's are (docs/DESIGN.md, "Redis failures").
 A ``WAIT`` on such a primary would only wait out its timeout, so once one found the
 primary alone, the pipelines go without it, and ``INFO replication`` is asked again at
-most every :data:`ALONE_CHECK_S` whether a replica is back.
+most every :data:`ALONE_CHECK_S` whether a replica is back. Both questions go on the
+pipeline's own connection, to the server that takes its writes: across a failover
+another connection of the pool may reach the other primary.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -162,21 +165,11 @@ class ScriptBatcher:
 
     async def _send(self, batch: list[_Call]) -> None:
         wait = self.replication if any(call[4] for call in batch) else None
-        if wait is not None and self._alone:
-            if time.monotonic() - self._alone_checked >= ALONE_CHECK_S:
-                await self._check_alone()
-            if self._alone:
-                wait = None  # nothing to wait for: acknowledged as a lone Redis's
         commands = [
             ("EVALSHA", script.sha, len(keys), *keys, *args) for script, keys, args, *_ in batch
         ]
-        if wait is not None:
-            # After every call of the pipeline, on its connection: it covers them all.
-            commands.append(("WAIT", wait.replicas, wait.timeout_ms))
-            self.waits += 1
         try:
-            results = await self._round_trip(commands)
-            replicated = wait is None or await self._replicated(wait, results.pop())
+            results, replicated = await self._round_trip(commands, wait)
         except BaseException as exc:  # the connection failed: every call in it did
             failure = exc if isinstance(exc, Exception) else RuntimeError("pipeline cancelled")
             for _, _, _, future, _ in batch:
@@ -202,8 +195,11 @@ class ScriptBatcher:
         if forgotten:
             await self._load_again(forgotten)
 
-    async def _round_trip(self, commands: list[tuple[Any, ...]]) -> list[Any]:
-        """Each command's reply (an error reply as its exception), in one round trip.
+    async def _round_trip(
+        self, commands: list[tuple[Any, ...]], wait: Replication | None
+    ) -> tuple[list[Any], bool]:
+        """Each command's reply (an error reply as its exception), in one round trip,
+        and whether the writes count as replicated (``wait``; see the module docstring).
 
         On a Redis Cluster, redis-py's cluster pipeline (it sends each node its slots'
         commands and follows a slot that moved). Else the commands are written on one
@@ -212,19 +208,16 @@ class ScriptBatcher:
         with one time limit for the write and all the replies: redis-py's pipeline
         spent as long again per command on bookkeeping a list of script calls needs
         none of, and set a timer for each reply. The connection may be one the batcher
-        kept (:meth:`_connection`)."""
+        kept (:meth:`_connection`); whether its server has replicas is asked on it
+        (:meth:`_exchange_durably`)."""
         if is_cluster(self.client):
-            async with self.client.pipeline(transaction=False) as pipe:
-                for command in commands:
-                    # As a command, not pipe.evalsha: a cluster's pipeline refuses that
-                    # method, yet sends the command to the node of its keys' slot.
-                    pipe.execute_command(*command)
-                return list(await pipe.execute(raise_on_error=False))
+            return await self._cluster_round_trip(commands, wait)
         pool = self.client.connection_pool
         conn = await self._connection(pool)
         try:
-            replies: list[Any] = await conn.retry.call_with_retry(
-                lambda: _exchange(conn, commands), lambda error: conn.disconnect()
+            outcome: tuple[list[Any], bool] = await conn.retry.call_with_retry(
+                lambda: self._exchange_durably(conn, commands, wait),
+                lambda error: conn.disconnect(),
             )
         except BaseException:
             try:
@@ -244,7 +237,7 @@ class ScriptBatcher:
             self._held.append(conn)  # every reply read: clean for the next round trip
         else:
             await asyncio.shield(pool.release(conn))
-        return replies
+        return outcome
 
     async def _connection(self, pool: Any) -> AbstractConnection:
         """A connection kept from an earlier round trip, else one from ``pool``.
@@ -273,31 +266,83 @@ class ScriptBatcher:
         taken: AbstractConnection = await pool.get_connection()
         return taken
 
-    async def _replicated(self, wait: Replication, acked: Any) -> bool:
-        """Whether the pipeline's writes count as replicated: ``acked`` (WAIT's reply)
-        replicas hold them, or the primary has no replica to fail over to."""
+    def _alone_to_check(self) -> bool:
+        """Whether the primary was found alone long enough ago to be asked again."""
+        return self._alone and time.monotonic() - self._alone_checked >= ALONE_CHECK_S
+
+    async def _exchange_durably(
+        self, conn: AbstractConnection, commands: list[tuple[Any, ...]], wait: Replication | None
+    ) -> tuple[list[Any], bool]:
+        """:func:`_exchange` of ``commands`` on ``conn``, ended with one ``WAIT`` for
+        ``wait`` unless its server was found alone; and whether the writes count as
+        replicated.
+
+        Whether the server has replicas is asked on ``conn``, of the server that took
+        the writes: another connection of the pool may reach another server (Sentinel's
+        pool moves its idle connections to a new primary, not one in use), and a new
+        primary alone for a while would have had the old one's unreplicated writes
+        acknowledged."""
+        if wait is not None and self._alone_to_check():
+            self._note_alone(await _alone_on(conn))
+        if wait is None or self._alone:
+            return await _exchange(conn, commands), True  # a lone Redis's writes
+        # After every call of the pipeline, on its connection: it covers them all.
+        replies = await _exchange(conn, [*commands, ("WAIT", wait.replicas, wait.timeout_ms)])
+        self.waits += 1
+        acked = replies.pop()
         if not isinstance(acked, Exception) and int(acked) >= wait.replicas:
-            return True
+            return replies, True
+        alone = await _alone_on(conn)
+        self._note_alone(alone)
+        if not alone:
+            log.warning("no replica acknowledged a write within %d ms", wait.timeout_ms)
+        return replies, alone
+
+    async def _cluster_round_trip(
+        self, commands: list[tuple[Any, ...]], wait: Replication | None
+    ) -> tuple[list[Any], bool]:
+        """:meth:`_round_trip` on a Redis Cluster: redis-py's cluster pipeline, each
+        node sent its slots' commands (as commands, not ``pipe.evalsha``: a cluster's
+        pipeline refuses that method, yet sends the command to its keys' node)."""
+        if wait is not None and self._alone_to_check():
+            await self._check_alone()
+        if self._alone:
+            wait = None
+        async with self.client.pipeline(transaction=False) as pipe:
+            for command in commands:
+                pipe.execute_command(*command)
+            if wait is not None:
+                pipe.execute_command("WAIT", wait.replicas, wait.timeout_ms)
+                self.waits += 1
+            replies = list(await pipe.execute(raise_on_error=False))
+        if wait is None:
+            return replies, True
+        acked = replies.pop()
+        if not isinstance(acked, Exception) and int(acked) >= wait.replicas:
+            return replies, True
         if await self._check_alone():
-            return True
+            return replies, True
         log.warning("no replica acknowledged a write within %d ms", wait.timeout_ms)
-        return False
+        return replies, False
 
     async def _check_alone(self) -> bool:
-        """Ask the primary whether it has replicas; True if it has none (so
-        :attr:`_alone`). A primary that does not answer counts as having some."""
+        """Ask the client's Redis whether it has replicas; True if it has none (so
+        :attr:`_alone`). A Redis that does not answer counts as having some."""
         try:
             info = await self.client.info("replication")
         except (RedisError, OSError):
             return False
-        alone = int(info.get("connected_slaves", 0)) == 0
+        alone = "connected_slaves" in info and int(info["connected_slaves"]) == 0
+        self._note_alone(alone)
+        return alone
+
+    def _note_alone(self, alone: bool) -> None:
         if alone != self._alone:
             if alone:
                 log.warning("the Redis primary has no replica: writes are acknowledged alone")
             else:
                 log.warning("the Redis primary has a replica again: writes wait for it")
         self._alone, self._alone_checked = alone, time.monotonic()
-        return alone
 
     async def _load_again(self, calls: list[_Call]) -> None:
         """A restarted Redis forgot the scripts: load each once, then send ``calls``
@@ -315,11 +360,10 @@ class ScriptBatcher:
 
 def _spares(pool: Any, kept: int) -> bool:
     """Whether the batcher may keep ``kept`` connections of ``pool``: it still has some
-    for its other users (a primary's ``INFO``, the node's heartbeat on the leases' pool
-    of two), and it is not Sentinel's. Sentinel's pool moves its idle connections to a
-    new primary after a failover, not those in use: a kept one would stay on the old
-    primary, whose ``WAIT`` fails while the ``INFO`` of :meth:`ScriptBatcher._check_alone`
-    reaches the new one, alone yet, and writes would be acknowledged unreplicated."""
+    for its other users (the node's heartbeat on the leases' pool of two, say), and it
+    is not Sentinel's. Sentinel's pool moves its idle connections to a new primary after
+    a failover, not those in use: a kept one would stay on the old primary, and every
+    pipeline would go on there."""
     if isinstance(pool, SentinelConnectionPool):
         return False
     return int(getattr(pool, "max_connections", 0)) > kept + 1
@@ -329,6 +373,18 @@ async def _release_all(pool: Any, conns: list[AbstractConnection]) -> None:
     """Give every one of ``conns`` back to ``pool`` (shielded as one by the caller)."""
     for conn in conns:
         await pool.release(conn)
+
+
+async def _alone_on(conn: AbstractConnection) -> bool:
+    """Whether the server ``conn`` reaches has no replica (``INFO replication``). One
+    whose answer does not say (an error, no ``connected_slaves``) counts as having some:
+    a write is then not acknowledged, and its retry is safe."""
+    (info,) = await _exchange(conn, [("INFO", "replication")])
+    if isinstance(info, Exception):
+        return False
+    text = info.decode() if isinstance(info, bytes) else str(info)
+    found = re.search(r"^connected_slaves:(\d+)", text, re.MULTILINE)
+    return found is not None and int(found.group(1)) == 0
 
 
 async def _exchange(conn: AbstractConnection, commands: list[tuple[Any, ...]]) -> list[Any]:

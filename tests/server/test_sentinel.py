@@ -20,14 +20,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis.asyncio
+from redis.asyncio.connection import AbstractConnection
 
 from protocol.messages import Bet, GetBalance, HouseWay, Join, Results, Reveal, SetHand
 from protocol.structs import Balances, HandChoice, Joined
 from server.app import App
 from server.config import Settings
-from server.store.batching import Replication, ScriptBatcher
+from server.store.batching import ALONE_CHECK_S, Replication, ScriptBatcher
 from server.store.connection import close_client, redis_client
-from server.store.topology import LocalSentinel
+from server.store.errors import Unreplicated
+from server.store.topology import LocalSentinel, RedisProcess
 from tests.helpers import until, url
 from tests.server.helpers import Client, audit_report, close_all, counting_gets, quick_tables
 
@@ -184,3 +187,81 @@ async def test_the_batcher_keeps_no_connection_of_sentinels_pool(
         assert len(taken) == 3
     finally:
         await close_client(client)
+
+
+class _TwoServers(redis.asyncio.ConnectionPool):
+    """A pool whose first connection reaches port ``first`` and every later one port
+    ``then``, as Sentinel's pool may across a failover: a connection in use stays on
+    the old primary, idle ones go to the new one."""
+
+    def __init__(self, first: int, then: int) -> None:
+        super().__init__(host="127.0.0.1", port=first, max_connections=4, socket_timeout=5)
+        self.then = then
+        self.made = 0
+
+    def make_connection(self) -> AbstractConnection:
+        self.made += 1
+        port = self.connection_kwargs["port"] if self.made == 1 else self.then
+        connection: AbstractConnection = self.connection_class(
+            **{**self.connection_kwargs, "port": port}
+        )
+        return connection
+
+
+@pytest.mark.asyncio
+async def test_whether_the_primary_is_alone_is_asked_of_the_one_that_took_the_writes(
+    topology: LocalSentinel, tmp_path: Path
+) -> None:
+    """A WAIT that falls short counts as a lone primary's only if the server that took
+    the writes has no replica; and a primary found alone is asked again, before a
+    pipeline goes without WAIT, on that pipeline's connection too. Here every other
+    connection of the pool reaches a Redis that is alone: asked there, the primary's
+    unreplicated writes (its replica linked, but frozen) were acknowledged."""
+    lone = RedisProcess(tmp_path / "lone", {})
+    lone.start()
+    pool = _TwoServers(topology.primary.port, lone.port)
+    client = redis.asyncio.Redis(connection_pool=pool)
+    replica = topology.replica.proc
+    assert replica is not None
+    frozen = False
+
+    def replicas() -> int:
+        return int(str(topology.primary.info("replication")["connected_slaves"]))
+
+    try:
+        incr = client.register_script("return redis.call('INCR', KEYS[1])")
+        await client.script_load("return redis.call('INCR', KEYS[1])")  # the primary's
+        batcher = ScriptBatcher(client, replication=Replication(1, 200))
+        assert await batcher.call(incr, ["n"], []) == 1  # kept: the primary's connection
+        os.kill(replica.pid, signal.SIGSTOP)
+        frozen = True
+        with pytest.raises(Unreplicated):
+            await batcher.call(incr, ["n"], [], durable=True)
+        assert batcher.waits == 1
+        # Alone for real (the frozen replica's link cut): acknowledged as a lone Redis's.
+        topology.primary.client().client_kill_filter(_type="replica")
+        await until(lambda: replicas() == 0, 10, "the replica's link cut")
+        assert await batcher.call(incr, ["n"], [], durable=True) == 3
+        assert batcher.waits == 2
+        # The replica back, then frozen again: once the primary is asked again, the
+        # pipelines wait for it, and its silence fails them.
+        os.kill(replica.pid, signal.SIGCONT)
+        frozen = False
+        await until(lambda: replicas() == 1, 20, "the replica back")
+        os.kill(replica.pid, signal.SIGSTOP)
+        frozen = True
+        await asyncio.sleep(ALONE_CHECK_S)
+        with pytest.raises(Unreplicated):
+            await batcher.call(incr, ["n"], [], durable=True)
+        assert batcher.waits == 3
+        assert batcher.unreplicated == 2
+        # Any other connection of the pool reaches the lone Redis (the batcher holds
+        # the first one): its INFO says no replica.
+        assert (await client.info("replication"))["connected_slaves"] == 0
+        assert pool.made == 2
+    finally:
+        if frozen:
+            os.kill(replica.pid, signal.SIGCONT)
+        await client.aclose()
+        await pool.aclose()
+        lone.stop()
