@@ -103,6 +103,50 @@ def kernel_net() -> dict[str, int]:
     return {"drops": drops, "retrans": retrans}
 
 
+CORE_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+"""The first columns of a ``cpuN`` line of ``/proc/stat``, in clock ticks."""
+
+
+def core_ticks(cpus: Sequence[int]) -> dict[str, int]:
+    """Clock ticks spent so far by ``cpus`` together, in each of :data:`CORE_FIELDS`
+    (``/proc/stat``; empty if it cannot be read). Time a CPU spent on interrupts and
+    softirqs (the loopback's receive path, run on the sending CPU) is no process's."""
+    wanted = {f"cpu{cpu}" for cpu in cpus}
+    total = dict.fromkeys(CORE_FIELDS, 0)
+    found = 0
+    with contextlib.suppress(OSError, ValueError), open("/proc/stat") as f:
+        for line in f:
+            name, *values = line.split()
+            if name in wanted:
+                found += 1
+                for field, value in zip(CORE_FIELDS, values, strict=False):
+                    total[field] += int(value)
+    return total if found == len(wanted) and found else {}
+
+
+def core_shares(before: dict[str, int], after: dict[str, int]) -> dict[str, float]:
+    """Between two :func:`core_ticks` readings: the share of the time the CPUs were
+    busy (not idle or waiting for a disk), and of it in softirqs and stolen by the
+    hypervisor; NaN each if either reading is empty."""
+    if not before or not after:
+        return dict.fromkeys(("busy", "softirq", "steal"), float("nan"))
+    spent = {field: after[field] - before[field] for field in CORE_FIELDS}
+    elapsed = sum(spent.values()) or 1
+    return {
+        "busy": 1 - (spent["idle"] + spent["iowait"]) / elapsed,
+        "softirq": spent["softirq"] / elapsed,
+        "steal": spent["steal"] / elapsed,
+    }
+
+
+def server_cpus(pid: int) -> list[int]:
+    """The CPUs ``pid`` may run on (the bench pins the server to one), [] if unknown."""
+    try:
+        return sorted(os.sched_getaffinity(pid))
+    except OSError:
+        return []
+
+
 def children(pid: int) -> list[int]:
     """The child processes of ``pid``."""
     found = []
@@ -411,6 +455,10 @@ class Driver:
             await asyncio.sleep(max(0.0, start - time.perf_counter()))
             started = time.perf_counter()
             s0, d0 = cpu_seconds(self.server_pid), _own_cpu()
+            redis_pids = children(self.server_pid)
+            r0 = sum(cpu_seconds(p) for p in redis_pids)
+            cores = server_cpus(self.server_pid)
+            core0 = core_ticks(cores)
             net0 = kernel_net()
             stalls0 = await server_stalls(self.metrics_url)
             lags: list[float] = []
@@ -421,6 +469,8 @@ class Driver:
             gc.enable()
         elapsed = time.perf_counter() - started
         s1, d1 = cpu_seconds(self.server_pid), _own_cpu()
+        r1 = sum(cpu_seconds(p) for p in redis_pids)
+        core = core_shares(core0, core_ticks(cores))
         net1 = kernel_net()
         stalls = stall_delta(stalls0, await server_stalls(self.metrics_url))
         lag = summary(lags)
@@ -434,7 +484,12 @@ class Driver:
             driver_lag_p99_ms=lag["p99_ms"],
             driver_lag_max_ms=lag["max_ms"],
             server_cpu=(s1 - s0) / elapsed,
+            redis_cpu=(r1 - r0) / elapsed,
             driver_cpu=(d1 - d0) / elapsed,
+            server_cores=cores,
+            core_busy=core["busy"],
+            core_softirq=core["softirq"],
+            core_steal=core["steal"],
             rate=len(latencies) / seconds,
             server_stalls=stalls,
             net_drops=net1["drops"] - net0["drops"],

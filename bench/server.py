@@ -450,6 +450,19 @@ def _stalls(stalls: dict[str, dict[str, float]]) -> str:
     return "; ".join(parts)
 
 
+def _core_line(game: dict[str, Any], bare: dict[str, Any]) -> str:
+    """How busy the server's core was in a latency window, everything on it counted
+    (the server, its Redis, the kernel's softirqs no process is charged for): near 1,
+    actions queue for it, and the p99 is the queue's."""
+    cores = ",".join(str(c) for c in game["server_cores"]) or "unknown"
+    return (
+        f"the server's core (CPU {cores}), game / bare window: busy "
+        f"{game['core_busy']:.2f} / {bare['core_busy']:.2f}, of it softirqs "
+        f"{game['core_softirq']:.2f} / {bare['core_softirq']:.2f} and stolen by the "
+        f"hypervisor {game['core_steal']:.2f} / {bare['core_steal']:.2f}"
+    )
+
+
 def _report(game: dict[str, Any], bare: dict[str, Any]) -> None:
     gt, bt = game["throughput"], bare["throughput"]
     print()
@@ -510,11 +523,13 @@ def _report(game: dict[str, Any], bare: dict[str, Any]) -> None:
         print(
             f"    game / bare: {g['count']:,} / {b['count']:,} actions in {LATENCY_S:g} s, "
             f"{g['errors']} / {b['errors']} errors; CPU busy: server {g['server_cpu']:.2f} / "
-            f"{b['server_cpu']:.2f}, driver {g['driver_cpu']:.2f} / {b['driver_cpu']:.2f}; "
+            f"{b['server_cpu']:.2f} (the game server's Redis {g['redis_cpu']:.2f}), driver "
+            f"{g['driver_cpu']:.2f} / {b['driver_cpu']:.2f}; "
             f"driver's own loop lag p99 {g['driver_lag_p99_ms']:.0f} / "
             f"{b['driver_lag_p99_ms']:.0f} ms, max {g['driver_lag_max_ms']:.0f} / "
             f"{b['driver_lag_max_ms']:.0f} ms"
         )
+        print("    " + _core_line(g, b))
         print("    " + _stalls(g["server_stalls"]))
         print(
             f"    kernel, game / bare window: {g['net_drops']:,} / {b['net_drops']:,} packets "
