@@ -20,11 +20,12 @@ pipeline, not per commit). If none does in time while the primary has replicas, 
 durable calls fail with :class:`~server.store.errors.Unreplicated` (their replies
 attached); a primary with no replica at all has nothing to fail over to, and its
 writes are acknowledged as a lone Redis's are (docs/DESIGN.md, "Redis failures").
-A ``WAIT`` on such a primary would only wait out its timeout, so once one found the
-primary alone, the pipelines go without it, and ``INFO replication`` is asked again at
-most every :data:`ALONE_CHECK_S` whether a replica is back. Both questions go on the
-pipeline's own connection, to the server that takes its writes: across a failover
-another connection of the pool may reach the other primary.
+A ``WAIT`` on such a primary would only wait out its timeout, so once one was found
+alone, a pipeline ends with ``INFO replication`` instead, and waits only if the server
+that took its writes has a replica again. Whether the primary is alone is asked on the
+pipeline's own connection, of that server: across a failover another connection of the
+pool may reach the other primary. (On a Redis Cluster, through the client, again at
+most every :data:`ALONE_CHECK_S`.)
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ _Call = tuple[AsyncScript, list[Any], list[Any], "asyncio.Future[Any]", bool]
 log = logging.getLogger(__name__)
 
 ALONE_CHECK_S = 1.0
-"""How often a primary found without replicas is asked again whether it has one."""
+"""On a Redis Cluster, how often a primary found without replicas is asked again
+whether it has one (on one Redis, every pipeline asks: see the module docstring)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,33 +268,37 @@ class ScriptBatcher:
         taken: AbstractConnection = await pool.get_connection()
         return taken
 
-    def _alone_to_check(self) -> bool:
-        """Whether the primary was found alone long enough ago to be asked again."""
-        return self._alone and time.monotonic() - self._alone_checked >= ALONE_CHECK_S
-
     async def _exchange_durably(
         self, conn: AbstractConnection, commands: list[tuple[Any, ...]], wait: Replication | None
     ) -> tuple[list[Any], bool]:
-        """:func:`_exchange` of ``commands`` on ``conn``, ended with one ``WAIT`` for
-        ``wait`` unless its server was found alone; and whether the writes count as
-        replicated.
+        """:func:`_exchange` of ``commands`` on ``conn``, and whether their writes count as
+        replicated (with ``wait``; else True).
 
-        Whether the server has replicas is asked on ``conn``, of the server that took
-        the writes: another connection of the pool may reach another server (Sentinel's
-        pool moves its idle connections to a new primary, not one in use), and a new
-        primary alone for a while would have had the old one's unreplicated writes
-        acknowledged."""
-        if wait is not None and self._alone_to_check():
-            self._note_alone(await _alone_on(conn))
-        if wait is None or self._alone:
-            return await _exchange(conn, commands), True  # a lone Redis's writes
-        # After every call of the pipeline, on its connection: it covers them all.
-        replies = await _exchange(conn, [*commands, ("WAIT", wait.replicas, wait.timeout_ms)])
+        The writes are followed, on ``conn``, by one ``WAIT``; or, once a primary was
+        found alone, by ``INFO replication``, and by a ``WAIT`` only if the server that
+        took them has a replica after all. A ``WAIT`` that falls short is followed by
+        ``INFO replication`` too. So whether the primary is alone is always asked of the
+        server that took the writes: another connection of the pool may reach another
+        server (Sentinel's pool moves its idle connections to a new primary, not one in
+        use), and a new primary alone for a while would have had the old one's
+        unreplicated writes acknowledged. An exchange after the writes that fails counts
+        as not replicated; the writes' replies stand, and nothing is sent again."""
+        if wait is None:
+            return await _exchange(conn, commands), True
+        wait_command = ("WAIT", wait.replicas, wait.timeout_ms)
+        if self._alone:
+            replies = await _exchange(conn, [*commands, INFO_REPLICATION])
+            if _says_alone(replies.pop()):
+                return replies, True  # a lone Redis's writes
+            self._note_alone(False)
+            acked = await _after_writes(conn, wait_command)
+        else:
+            replies = await _exchange(conn, [*commands, wait_command])
+            acked = replies.pop()
         self.waits += 1
-        acked = replies.pop()
         if not isinstance(acked, Exception) and int(acked) >= wait.replicas:
             return replies, True
-        alone = await _alone_on(conn)
+        alone = conn.is_connected and _says_alone(await _after_writes(conn, INFO_REPLICATION))
         self._note_alone(alone)
         if not alone:
             log.warning("no replica acknowledged a write within %d ms", wait.timeout_ms)
@@ -304,7 +310,8 @@ class ScriptBatcher:
         """:meth:`_round_trip` on a Redis Cluster: redis-py's cluster pipeline, each
         node sent its slots' commands (as commands, not ``pipe.evalsha``: a cluster's
         pipeline refuses that method, yet sends the command to its keys' node)."""
-        if wait is not None and self._alone_to_check():
+        due = self._alone and time.monotonic() - self._alone_checked >= ALONE_CHECK_S
+        if wait is not None and due:
             await self._check_alone()
         if self._alone:
             wait = None
@@ -375,16 +382,31 @@ async def _release_all(pool: Any, conns: list[AbstractConnection]) -> None:
         await pool.release(conn)
 
 
-async def _alone_on(conn: AbstractConnection) -> bool:
-    """Whether the server ``conn`` reaches has no replica (``INFO replication``). One
-    whose answer does not say (an error, no ``connected_slaves``) counts as having some:
-    a write is then not acknowledged, and its retry is safe."""
-    (info,) = await _exchange(conn, [("INFO", "replication")])
+INFO_REPLICATION = ("INFO", "replication")
+
+
+def _says_alone(info: Any) -> bool:
+    """Whether ``info`` (the reply to :data:`INFO_REPLICATION`) is a primary's with no
+    replica. One that does not say (an error, a replica's, no ``connected_slaves``)
+    counts as not: a write is then not acknowledged, and its retry is safe."""
     if isinstance(info, Exception):
         return False
     text = info.decode() if isinstance(info, bytes) else str(info)
     found = re.search(r"^connected_slaves:(\d+)", text, re.MULTILINE)
-    return found is not None and int(found.group(1)) == 0
+    primary = re.search(r"^role:master\s*$", text, re.MULTILINE) is not None
+    return primary and found is not None and int(found.group(1)) == 0
+
+
+async def _after_writes(conn: AbstractConnection, command: tuple[Any, ...]) -> Any:
+    """One more exchange on ``conn`` once the pipeline's writes are answered: its reply,
+    or the error it failed with, the connection then dropped (a reply may be left
+    unread on it), so that the writes' replies are not lost with it."""
+    try:
+        (reply,) = await _exchange(conn, [command])
+    except (RedisError, OSError) as exc:
+        await conn.disconnect(nowait=True)
+        return exc
+    return reply
 
 
 async def _exchange(conn: AbstractConnection, commands: list[tuple[Any, ...]]) -> list[Any]:

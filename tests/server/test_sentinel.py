@@ -27,7 +27,7 @@ from protocol.messages import Bet, GetBalance, HouseWay, Join, Results, Reveal, 
 from protocol.structs import Balances, HandChoice, Joined
 from server.app import App
 from server.config import Settings
-from server.store.batching import ALONE_CHECK_S, Replication, ScriptBatcher
+from server.store.batching import Replication, ScriptBatcher
 from server.store.connection import close_client, redis_client
 from server.store.errors import Unreplicated
 from server.store.topology import LocalSentinel, RedisProcess
@@ -189,13 +189,23 @@ async def test_the_batcher_keeps_no_connection_of_sentinels_pool(
         await close_client(client)
 
 
+INCR = "return redis.call('INCR', KEYS[1])"
+
+
 class _TwoServers(redis.asyncio.ConnectionPool):
     """A pool whose first connection reaches port ``first`` and every later one port
     ``then``, as Sentinel's pool may across a failover: a connection in use stays on
     the old primary, idle ones go to the new one."""
 
-    def __init__(self, first: int, then: int) -> None:
-        super().__init__(host="127.0.0.1", port=first, max_connections=4, socket_timeout=5)
+    def __init__(
+        self, first: int, then: int, max_connections: int = 4, socket_timeout: float = 5
+    ) -> None:
+        super().__init__(
+            host="127.0.0.1",
+            port=first,
+            max_connections=max_connections,
+            socket_timeout=socket_timeout,
+        )
         self.then = then
         self.made = 0
 
@@ -209,14 +219,15 @@ class _TwoServers(redis.asyncio.ConnectionPool):
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_whether_the_primary_is_alone_is_asked_of_the_one_that_took_the_writes(
     topology: LocalSentinel, tmp_path: Path
 ) -> None:
     """A WAIT that falls short counts as a lone primary's only if the server that took
-    the writes has no replica; and a primary found alone is asked again, before a
-    pipeline goes without WAIT, on that pipeline's connection too. Here every other
-    connection of the pool reaches a Redis that is alone: asked there, the primary's
-    unreplicated writes (its replica linked, but frozen) were acknowledged."""
+    the writes has no replica; and once a primary was found alone, a pipeline asks
+    again after its writes, on its own connection. Here every other connection of the
+    pool reaches a Redis that is alone: asked there, the primary's unreplicated writes
+    (its replica linked, but frozen) were acknowledged."""
     lone = RedisProcess(tmp_path / "lone", {})
     lone.start()
     pool = _TwoServers(topology.primary.port, lone.port)
@@ -229,8 +240,8 @@ async def test_whether_the_primary_is_alone_is_asked_of_the_one_that_took_the_wr
         return int(str(topology.primary.info("replication")["connected_slaves"]))
 
     try:
-        incr = client.register_script("return redis.call('INCR', KEYS[1])")
-        await client.script_load("return redis.call('INCR', KEYS[1])")  # the primary's
+        incr = client.register_script(INCR)
+        await client.script_load(INCR)  # on the first connection: the primary
         batcher = ScriptBatcher(client, replication=Replication(1, 200))
         assert await batcher.call(incr, ["n"], []) == 1  # kept: the primary's connection
         os.kill(replica.pid, signal.SIGSTOP)
@@ -243,14 +254,13 @@ async def test_whether_the_primary_is_alone_is_asked_of_the_one_that_took_the_wr
         await until(lambda: replicas() == 0, 10, "the replica's link cut")
         assert await batcher.call(incr, ["n"], [], durable=True) == 3
         assert batcher.waits == 2
-        # The replica back, then frozen again: once the primary is asked again, the
-        # pipelines wait for it, and its silence fails them.
+        # The replica back, then frozen again: the next pipeline finds it (asked after
+        # the writes), waits for it, and its silence fails it.
         os.kill(replica.pid, signal.SIGCONT)
         frozen = False
         await until(lambda: replicas() == 1, 20, "the replica back")
         os.kill(replica.pid, signal.SIGSTOP)
         frozen = True
-        await asyncio.sleep(ALONE_CHECK_S)
         with pytest.raises(Unreplicated):
             await batcher.call(incr, ["n"], [], durable=True)
         assert batcher.waits == 3
@@ -259,6 +269,60 @@ async def test_whether_the_primary_is_alone_is_asked_of_the_one_that_took_the_wr
         # the first one): its INFO says no replica.
         assert (await client.info("replication"))["connected_slaves"] == 0
         assert pool.made == 2
+    finally:
+        if frozen:
+            os.kill(replica.pid, signal.SIGCONT)
+        await client.aclose()
+        await pool.aclose()
+        lone.stop()
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_a_primary_found_alone_on_one_connection_is_not_taken_alone_on_another(
+    topology: LocalSentinel, tmp_path: Path
+) -> None:
+    """Found alone through one connection (the new primary's, say), the primary is
+    asked again by the next pipeline on another one (the old primary's, its replica
+    frozen): its writes are not acknowledged. And the ``WAIT`` then sent after them
+    takes longer than the connection's time limit: the calls keep their replies (the
+    durable one unreplicated), and nothing runs twice."""
+    lone = RedisProcess(tmp_path / "lone", {})
+    lone.start()
+    # Two connections at most, so the batcher keeps none (it takes one from the pool
+    # for each round trip, as from Sentinel's); the first reaches the lone Redis.
+    pool = _TwoServers(lone.port, topology.primary.port, max_connections=2, socket_timeout=0.5)
+    client = redis.asyncio.Redis(connection_pool=pool)
+    replica = topology.replica.proc
+    assert replica is not None
+    frozen = False
+    try:
+        incr = client.register_script(INCR)
+        await client.script_load(INCR)  # the lone Redis's
+        topology.primary.client().script_load(INCR)
+        batcher = ScriptBatcher(client, replication=Replication(1, 200))
+        assert await batcher.call(incr, ["n"], [], durable=True) == 1  # alone: acknowledged
+        assert batcher.waits == 1
+        os.kill(replica.pid, signal.SIGSTOP)
+        frozen = True
+        # From now on a WAIT outlasts the connection's time limit (0.5 s).
+        batcher.replication = Replication(1, 3_000)
+        # The lone Redis's connection, held: the next pipeline's is a new one (redis-py's
+        # deprecation wrapper leaves get_connection untyped).
+        held = await pool.get_connection()  # type: ignore[no-untyped-call]
+        try:
+            durable = batcher.call(incr, ["n"], [], durable=True)
+            plain = batcher.call(incr, ["m"], [])
+            with pytest.raises(Unreplicated) as refused:
+                await durable
+            assert refused.value.reply == 1  # the primary's own counter
+            assert await plain == 1
+        finally:
+            await pool.release(held)
+        assert batcher.waits == 2
+        assert pool.made == 2
+        primary = topology.primary.client()
+        assert (primary.get("n"), primary.get("m")) == ("1", "1")  # each ran once
     finally:
         if frozen:
             os.kill(replica.pid, signal.SIGCONT)
