@@ -16,8 +16,9 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis.asyncio
@@ -218,6 +219,49 @@ class _TwoServers(redis.asyncio.ConnectionPool):
         return connection
 
 
+class _Replica:
+    """The topology's replica, frozen (SIGSTOP: its link to the primary held, nothing
+    acknowledged) and thawed."""
+
+    def __init__(self, topology: LocalSentinel) -> None:
+        proc = topology.replica.proc
+        assert proc is not None
+        self.pid = proc.pid
+        self.frozen = False
+
+    def freeze(self) -> None:
+        os.kill(self.pid, signal.SIGSTOP)
+        self.frozen = True
+
+    def thaw(self) -> None:
+        if self.frozen:
+            os.kill(self.pid, signal.SIGCONT)
+            self.frozen = False
+
+
+@contextlib.asynccontextmanager
+async def _beside_a_lone_redis(
+    topology: LocalSentinel, folder: Path, lone_first: bool, **pool_options: Any
+) -> AsyncIterator[tuple[_TwoServers, redis.asyncio.Redis, _Replica]]:
+    """A client on a :class:`_TwoServers` pool over the topology's primary and a Redis
+    of its own, alone (``lone_first``: its connection comes first), with the INCR
+    script loaded on its first connection; and the replica, thawed at the end."""
+    lone = RedisProcess(folder / "lone", {})
+    lone.start()
+    ports = (lone.port, topology.primary.port) if lone_first else (topology.primary.port, lone.port)
+    pool = _TwoServers(*ports, **pool_options)
+    client = redis.asyncio.Redis(connection_pool=pool)
+    replica = _Replica(topology)
+    try:
+        await client.script_load(INCR)
+        yield pool, client, replica
+    finally:
+        replica.thaw()
+        await client.aclose()
+        await pool.aclose()
+        lone.stop()
+
+
 @pytest.mark.asyncio
 @pytest.mark.slow
 async def test_whether_the_primary_is_alone_is_asked_of_the_one_that_took_the_writes(
@@ -228,24 +272,19 @@ async def test_whether_the_primary_is_alone_is_asked_of_the_one_that_took_the_wr
     again after its writes, on its own connection. Here every other connection of the
     pool reaches a Redis that is alone: asked there, the primary's unreplicated writes
     (its replica linked, but frozen) were acknowledged."""
-    lone = RedisProcess(tmp_path / "lone", {})
-    lone.start()
-    pool = _TwoServers(topology.primary.port, lone.port)
-    client = redis.asyncio.Redis(connection_pool=pool)
-    replica = topology.replica.proc
-    assert replica is not None
-    frozen = False
 
     def replicas() -> int:
         return int(str(topology.primary.info("replication")["connected_slaves"]))
 
-    try:
+    async with _beside_a_lone_redis(topology, tmp_path, lone_first=False) as (
+        pool,
+        client,
+        replica,
+    ):
         incr = client.register_script(INCR)
-        await client.script_load(INCR)  # on the first connection: the primary
         batcher = ScriptBatcher(client, replication=Replication(1, 200))
         assert await batcher.call(incr, ["n"], []) == 1  # kept: the primary's connection
-        os.kill(replica.pid, signal.SIGSTOP)
-        frozen = True
+        replica.freeze()
         with pytest.raises(Unreplicated):
             await batcher.call(incr, ["n"], [], durable=True)
         assert batcher.waits == 1
@@ -256,11 +295,9 @@ async def test_whether_the_primary_is_alone_is_asked_of_the_one_that_took_the_wr
         assert batcher.waits == 2
         # The replica back, then frozen again: the next pipeline finds it (asked after
         # the writes), waits for it, and its silence fails it.
-        os.kill(replica.pid, signal.SIGCONT)
-        frozen = False
+        replica.thaw()
         await until(lambda: replicas() == 1, 20, "the replica back")
-        os.kill(replica.pid, signal.SIGSTOP)
-        frozen = True
+        replica.freeze()
         with pytest.raises(Unreplicated):
             await batcher.call(incr, ["n"], [], durable=True)
         assert batcher.waits == 3
@@ -269,12 +306,6 @@ async def test_whether_the_primary_is_alone_is_asked_of_the_one_that_took_the_wr
         # the first one): its INFO says no replica.
         assert (await client.info("replication"))["connected_slaves"] == 0
         assert pool.made == 2
-    finally:
-        if frozen:
-            os.kill(replica.pid, signal.SIGCONT)
-        await client.aclose()
-        await pool.aclose()
-        lone.stop()
 
 
 @pytest.mark.asyncio
@@ -287,24 +318,17 @@ async def test_a_primary_found_alone_on_one_connection_is_not_taken_alone_on_ano
     frozen): its writes are not acknowledged. And the ``WAIT`` then sent after them
     takes longer than the connection's time limit: the calls keep their replies (the
     durable one unreplicated), and nothing runs twice."""
-    lone = RedisProcess(tmp_path / "lone", {})
-    lone.start()
     # Two connections at most, so the batcher keeps none (it takes one from the pool
     # for each round trip, as from Sentinel's); the first reaches the lone Redis.
-    pool = _TwoServers(lone.port, topology.primary.port, max_connections=2, socket_timeout=0.5)
-    client = redis.asyncio.Redis(connection_pool=pool)
-    replica = topology.replica.proc
-    assert replica is not None
-    frozen = False
-    try:
+    async with _beside_a_lone_redis(
+        topology, tmp_path, lone_first=True, max_connections=2, socket_timeout=0.5
+    ) as (pool, client, replica):
         incr = client.register_script(INCR)
-        await client.script_load(INCR)  # the lone Redis's
         topology.primary.client().script_load(INCR)
         batcher = ScriptBatcher(client, replication=Replication(1, 200))
         assert await batcher.call(incr, ["n"], [], durable=True) == 1  # alone: acknowledged
         assert batcher.waits == 1
-        os.kill(replica.pid, signal.SIGSTOP)
-        frozen = True
+        replica.freeze()
         # From now on a WAIT outlasts the connection's time limit (0.5 s).
         batcher.replication = Replication(1, 3_000)
         # The lone Redis's connection, held: the next pipeline's is a new one (redis-py's
@@ -323,9 +347,3 @@ async def test_a_primary_found_alone_on_one_connection_is_not_taken_alone_on_ano
         assert pool.made == 2
         primary = topology.primary.client()
         assert (primary.get("n"), primary.get("m")) == ("1", "1")  # each ran once
-    finally:
-        if frozen:
-            os.kill(replica.pid, signal.SIGCONT)
-        await client.aclose()
-        await pool.aclose()
-        lone.stop()
