@@ -109,8 +109,9 @@ CORE_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "st
 
 def core_ticks(cpus: Sequence[int]) -> dict[str, int]:
     """Clock ticks spent so far by ``cpus`` together, in each of :data:`CORE_FIELDS`
-    (``/proc/stat``; empty if it cannot be read). Time a CPU spent on interrupts and
-    softirqs (the loopback's receive path, run on the sending CPU) is no process's."""
+    (``/proc/stat``; empty if it cannot be read). Time a CPU spent in softirqs (the
+    loopback's receive path, run on the sending CPU) is counted apart from any
+    process's where the kernel accounts interrupt time (``CONFIG_IRQ_TIME_ACCOUNTING``)."""
     wanted = {f"cpu{cpu}" for cpu in cpus}
     total = dict.fromkeys(CORE_FIELDS, 0)
     found = 0
@@ -125,13 +126,13 @@ def core_ticks(cpus: Sequence[int]) -> dict[str, int]:
 
 
 def core_shares(before: dict[str, int], after: dict[str, int]) -> dict[str, float]:
-    """Between two :func:`core_ticks` readings: the share of the time the CPUs were
-    busy (not idle or waiting for a disk), and of it in softirqs and stolen by the
-    hypervisor; NaN each if either reading is empty."""
-    if not before or not after:
+    """Between two :func:`core_ticks` readings: the shares of the time the CPUs were
+    busy (not idle or waiting for a disk), in softirqs and stolen by the hypervisor;
+    NaN each if either reading is empty or no tick passed between them."""
+    spent = {field: after.get(field, 0) - before.get(field, 0) for field in CORE_FIELDS}
+    elapsed = sum(spent.values())
+    if not before or not after or elapsed <= 0:
         return dict.fromkeys(("busy", "softirq", "steal"), float("nan"))
-    spent = {field: after[field] - before[field] for field in CORE_FIELDS}
-    elapsed = sum(spent.values()) or 1
     return {
         "busy": 1 - (spent["idle"] + spent["iowait"]) / elapsed,
         "softirq": spent["softirq"] / elapsed,
@@ -140,7 +141,8 @@ def core_shares(before: dict[str, int], after: dict[str, int]) -> dict[str, floa
 
 
 def server_cpus(pid: int) -> list[int]:
-    """The CPUs ``pid`` may run on (the bench pins the server to one), [] if unknown."""
+    """The CPUs ``pid`` may run on, [] if unknown. The bench pins the server to one;
+    unpinned, a reading of these is the machine's, not the server's core's."""
     try:
         return sorted(os.sched_getaffinity(pid))
     except OSError:

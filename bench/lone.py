@@ -2,16 +2,20 @@
 shares nothing with another (docs/DESIGN.md, "Measuring the hot path").
 
 ``python -m bench.lone game|bare [--players N] [--rate R] [--seconds S] [--windows W]
-[--what bet|ping]`` starts the game server (on its embedded Redis, 1,667 tables of long
-betting phases, as ``bench/server.py`` does) or the bare one, connects N players, then,
+[--what bet|ping]`` starts the game server (on its embedded Redis, a table of long
+betting phase for every six players, as ``bench/server.py`` does) or the bare one,
+connects N players, then,
 in each of W windows of S seconds, starts R actions a second at an even pace, each by
 a player drawn at random (a bet changed by one of the players who act, or a ``ping``
 by anyone), without waiting for the one before: the human pace of ``make bench``
 without its players' own rhythm. Each window prints one line: the actions a second,
-the server's and its Redis's CPU per action (``/proc``), how busy the server's core
-was (everything on it, softirqs included), and the p50 and p99 of action to ack. It
-pins as ``make bench`` does (the server and its Redis on one CPU, the driver on
-another); ``PAIGOW_BENCH_SERVER_ROOT=DIR`` runs the game server of another checkout.
+the server's and its Redis's CPU in the window divided by the actions acknowledged
+(``/proc``: the idle work of the window, its timers and heartbeats, is in it), how
+busy the CPUs the server may run on were (everything on them, softirqs included), and
+the p50 and p99 of action to ack. It pins as ``make bench`` does (the server and its
+Redis on one CPU, the driver on another; unpinned, the busy share is the machine's);
+``PAIGOW_BENCH_SERVER_ROOT=DIR`` runs the game server of another checkout. SIGTERM
+stops it as Ctrl-C does, the servers with it.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import asyncio
 import gc
 import os
 import random
+import signal
 import sys
 import tempfile
 import time
@@ -39,6 +44,7 @@ from bench.driver import (
     server_cpus,
 )
 from bench.server import CPUS, LOAD_TABLE, LONG_BETTING_MS, ROOT, BareServer, GameServer
+from clients.core import ClientError
 from protocol import limits as L
 
 PREFIX = "b"
@@ -50,6 +56,7 @@ class Window:
 
     actions: int
     seconds: float
+    cpus: tuple[int, ...]
     server_cpu_s: float
     redis_cpu_s: float
     core_busy: float
@@ -64,7 +71,8 @@ class Window:
         return (
             f"{kind} {what}: {self.actions / self.seconds:,.0f} a second; CPU per action: "
             f"server {self.server_cpu_s * per:.0f} us, its Redis {self.redis_cpu_s * per:.0f} "
-            f"us; the server's core busy {self.core_busy:.2f} (softirqs {self.core_softirq:.2f})"
+            f"us; CPU {','.join(map(str, self.cpus)) or '?'} busy {self.core_busy:.2f} "
+            f"(softirqs {self.core_softirq:.2f})"
             f"; p50 {self.p50_ms:.2f} ms, p99 {self.p99_ms:.2f} ms; {self.errors} errors"
         )
 
@@ -87,7 +95,7 @@ async def _window(
                 await player.client.ping()
             else:
                 await player.act()
-        except Exception:  # counted: a refused or lost action is a result here
+        except (ClientError, TimeoutError, OSError):  # a refused or lost action: counted
             errors += 1
             return
         latencies.append(time.perf_counter() - started)
@@ -111,6 +119,7 @@ async def _window(
     return Window(
         actions=len(latencies),
         seconds=elapsed,
+        cpus=tuple(cores),
         server_cpu_s=cpu_seconds(driver.server_pid) - server0,
         redis_cpu_s=sum(cpu_seconds(p) for p in redis_pids) - redis0,
         core_busy=core["busy"],
@@ -128,6 +137,8 @@ async def measure(url: str, server_pid: int, args: argparse.Namespace, tables: i
     await driver.connect(args.players)
     await asyncio.sleep(2)  # the last joins' commits and fan-out settle
     players = driver.players if args.what == "ping" else driver.active
+    if not players:
+        raise SystemExit(f"no player to act: {len(driver.players)} connected")
     windows = []
     for _ in range(args.windows):
         gc.collect()
@@ -149,6 +160,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--windows", type=int, default=2)
     parser.add_argument("--what", choices=("bet", "ping"), default="bet")
     args = parser.parse_args(argv)
+    if args.players < 2 or args.rate <= 0 or args.seconds <= 0 or args.windows < 1:
+        parser.error("at least 2 players, a rate and seconds above 0, and 1 window")
+
+    def terminated(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)  # the servers are stopped on the way out
+
+    signal.signal(signal.SIGTERM, terminated)
+    if CPUS:
+        os.sched_setaffinity(0, CPUS[1])  # before any thread or server is started
     root = Path(os.environ.get("PAIGOW_BENCH_SERVER_ROOT", str(ROOT))).resolve()
     tables = -(-args.players // L.SEATS_PER_TABLE)
     with tempfile.TemporaryDirectory(prefix="paigow-lone-") as folder:
@@ -166,8 +186,6 @@ def main(argv: list[str] | None = None) -> None:
             else GameServer(root, tmp / "game", tables_file, None)
         )
         try:
-            if CPUS:
-                os.sched_setaffinity(0, CPUS[1])
             raise_fd_limit()
             windows = asyncio.run(measure(server.url, server.proc.pid, args, tables))
         finally:

@@ -301,7 +301,11 @@ class BareServer:
             text=True,
         )
         _pin(self.proc.pid, CPUS[0] if CPUS else None)
-        line = wait_line(self.proc, r"bare listening on", 30)
+        try:
+            line = wait_line(self.proc, r"bare listening on", 30)
+        except RuntimeError:
+            self.stop()
+            raise
         match = re.search(r"on (\d+) loop=(\S+) gc=(.*)$", line)
         assert match is not None
         self.port = int(match.group(1))
@@ -452,13 +456,13 @@ def _stalls(stalls: dict[str, dict[str, float]]) -> str:
 
 def _core_line(game: dict[str, Any], bare: dict[str, Any]) -> str:
     """How busy the server's core was in a latency window, everything on it counted
-    (the server, its Redis, the kernel's softirqs no process is charged for): near 1,
-    actions queue for it, and the p99 is the queue's."""
+    (the server, its Redis unless it runs beside the driver, the kernel's softirqs):
+    near 1, actions wait for the core."""
     cores = ",".join(str(c) for c in game["server_cores"]) or "unknown"
     return (
         f"the server's core (CPU {cores}), game / bare window: busy "
-        f"{game['core_busy']:.2f} / {bare['core_busy']:.2f}, of it softirqs "
-        f"{game['core_softirq']:.2f} / {bare['core_softirq']:.2f} and stolen by the "
+        f"{game['core_busy']:.2f} / {bare['core_busy']:.2f} of the time, softirqs "
+        f"{game['core_softirq']:.2f} / {bare['core_softirq']:.2f} of it and stolen by the "
         f"hypervisor {game['core_steal']:.2f} / {bare['core_steal']:.2f}"
     )
 

@@ -35,7 +35,8 @@ def test_a_core_a_process_spins_on_reads_busy() -> None:
         finally:
             proc.wait(10)
     assert set(before) == set(CORE_FIELDS)
-    assert all(after[f] >= before[f] for f in CORE_FIELDS)
+    # (iowait may go back: the kernel says so of it.)
+    assert all(after[f] >= before[f] for f in CORE_FIELDS if f != "iowait")
     shares = core_shares(before, after)
     # The spinning process alone keeps the core busy, whatever else runs here.
     assert shares["busy"] > 0.6, shares
