@@ -26,7 +26,6 @@ import gc
 import os
 import random
 import signal
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -43,11 +42,16 @@ from bench.driver import (
     raise_fd_limit,
     server_cpus,
 )
-from bench.server import CPUS, LOAD_TABLE, LONG_BETTING_MS, ROOT, BareServer, GameServer
+from bench.server import (
+    CPUS,
+    LOAD_PREFIX,
+    ROOT,
+    BareServer,
+    GameServer,
+    write_load_tables,
+)
 from clients.core import ClientError
 from protocol import limits as L
-
-PREFIX = "b"
 
 
 @dataclass(frozen=True)
@@ -133,7 +137,7 @@ async def _window(
 async def measure(url: str, server_pid: int, args: argparse.Namespace, tables: int) -> list[Window]:
     """Connect the players, then run the windows (the driver's collector off during each,
     as in ``make bench``)."""
-    driver = Driver(url, PREFIX, tables, server_pid)
+    driver = Driver(url, LOAD_PREFIX, tables, server_pid)
     await driver.connect(args.players)
     await asyncio.sleep(2)  # the last joins' commits and fan-out settle
     players = driver.players if args.what == "ping" else driver.active
@@ -173,18 +177,11 @@ def main(argv: list[str] | None = None) -> None:
     tables = -(-args.players // L.SEATS_PER_TABLE)
     with tempfile.TemporaryDirectory(prefix="paigow-lone-") as folder:
         tmp = Path(folder)
-        tables_file = tmp / "tables.toml"
-        tables_file.write_text(
-            "\n".join(
-                LOAD_TABLE.format(id=f"{PREFIX}{i:04d}", betting_ms=LONG_BETTING_MS)
-                for i in range(tables)
-            )
-        )
-        server = (
-            BareServer()
-            if args.server == "bare"
-            else GameServer(root, tmp / "game", tables_file, None)
-        )
+        if args.server == "bare":
+            server: BareServer | GameServer = BareServer()
+        else:
+            tables_file = write_load_tables(tmp / "tables.toml", tables)
+            server = GameServer(root, tmp / "game", tables_file, None)
         try:
             raise_fd_limit()
             windows = asyncio.run(measure(server.url, server.proc.pid, args, tables))
@@ -192,7 +189,6 @@ def main(argv: list[str] | None = None) -> None:
             server.stop()
     for window in windows:
         print(window.line(args.server, args.what), flush=True)
-    sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -86,6 +86,22 @@ max_buy_in = 10000
 betting_ms = {betting_ms}
 """
 
+LOAD_PREFIX = "b"
+"""The load runs' table ids: ``b0000``, ``b0001``... (the driver's ``--prefix``)."""
+
+
+def write_load_tables(path: Path, tables: int) -> Path:
+    """``path``, written as the load runs' tables file: ``tables`` tables of
+    :data:`LOAD_TABLE`, each betting for :data:`LONG_BETTING_MS`."""
+    path.write_text(
+        "\n".join(
+            LOAD_TABLE.format(id=f"{LOAD_PREFIX}{i:04d}", betting_ms=LONG_BETTING_MS)
+            for i in range(tables)
+        )
+    )
+    return path
+
+
 ROUND_TABLE = """[[table]]
 id = "r0000"
 name = "Bench rounds"
@@ -353,7 +369,7 @@ def _load_args(
         "--url",
         url,
         "--prefix",
-        "b",
+        LOAD_PREFIX,
         "--tables",
         str(tables),
         "--server-pid",
@@ -755,12 +771,7 @@ def main() -> None:
         print(f"  NOTE: open files limit {fd[0]} < {LARGE:,} connections: expect fewer players")
     with tempfile.TemporaryDirectory(prefix="paigow-bench-") as tmp_name:
         tmp = Path(tmp_name)
-        load_file = tmp / "tables.toml"
-        load_file.write_text(
-            "\n".join(
-                LOAD_TABLE.format(id=f"b{i:04d}", betting_ms=LONG_BETTING_MS) for i in range(tables)
-            )
-        )
+        load_file = write_load_tables(tmp / "tables.toml", tables)
 
         print("1/3 rounds: game server, 1 table, 6 bots ...", flush=True)
         rounds = measure_rounds(root, tmp)

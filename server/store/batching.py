@@ -69,6 +69,11 @@ class Replication:
         if self.replicas < 1 or self.timeout_ms < 1:
             raise ValueError("wait for at least one replica, for some time")
 
+    def held_by(self, acked: Any) -> bool:
+        """Whether ``acked``, a ``WAIT``'s reply (or the error it failed with), says
+        enough replicas hold the writes before it."""
+        return not isinstance(acked, Exception) and int(acked) >= self.replicas
+
 
 class ScriptBatcher:
     """Queues script calls and sends them in pipelines, at most ``in_flight`` at once.
@@ -296,7 +301,7 @@ class ScriptBatcher:
             replies = await _exchange(conn, [*commands, wait_command])
             acked = replies.pop()
         self.waits += 1
-        if not isinstance(acked, Exception) and int(acked) >= wait.replicas:
+        if wait.held_by(acked):
             return replies, True
         alone = conn.is_connected and _says_alone(await _after_writes(conn, INFO_REPLICATION))
         self._note_alone(alone)
@@ -325,7 +330,7 @@ class ScriptBatcher:
         if wait is None:
             return replies, True
         acked = replies.pop()
-        if not isinstance(acked, Exception) and int(acked) >= wait.replicas:
+        if wait.held_by(acked):
             return replies, True
         if await self._check_alone():
             return replies, True
