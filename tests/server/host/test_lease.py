@@ -244,10 +244,11 @@ async def test_many_leases_are_renewed_a_share_at_a_time_and_every_one_in_time(
     assert len(sizes) >= 3 * 4  # about four shares an interval (300 ms)
     # Past the first interval (the leases taken while 400 were taken one by one), a
     # share a cycle; a cycle that came late also renews what fell due meanwhile (on a
-    # Redis Cluster a cycle is a call per slot), but never all of them in one go.
+    # Redis Cluster a cycle is a call per slot): a cycle more than an interval late, on
+    # a loaded machine, renews all of them, as the keeper promises, but most do not.
     later = sorted(sizes[4:])
     assert later[len(later) // 2] == 100, sizes
-    assert later[-1] < 400, sizes
+    assert sum(size >= 400 for size in later) <= len(later) // 4, sizes
     assert sum(sizes) >= 3 * 400
 
 
