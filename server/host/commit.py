@@ -46,7 +46,7 @@ from server.host.requests import (
     rid_reused,
 )
 from server.store.accounts import AccountStore
-from server.store.errors import Unreplicated
+from server.store.errors import Unreplicated, WritesRefused
 from server.store.parts import stored_state as stored_state  # noqa: PLC0414 (re-exported)
 from server.store.parts import to_parts
 from server.store.tables import (
@@ -315,6 +315,13 @@ class CommitPath:
             )
         except Unreplicated:
             self._unreplicated()
+        except WritesRefused:
+            # The primary took none of it (too few replicas in reach): the table is as
+            # it was, still ours, and the request may be tried again. A transfer an
+            # account opened for it (on another node of a cluster, which may have taken
+            # it) is the recovery's to close.
+            self._recover.set()
+            raise TableUnavailable(self.table_id) from None
         except (RedisError, OSError):
             # The reply was lost: was the change stored? Answering "failed" for a stored
             # change would let a retry move the chips twice. Ask Redis (if it answers).

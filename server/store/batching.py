@@ -46,7 +46,7 @@ from redis.exceptions import NoScriptError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from server.store.connection import is_cluster
-from server.store.errors import Unreplicated
+from server.store.errors import Unreplicated, WritesRefused
 
 _Call = tuple[AsyncScript, list[Any], list[Any], "asyncio.Future[Any]", bool]
 
@@ -193,7 +193,7 @@ class ScriptBatcher:
             if isinstance(result, NoScriptError):
                 forgotten.append(call)
             elif isinstance(result, Exception):
-                future.set_exception(result)
+                future.set_exception(WritesRefused.of(result) or result)
             elif call[4] and not replicated:
                 self.unreplicated += 1
                 future.set_exception(Unreplicated(result))

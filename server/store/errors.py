@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import redis.asyncio
+from redis.exceptions import ResponseError
 
 
 class StoreError(RuntimeError):
@@ -17,6 +18,20 @@ class Unreplicated(Exception):
     def __init__(self, reply: object) -> None:
         super().__init__("no replica acknowledged the write in time")
         self.reply = reply
+
+
+class WritesRefused(ResponseError):
+    """The primary refused a script's writes: it has fewer replicas in reach than its
+    ``min-replicas-to-write`` (Redis's ``NOREPLICAS``). A script does its checks before
+    its first write, and that write is the one refused, so nothing was written. A
+    ``ResponseError``, so that whatever handles Redis's errors handles it as before."""
+
+    @staticmethod
+    def of(reply: object) -> WritesRefused | None:
+        """The error for a script's ``reply``, if it is Redis's ``NOREPLICAS``."""
+        if isinstance(reply, ResponseError) and str(reply).startswith("NOREPLICAS"):
+            return WritesRefused(str(reply))
+        return None
 
 
 def require_bytes_client(client: redis.asyncio.Redis) -> None:

@@ -347,3 +347,78 @@ async def test_a_primary_found_alone_on_one_connection_is_not_taken_alone_on_ano
         assert pool.made == 2
         primary = topology.primary.client()
         assert (primary.get("n"), primary.get("m")) == ("1", "1")  # each ran once
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_a_primary_that_refuses_writes_leaves_the_table_as_it_was(
+    topology: LocalSentinel, tmp_path: Path
+) -> None:
+    """A primary with ``min-replicas-to-write`` whose replica stopped answering refuses
+    the commit's writes (``NOREPLICAS``, deploy/README.md): the bet is refused as
+    ``unavailable`` (retryable), nothing is stored and no event sent, the table stays
+    with its holder, and a bet once the replica answers again goes through."""
+    tables = tmp_path / "tables.toml"
+    tables.write_text(quick_tables("m", betting_ms=60_000))
+    app = App(
+        Settings(
+            port=0,
+            redis_url=topology.url,
+            data_dir=tmp_path / "data",
+            tables_file=tables,
+            token_secret="sentinel-secret-0123456789",
+            lease_ms=10_000,  # its renewals are refused too meanwhile
+            redis_wait_ms=300,
+        )
+    )
+    await app.start()
+    player: Client | None = None
+    replica = topology.replica.proc
+    assert replica is not None
+    frozen = False
+    primary = topology.primary.client()
+    try:
+        primary.config_set("min-replicas-max-lag", 1)
+        primary.config_set("min-replicas-to-write", 1)
+        player = await Client.hello(url(app))
+        await player.ok(Join, table_id="m", buy_in=1000)
+        seq = player.last_seq("m")
+        host = app.hosts["m"]
+        assert host.state is not None
+        version = host.state.version
+        os.kill(replica.pid, signal.SIGSTOP)
+        frozen = True
+
+        def refuses_writes() -> bool:
+            try:
+                primary.set("probe", "1")
+            except redis.ResponseError as exc:
+                return str(exc).startswith("NOREPLICAS")
+            return False
+
+        await until(lambda: asyncio.to_thread(refuses_writes), 20, "the primary refusing writes")
+        await player.error(Bet, "unavailable", table_id="m", amount=100)
+        assert host.lease.ready  # still held here: nothing was written to lose it for
+        assert host.state.version == version
+        await asyncio.sleep(0.3)
+        assert player.last_seq("m") == seq  # no event went out
+
+        os.kill(replica.pid, signal.SIGCONT)
+        frozen = False
+        await until(
+            lambda: asyncio.to_thread(lambda: not refuses_writes()), 20, "writes taken again"
+        )
+        await player.ok(Bet, table_id="m", amount=100)
+        balances = await player.ok(GetBalance)
+        assert isinstance(balances, Balances)
+        assert [t.balance for t in balances.tables] == [900]
+        assert app.redis is not None
+        report = await audit_report(app.redis)
+        assert report.ok, report.explain()
+    finally:
+        if frozen:
+            os.kill(replica.pid, signal.SIGCONT)
+        primary.close()
+        if player is not None:
+            await player.close()
+        await app.stop()
