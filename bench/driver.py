@@ -232,6 +232,8 @@ STALL_HISTOGRAMS = (
     "paigow_request_seconds",
     "paigow_commit_seconds",
 )
+SENT_COUNTERS = {"paigow_redis_pipelines": "pipelines", "paigow_redis_script_calls": "calls"}
+"""The counters :func:`_scrape` reads beside the histograms, and their series' names."""
 
 
 def _scrape(url: str) -> dict[str, dict[float, float]]:
@@ -240,7 +242,9 @@ def _scrape(url: str) -> dict[str, dict[float, float]]:
     Series are ``loop``, ``gc<generation>``, ``bet`` (a bet's time inside the server,
     arrival to reply queued) and ``commit`` (a table event applied and stored, lock
     held); ``{}`` when ``url`` is empty (the bare server has no metrics) or cannot be
-    read.
+    read. The counters of round trips with Redis and of the script calls they carried
+    are series ``pipelines`` and ``calls`` of one bucket, ``+Inf``: :func:`stall_delta`
+    gives their growth as ``count``.
     """
     if not url:
         return {}
@@ -251,6 +255,9 @@ def _scrape(url: str) -> dict[str, dict[float, float]]:
         return {}
     series: dict[str, dict[float, float]] = {}
     for family in text_string_to_metric_families(body):
+        if family.name in SENT_COUNTERS:
+            series[SENT_COUNTERS[family.name]] = {math.inf: family.samples[0].value}
+            continue
         if family.name not in STALL_HISTOGRAMS:
             continue
         for sample in family.samples:

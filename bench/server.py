@@ -460,6 +460,12 @@ def _stalls(stalls: dict[str, dict[str, float]]) -> str:
         f"{loop.get('over_25ms', 0):,.0f} late > 25 ms, {loop.get('over_100ms', 0):,.0f} "
         f"> 100 ms, longest {bound(loop.get('max_le', 0.0))}",
     ]
+    pipelines = stalls.get("pipelines", {}).get("count", 0.0)
+    if pipelines:
+        calls = stalls.get("calls", {}).get("count", 0.0)
+        parts.append(
+            f"round trips with Redis: {pipelines:,.0f}, {calls / pipelines:.2f} script calls each"
+        )
     for gen in ("gc0", "gc1", "gc2"):
         g = stalls.get(gen)
         if g and g["count"]:

@@ -237,6 +237,7 @@ class App:
         # over all of them, seconds of CPU when a node takes thousands of tables at once.
         hosts = self.hosts
         self.metrics.tables_hosted.set_function(lambda: sum(h.ready for h in hosts.values()))
+        self.metrics.count_pipelines(store.sent)
         if cluster is not None:
             # Registered and listening before any table is taken: the placement is known.
             await cluster.start(self.gateway)

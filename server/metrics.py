@@ -15,6 +15,8 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 LAG_PROBE_S = 0.1
 """The loop-lag probe's period: a timer that fires this often and times itself."""
@@ -93,6 +95,12 @@ class Metrics:
         # nothing grows if no one flushes).
         self._gc_pending: deque[tuple[int, float]] = deque(maxlen=10_000)
 
+    def count_pipelines(self, sent: Callable[[], tuple[int, int]]) -> None:
+        """Expose ``sent()`` (pipelines, script calls: :meth:`TableStore.sent
+        <server.store.tables.TableStore.sent>`) as two counters, read when scraped: a
+        counter bumped at each pipeline would put a lock on every commit's way."""
+        self.registry.register(_Sent(sent))
+
     def for_request(self, kind: str) -> tuple[Counter, Histogram]:
         """The request counter and latency histogram of one message type (their labels
         are looked up once: a lookup costs as much as the observation)."""
@@ -140,3 +148,26 @@ class Metrics:
             await asyncio.sleep(LAG_PROBE_S)
             self.loop_lag.observe(max(0.0, loop.time() - due))
             self.flush_gc()
+
+
+class _Sent(Collector):
+    """``paigow_redis_pipelines_total`` and ``paigow_redis_script_calls_total``, read
+    from the store when scraped (see :meth:`Metrics.count_pipelines`)."""
+
+    def __init__(self, sent: Callable[[], tuple[int, int]]) -> None:
+        self._sent = sent
+
+    def collect(self) -> list[Metric]:
+        pipelines, calls = self._sent()
+        return [
+            CounterMetricFamily(
+                "paigow_redis_pipelines",
+                "Round trips with Redis that carried the commits' script calls",
+                value=pipelines,
+            ),
+            CounterMetricFamily(
+                "paigow_redis_script_calls",
+                "Script calls (commits, mostly) sent in those round trips",
+                value=calls,
+            ),
+        ]

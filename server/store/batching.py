@@ -105,6 +105,8 @@ class ScriptBatcher:
         self._held_pool: Any = None
         self.pipelines = 0
         """Pipelines sent so far."""
+        self.calls = 0
+        """Script calls sent so far, in those pipelines."""
         self.waits = 0
         """``WAIT`` commands sent so far."""
         self.unreplicated = 0
@@ -151,6 +153,7 @@ class ScriptBatcher:
         if not batch:
             return
         self.pipelines += 1
+        self.calls += len(batch)
         task = asyncio.get_running_loop().create_task(self._send(batch))
         self._running.add(task)  # keep a reference until it is done
         task.add_done_callback(self._sent)

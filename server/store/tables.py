@@ -170,6 +170,11 @@ class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCall
         self._lease_batch = ScriptBatcher(self.lease_client, replication=replication)
         self.replication = replication
 
+    def sent(self) -> tuple[int, int]:
+        """(pipelines, script calls) sent so far by the commits' batcher: how many
+        calls, on average, shared a round trip with Redis (not the leases' own)."""
+        return self._batch.pipelines, self._batch.calls
+
     def commit_turn(self) -> asyncio.Future[None] | None:
         """When a commit made now would go to Redis: None if at once, else a future done
         right before it would (see :meth:`ScriptBatcher.turn`)."""

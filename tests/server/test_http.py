@@ -16,7 +16,7 @@ from server.app import App
 from server.config import Settings
 from server.store.tables import TableStore
 from tests.helpers import until, url
-from tests.server.helpers import Client, http_get
+from tests.server.helpers import Client, close_all, http_get
 
 
 @pytest.mark.asyncio
@@ -37,6 +37,38 @@ async def test_health_ready_and_metrics(app: App) -> None:
         assert status in (400, 404, 426)
     finally:
         await client.close()
+
+
+@pytest.mark.asyncio
+async def test_metrics_count_the_round_trips_the_commits_shared(app: App) -> None:
+    """``/metrics`` counts the round trips with Redis that carried commits, and the
+    script calls they carried: their ratio is how well the group commit batches."""
+
+    def sent(body: str) -> tuple[float, float]:
+        found = {
+            family.name: family.samples[0].value
+            for family in text_string_to_metric_families(body)
+            if family.name in ("paigow_redis_pipelines", "paigow_redis_script_calls")
+        }
+        return found["paigow_redis_pipelines"], found["paigow_redis_script_calls"]
+
+    client = await Client.hello(url(app))
+    # Seated without a bet, so that the table keeps betting (it deals once all have bet).
+    watcher = await Client.hello(url(app), label="watcher")
+    try:
+        await client.ok(Join, table_id="slow", buy_in=500)
+        await watcher.ok(Join, table_id="slow", buy_in=500)
+        _, body = await asyncio.to_thread(http_get, app.port, "/metrics")
+        pipelines, calls = sent(body)
+        assert 1 <= pipelines <= calls  # the join's commit, at least
+        for amount in (10, 20, 30):  # one at a time: a commit each, a round trip each
+            await client.ok(Bet, table_id="slow", amount=amount)
+        _, body = await asyncio.to_thread(http_get, app.port, "/metrics")
+        more_pipelines, more_calls = sent(body)
+        assert more_pipelines - pipelines >= 3
+        assert more_calls - calls >= more_pipelines - pipelines
+    finally:
+        await close_all([client, watcher])
 
 
 def _block_the_loop(seconds: float) -> None:
