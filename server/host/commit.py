@@ -40,6 +40,7 @@ from server.host.lease import TableLease
 from server.host.requests import (
     MoneyRequest,
     Queued,
+    TableNotWritable,
     TableUnavailable,
     answer,
     own_copy,
@@ -321,7 +322,7 @@ class CommitPath:
             # account opened for it (on another node of a cluster, which may have taken
             # it) is the recovery's to close.
             self._recover.set()
-            raise TableUnavailable(self.table_id) from None
+            raise TableNotWritable(self.table_id) from None
         except (RedisError, OSError):
             # The reply was lost: was the change stored? Answering "failed" for a stored
             # change would let a retry move the chips twice. Ask Redis (if it answers).

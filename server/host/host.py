@@ -38,7 +38,7 @@ from server.host.commit import CommitPath, stored_state
 from server.host.fanout import FanOut, Frames, Subscriber
 from server.host.lease import LeaseKeeper, TableLease
 from server.host.recovery import Recovery
-from server.host.requests import TableUnavailable
+from server.host.requests import TableNotWritable, TableUnavailable
 from server.seating import Seating
 from server.store.accounts import AccountStore
 from server.store.parts import is_current
@@ -352,6 +352,13 @@ class TableHost(CommitPath, Recovery):
         if wake is not None and self.clock() >= wake:
             try:
                 await self.submit(Tick(secrets.token_bytes(32)))
+            except TableNotWritable:
+                # Redis refuses writes until a replica is back in reach: nothing was
+                # stored, and trying every table again at once would only be refused.
+                log.warning(
+                    "table %s: tick not stored (Redis refuses writes); retrying", self.table_id
+                )
+                await asyncio.sleep(_FAULT_RETRY_S)
             except TableError as exc:
                 # A deadline that cannot fire (a fault the machine cannot void) must not
                 # spin the loop: the deadline stays past, so wait before trying again.

@@ -25,6 +25,15 @@ class TableUnavailable(TableError):
         super().__init__(ErrorCode.UNAVAILABLE, f"table {table_id} is not available; retry")
 
 
+class TableNotWritable(TableError):
+    """Redis refused the table's writes (its primary has too few replicas in reach:
+    :class:`~server.store.errors.WritesRefused`): nothing changed, and the table is
+    still hosted here. Not a :class:`TableUnavailable`, which says it is not."""
+
+    def __init__(self, table_id: str) -> None:
+        super().__init__(ErrorCode.UNAVAILABLE, f"table {table_id} cannot be written now; retry")
+
+
 @dataclass(frozen=True, slots=True)
 class MoneyRequest:
     """A client's request that moves chips (join, rebuy, cash_out, leave), applied at

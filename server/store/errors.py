@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import redis.asyncio
 from redis.exceptions import ResponseError
+
+_NOREPLICAS = re.compile(r"(?:^|-)NOREPLICAS ")
+"""Redis's refusal, at the start of the reply (Redis 7, Valkey) or after the script's
+name (Redis 6.2: ``@user_script: 1: -NOREPLICAS ...``)."""
 
 
 class StoreError(RuntimeError):
@@ -29,7 +35,7 @@ class WritesRefused(ResponseError):
     @staticmethod
     def of(reply: object) -> WritesRefused | None:
         """The error for a script's ``reply``, if it is Redis's ``NOREPLICAS``."""
-        if isinstance(reply, ResponseError) and str(reply).startswith("NOREPLICAS"):
+        if isinstance(reply, ResponseError) and _NOREPLICAS.search(str(reply)):
             return WritesRefused(str(reply))
         return None
 

@@ -386,6 +386,18 @@ async def test_a_primary_that_refuses_writes_leaves_the_table_as_it_was(
         host = app.hosts["m"]
         assert host.state is not None
         version = host.state.version
+        keys = host.store.keys
+
+        def stored() -> tuple[bytes | str | None, int, int]:
+            """What Redis holds of the table: its version, its events and its ledger."""
+            return (
+                primary.hget(keys.table_state("m"), "v"),
+                primary.xlen(keys.table_events("m")),
+                primary.xlen(keys.table_ledger("m")),
+            )
+
+        before = stored()
+        assert before[0] == str(version)
         os.kill(replica.pid, signal.SIGSTOP)
         frozen = True
 
@@ -400,6 +412,7 @@ async def test_a_primary_that_refuses_writes_leaves_the_table_as_it_was(
         await player.error(Bet, "unavailable", table_id="m", amount=100)
         assert host.lease.ready  # still held here: nothing was written to lose it for
         assert host.state.version == version
+        assert stored() == before  # nothing written: no version, event or ledger entry
         await asyncio.sleep(0.3)
         assert player.last_seq("m") == seq  # no event went out
 
@@ -409,6 +422,10 @@ async def test_a_primary_that_refuses_writes_leaves_the_table_as_it_was(
             lambda: asyncio.to_thread(lambda: not refuses_writes()), 20, "writes taken again"
         )
         await player.ok(Bet, table_id="m", amount=100)
+        after = stored()
+        assert after[0] == str(version + 1)
+        assert after[1] > before[1]  # its event
+        assert after[2] > before[2]  # its ledger entry
         balances = await player.ok(GetBalance)
         assert isinstance(balances, Balances)
         assert [t.balance for t in balances.tables] == [900]

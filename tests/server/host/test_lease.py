@@ -206,8 +206,9 @@ async def test_many_leases_are_renewed_a_share_at_a_time_and_every_one_in_time(
     redis_client: redis.asyncio.Redis,
 ) -> None:
     """With 400 leases (four shares of 100) taken at once, the keeper renews a share
-    at a time, never all of them in one go (one go held Redis for the whole of it),
-    and every lease stays held past three lease lengths."""
+    at a time, not all of them in one go (one go held Redis for the whole of it) but
+    in a cycle that came so late that all were due, and every lease stays held past
+    three lease lengths."""
     store = TableStore(redis_client)
     keeper = LeaseKeeper(store, "node-a", lease_ms=900)
     sizes: list[int] = []
@@ -243,9 +244,9 @@ async def test_many_leases_are_renewed_a_share_at_a_time_and_every_one_in_time(
     assert lost == []
     assert len(sizes) >= 3 * 4  # about four shares an interval (300 ms)
     # Past the first interval (the leases taken while 400 were taken one by one), a
-    # share a cycle; a cycle that came late also renews what fell due meanwhile (on a
-    # Redis Cluster a cycle is a call per slot): a cycle more than an interval late, on
-    # a loaded machine, renews all of them, as the keeper promises, but most do not.
+    # share a cycle; a cycle that came late also renews what fell due meanwhile: one
+    # more than an interval late, on a loaded machine, renews all of them, as the
+    # keeper promises, but most do not.
     later = sorted(sizes[4:])
     assert later[len(later) // 2] == 100, sizes
     assert sum(size >= 400 for size in later) <= len(later) // 4, sizes
