@@ -116,25 +116,31 @@ async def test_primary_killed_mid_round(topology: LocalSentinel, tmp_path: Path)
             await app.stop()
 
 
-@pytest.mark.asyncio
-@pytest.mark.slow
-async def test_no_replica_acknowledges(topology: LocalSentinel, tmp_path: Path) -> None:
-    """A replica that holds its link but answers nothing (SIGSTOP): a change is not
-    acknowledged (``unavailable``, retry), and the table carries on once it answers,
-    from what the primary holds."""
+def _betting_app(topology: LocalSentinel, tmp_path: Path, table: str, lease_ms: int) -> App:
+    """A server through the sentinels, with one table betting for a minute and a short
+    ``WAIT`` (0.3 s)."""
     tables = tmp_path / "tables.toml"
-    tables.write_text(quick_tables("w", betting_ms=60_000))
-    app = App(
+    tables.write_text(quick_tables(table, betting_ms=60_000))
+    return App(
         Settings(
             port=0,
             redis_url=topology.url,
             data_dir=tmp_path / "data",
             tables_file=tables,
             token_secret="sentinel-secret-0123456789",
-            lease_ms=3000,
+            lease_ms=lease_ms,
             redis_wait_ms=300,
         )
     )
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_no_replica_acknowledges(topology: LocalSentinel, tmp_path: Path) -> None:
+    """A replica that holds its link but answers nothing (SIGSTOP): a change is not
+    acknowledged (``unavailable``, retry), and the table carries on once it answers,
+    from what the primary holds."""
+    app = _betting_app(topology, tmp_path, "w", lease_ms=3000)
     await app.start()
     player: Client | None = None
     replica = topology.replica.proc
@@ -358,19 +364,7 @@ async def test_a_primary_that_refuses_writes_leaves_the_table_as_it_was(
     the commit's writes (``NOREPLICAS``, deploy/README.md): the bet is refused as
     ``unavailable`` (retryable), nothing is stored and no event sent, the table stays
     with its holder, and a bet once the replica answers again goes through."""
-    tables = tmp_path / "tables.toml"
-    tables.write_text(quick_tables("m", betting_ms=60_000))
-    app = App(
-        Settings(
-            port=0,
-            redis_url=topology.url,
-            data_dir=tmp_path / "data",
-            tables_file=tables,
-            token_secret="sentinel-secret-0123456789",
-            lease_ms=10_000,  # its renewals are refused too meanwhile
-            redis_wait_ms=300,
-        )
-    )
+    app = _betting_app(topology, tmp_path, "m", lease_ms=10_000)  # renewals refused too
     await app.start()
     player: Client | None = None
     replica = topology.replica.proc
