@@ -30,7 +30,7 @@ from server.app import App
 from server.config import Settings
 from server.store.batching import Replication, ScriptBatcher
 from server.store.connection import close_client, redis_client
-from server.store.errors import Unreplicated
+from server.store.errors import Unreplicated, WritesRefused
 from server.store.topology import LocalSentinel, RedisProcess
 from tests.helpers import until, url
 from tests.server.helpers import Client, audit_report, close_all, counting_gets, quick_tables
@@ -116,6 +116,26 @@ async def test_primary_killed_mid_round(topology: LocalSentinel, tmp_path: Path)
             await app.stop()
 
 
+class _Replica:
+    """The topology's replica, frozen (SIGSTOP: its link to the primary held, nothing
+    acknowledged) and thawed."""
+
+    def __init__(self, topology: LocalSentinel) -> None:
+        proc = topology.replica.proc
+        assert proc is not None
+        self.pid = proc.pid
+        self.frozen = False
+
+    def freeze(self) -> None:
+        os.kill(self.pid, signal.SIGSTOP)
+        self.frozen = True
+
+    def thaw(self) -> None:
+        if self.frozen:
+            os.kill(self.pid, signal.SIGCONT)
+            self.frozen = False
+
+
 def _betting_app(topology: LocalSentinel, tmp_path: Path, table: str, lease_ms: int) -> App:
     """A server through the sentinels, with one table betting for a minute and a short
     ``WAIT`` (0.3 s)."""
@@ -143,17 +163,13 @@ async def test_no_replica_acknowledges(topology: LocalSentinel, tmp_path: Path) 
     app = _betting_app(topology, tmp_path, "w", lease_ms=3000)
     await app.start()
     player: Client | None = None
-    replica = topology.replica.proc
-    assert replica is not None
-    frozen = False
+    replica = _Replica(topology)
     try:
         player = await Client.hello(url(app))
         await player.ok(Join, table_id="w", buy_in=1000)
-        os.kill(replica.pid, signal.SIGSTOP)
-        frozen = True
+        replica.freeze()
         await player.error(Bet, "unavailable", table_id="w", amount=100)
-        os.kill(replica.pid, signal.SIGCONT)
-        frozen = False
+        replica.thaw()
 
         async def bet_on_the_table() -> bool:
             assert player is not None
@@ -169,8 +185,7 @@ async def test_no_replica_acknowledges(topology: LocalSentinel, tmp_path: Path) 
         report = await audit_report(app.redis)
         assert report.ok, report.explain()
     finally:
-        if frozen:
-            os.kill(replica.pid, signal.SIGCONT)
+        replica.thaw()
         if player is not None:
             await player.close()
         await app.stop()
@@ -223,26 +238,6 @@ class _TwoServers(redis.asyncio.ConnectionPool):
             **{**self.connection_kwargs, "port": port}
         )
         return connection
-
-
-class _Replica:
-    """The topology's replica, frozen (SIGSTOP: its link to the primary held, nothing
-    acknowledged) and thawed."""
-
-    def __init__(self, topology: LocalSentinel) -> None:
-        proc = topology.replica.proc
-        assert proc is not None
-        self.pid = proc.pid
-        self.frozen = False
-
-    def freeze(self) -> None:
-        os.kill(self.pid, signal.SIGSTOP)
-        self.frozen = True
-
-    def thaw(self) -> None:
-        if self.frozen:
-            os.kill(self.pid, signal.SIGCONT)
-            self.frozen = False
 
 
 @contextlib.asynccontextmanager
@@ -367,9 +362,7 @@ async def test_a_primary_that_refuses_writes_leaves_the_table_as_it_was(
     app = _betting_app(topology, tmp_path, "m", lease_ms=10_000)  # renewals refused too
     await app.start()
     player: Client | None = None
-    replica = topology.replica.proc
-    assert replica is not None
-    frozen = False
+    replica = _Replica(topology)
     primary = topology.primary.client()
     try:
         primary.config_set("min-replicas-max-lag", 1)
@@ -392,14 +385,13 @@ async def test_a_primary_that_refuses_writes_leaves_the_table_as_it_was(
 
         before = stored()
         assert before[0] == str(version)
-        os.kill(replica.pid, signal.SIGSTOP)
-        frozen = True
+        replica.freeze()
 
         def refuses_writes() -> bool:
             try:
                 primary.set("probe", "1")
             except redis.ResponseError as exc:
-                return str(exc).startswith("NOREPLICAS")
+                return WritesRefused.of(exc) is not None
             return False
 
         await until(lambda: asyncio.to_thread(refuses_writes), 20, "the primary refusing writes")
@@ -410,8 +402,7 @@ async def test_a_primary_that_refuses_writes_leaves_the_table_as_it_was(
         await asyncio.sleep(0.3)
         assert player.last_seq("m") == seq  # no event went out
 
-        os.kill(replica.pid, signal.SIGCONT)
-        frozen = False
+        replica.thaw()
         await until(
             lambda: asyncio.to_thread(lambda: not refuses_writes()), 20, "writes taken again"
         )
@@ -427,8 +418,7 @@ async def test_a_primary_that_refuses_writes_leaves_the_table_as_it_was(
         report = await audit_report(app.redis)
         assert report.ok, report.explain()
     finally:
-        if frozen:
-            os.kill(replica.pid, signal.SIGCONT)
+        replica.thaw()
         primary.close()
         if player is not None:
             await player.close()
