@@ -24,8 +24,9 @@ A ``WAIT`` on such a primary would only wait out its timeout, so once one was fo
 alone, a pipeline ends with ``INFO replication`` instead, and waits only if the server
 that took its writes has a replica again. Whether the primary is alone is asked on the
 pipeline's own connection, of that server: across a failover another connection of the
-pool may reach the other primary. (On a Redis Cluster, through the client, again at
-most every :data:`ALONE_CHECK_S`.)
+pool may reach the other primary. :class:`Replication` needs one Redis: a ``WAIT``
+covers the writes one connection made to one server, and a cluster's pipeline writes to
+several nodes (the server refuses ``--redis-replicas`` on a cluster).
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ import asyncio
 import contextlib
 import logging
 import re
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,10 +51,6 @@ from server.store.errors import Unreplicated, WritesRefused
 _Call = tuple[AsyncScript, list[Any], list[Any], "asyncio.Future[Any]", bool]
 
 log = logging.getLogger(__name__)
-
-ALONE_CHECK_S = 1.0
-"""On a Redis Cluster, how often a primary found without replicas is asked again
-whether it has one (on one Redis, every pipeline asks: see the module docstring)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +76,8 @@ class ScriptBatcher:
 
     A call made while that many pipelines await their replies waits for the next free
     one, with every other call made meanwhile. Each call gets its own reply or error.
-    ``replication``: see the module docstring.
+    ``replication``: see the module docstring; a Redis Cluster client takes none
+    (``ValueError``).
     """
 
     def __init__(
@@ -91,6 +88,8 @@ class ScriptBatcher:
     ) -> None:
         if in_flight < 1:
             raise ValueError("at least one pipeline in flight")
+        if replication is not None and is_cluster(client):
+            raise ValueError("waiting for replicas needs one Redis, not a cluster")
         self.client = client
         self.in_flight = in_flight
         self.replication = replication
@@ -99,7 +98,6 @@ class ScriptBatcher:
         self._scheduled = False
         self._running: set[asyncio.Task[None]] = set()
         self._alone = False  # the primary had no replica when last asked
-        self._alone_checked = 0.0  # time.monotonic() of that answer
         # Connections kept between round trips (see _round_trip), and their pool.
         self._held: list[AbstractConnection] = []
         self._held_pool: Any = None
@@ -221,7 +219,7 @@ class ScriptBatcher:
         kept (:meth:`_connection`); whether its server has replicas is asked on it
         (:meth:`_exchange_durably`)."""
         if is_cluster(self.client):
-            return await self._cluster_round_trip(commands, wait)
+            return await self._cluster_round_trip(commands), True
         pool = self.client.connection_pool
         conn = await self._connection(pool)
         try:
@@ -312,44 +310,14 @@ class ScriptBatcher:
             log.warning("no replica acknowledged a write within %d ms", wait.timeout_ms)
         return replies, alone
 
-    async def _cluster_round_trip(
-        self, commands: list[tuple[Any, ...]], wait: Replication | None
-    ) -> tuple[list[Any], bool]:
+    async def _cluster_round_trip(self, commands: list[tuple[Any, ...]]) -> list[Any]:
         """:meth:`_round_trip` on a Redis Cluster: redis-py's cluster pipeline, each
         node sent its slots' commands (as commands, not ``pipe.evalsha``: a cluster's
         pipeline refuses that method, yet sends the command to its keys' node)."""
-        due = self._alone and time.monotonic() - self._alone_checked >= ALONE_CHECK_S
-        if wait is not None and due:
-            await self._check_alone()
-        if self._alone:
-            wait = None
         async with self.client.pipeline(transaction=False) as pipe:
             for command in commands:
                 pipe.execute_command(*command)
-            if wait is not None:
-                pipe.execute_command("WAIT", wait.replicas, wait.timeout_ms)
-                self.waits += 1
-            replies = list(await pipe.execute(raise_on_error=False))
-        if wait is None:
-            return replies, True
-        acked = replies.pop()
-        if wait.held_by(acked):
-            return replies, True
-        if await self._check_alone():
-            return replies, True
-        log.warning("no replica acknowledged a write within %d ms", wait.timeout_ms)
-        return replies, False
-
-    async def _check_alone(self) -> bool:
-        """Ask the client's Redis whether it has replicas; True if it has none (so
-        :attr:`_alone`). A Redis that does not answer counts as having some."""
-        try:
-            info = await self.client.info("replication")
-        except (RedisError, OSError):
-            return False
-        alone = "connected_slaves" in info and int(info["connected_slaves"]) == 0
-        self._note_alone(alone)
-        return alone
+            return list(await pipe.execute(raise_on_error=False))
 
     def _note_alone(self, alone: bool) -> None:
         if alone != self._alone:
@@ -357,7 +325,7 @@ class ScriptBatcher:
                 log.warning("the Redis primary has no replica: writes are acknowledged alone")
             else:
                 log.warning("the Redis primary has a replica again: writes wait for it")
-        self._alone, self._alone_checked = alone, time.monotonic()
+        self._alone = alone
 
     async def _load_again(self, calls: list[_Call]) -> None:
         """A restarted Redis forgot the scripts: load each once, then send ``calls``

@@ -7,7 +7,7 @@ import contextlib
 import functools
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis.asyncio
@@ -192,11 +192,14 @@ async def test_a_call_cancelled_before_its_pipeline_goes_never_runs(
 
 
 async def test_a_primary_without_replicas_acknowledges_alone_and_stops_waiting(
-    redis_client: redis.asyncio.Redis,
+    redis_server: EmbeddedRedis,
 ) -> None:
     """With replication asked for, a durable pipeline ends with one WAIT; on a Redis
     with no replica it falls short, the writes count as a lone Redis's, and the next
-    pipelines go without a WAIT that could only time out."""
+    pipelines go without a WAIT that could only time out. (One Redis even in the
+    cluster run: a cluster's batcher takes no replication, see the next test.)"""
+    redis_client = redis_server.client()
+    await redis_client.delete("pg:test:n")
     batcher = ScriptBatcher(redis_client, replication=Replication(1, 100))
     incr = await _loaded(redis_client, INCR)
     results = await asyncio.gather(
@@ -211,6 +214,19 @@ async def test_a_primary_without_replicas_acknowledges_alone_and_stops_waiting(
     plain = ScriptBatcher(redis_client, replication=Replication(1, 100))
     assert await plain.call(incr, ["pg:test:n"], []) == 5
     assert plain.waits == 0
+    await redis_client.aclose()
+
+
+async def test_a_cluster_client_takes_no_replication() -> None:
+    """A ``WAIT`` covers one connection's writes to one server, and a cluster's pipeline
+    writes to several nodes: a batcher on a cluster refuses to wait for replicas (as the
+    server refuses ``--redis-replicas`` there) rather than acknowledge writes one
+    ``WAIT`` never covered. Unconnected: refused before any I/O, in either run."""
+    # Typed as the stores take a cluster's client (tests/conftest.py).
+    cluster = cast(redis.asyncio.Redis, redis.asyncio.RedisCluster(host="127.0.0.1", port=1))
+    with pytest.raises(ValueError, match="one Redis, not a cluster"):
+        ScriptBatcher(cluster, replication=Replication(1, 100))
+    assert ScriptBatcher(cluster).replication is None  # without it, a cluster is fine
 
 
 async def test_a_call_made_at_its_turn_goes_in_the_very_next_pipeline(
