@@ -4,7 +4,9 @@ Each run gives a flat dict of named figures (:func:`load_figures` for a load run
 the game server beside one of the bare server, :func:`round_figures` for the rounds
 step); :data:`GOALS` says which figure each goal reads and what it must be; and
 :func:`summary` prints, for each goal, the median over the runs beside the bare
-server's, each run's value, and whether the goal is met. A new goal is one line of
+server's, each run's value, and whether the goal is met (for a goal of the game
+server's own figure, also whether the bare server, the machine's floor, misses it
+too). A new goal is one line of
 :data:`GOALS` (and its figure one line of the function that reads it).
 """
 
@@ -120,10 +122,15 @@ def summary(runs: Sequence[dict[str, float]], goals: Sequence[Goal] = GOALS) -> 
             wanted += " x bare"
         elif wanted and goal.unit:
             wanted += f" {goal.unit}"
+        verdict = _met(judged, goal.op, goal.limit)
+        if not goal.ratio and bare_key and _met(b, goal.op, goal.limit) == "NOT met":
+            # An absolute goal the machine's own floor misses: no server could meet it here.
+            missed = sum(1 for v in bare if _met(v, goal.op, goal.limit) == "NOT met")
+            verdict += f" (the bare server misses it too, in {missed} of {len(runs)} runs)"
         lines.append(
             f"  {goal.label:<56} {_fmt(g, goal.spec, goal.unit):>12} "
             f"{_fmt(b, goal.spec, goal.unit):>10} {_fmt(ratio, '.2f'):>6}  {wanted:<15} "
-            f"{_met(judged, goal.op, goal.limit)}"
+            f"{verdict}"
         )
         if bare_key and len(runs) > 1:
             each = ", ".join(_fmt(v, goal.spec) for v in game)
