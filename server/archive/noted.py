@@ -28,7 +28,9 @@ class NotedPlayers(Connection):
 
         def read(conn: Any) -> dict[str, StreamId]:
             found = self._q(conn, "SELECT stream, ms, seq FROM log_cursor")
-            return {str(s): (int(ms), int(seq)) for s, ms, seq in found}
+            # Both drivers give text as str and BIGINT as int. No conversion: one row a
+            # stream, and this runs holding the interpreter's lock the event loop needs.
+            return {s: (ms, seq) for s, ms, seq in found}
 
         return await self._call(read)
 
