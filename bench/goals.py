@@ -4,10 +4,10 @@ Each run gives a flat dict of named figures (:func:`load_figures` for a load run
 the game server beside one of the bare server, :func:`round_figures` for the rounds
 step); :data:`GOALS` says which figure each goal reads and what it must be; and
 :func:`summary` prints, for each goal, the median over the runs beside the bare
-server's, each run's value, and whether the goal is met (for a goal of the game
-server's own figure, also whether the bare server, the machine's floor, misses it
-too). A new goal is one line of
-:data:`GOALS` (and its figure one line of the function that reads it).
+server's, each run's value, and whether the goal is met (a goal of the game server's
+own figure that it misses also says whether the bare server, the machine's floor,
+misses it too). A new goal is one line of :data:`GOALS` (and its figure one line of
+the function that reads it).
 """
 
 from __future__ import annotations
@@ -96,13 +96,17 @@ def _fmt(value: float, spec: str, unit: str = "") -> str:
     return f"{value:{spec}}" + (f" {unit}" if unit else "")
 
 
+def _meets(value: float, op: str, limit: float) -> bool:
+    """Whether ``value``, measured, meets ``op limit``."""
+    return value >= limit if op == ">=" else value <= limit
+
+
 def _met(value: float, op: str, limit: float | None) -> str:
     if limit is None:
         return "measured (no goal yet)"
     if math.isnan(value):
         return "NOT measured"
-    ok = value >= limit if op == ">=" else value <= limit
-    return "met" if ok else "NOT met"
+    return "met" if _meets(value, op, limit) else "NOT met"
 
 
 def summary(runs: Sequence[dict[str, float]], goals: Sequence[Goal] = GOALS) -> list[str]:
@@ -123,10 +127,13 @@ def summary(runs: Sequence[dict[str, float]], goals: Sequence[Goal] = GOALS) -> 
         elif wanted and goal.unit:
             wanted += f" {goal.unit}"
         verdict = _met(judged, goal.op, goal.limit)
-        if not goal.ratio and bare_key and _met(b, goal.op, goal.limit) == "NOT met":
-            # An absolute goal the machine's own floor misses: no server could meet it here.
-            missed = sum(1 for v in bare if _met(v, goal.op, goal.limit) == "NOT met")
-            verdict += f" (the bare server misses it too, in {missed} of {len(runs)} runs)"
+        limit = goal.limit
+        if verdict == "NOT met" and not goal.ratio and bare_key and limit is not None:
+            measured = [v for v in bare if not math.isnan(v)]
+            missed = sum(1 for v in measured if not _meets(v, goal.op, limit))
+            if measured and not _meets(b, goal.op, limit):
+                # An absolute goal the machine's own floor misses as well.
+                verdict += f" (the bare server misses it too, in {missed} of {len(measured)} runs)"
         lines.append(
             f"  {goal.label:<56} {_fmt(g, goal.spec, goal.unit):>12} "
             f"{_fmt(b, goal.spec, goal.unit):>10} {_fmt(ratio, '.2f'):>6}  {wanted:<15} "

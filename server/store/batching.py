@@ -219,6 +219,8 @@ class ScriptBatcher:
         kept (:meth:`_connection`); whether its server has replicas is asked on it
         (:meth:`_exchange_durably`)."""
         if is_cluster(self.client):
+            if wait is not None:  # replication set (or a client swapped) after __init__
+                raise ValueError("waiting for replicas needs one Redis, not a cluster")
             return await self._cluster_round_trip(commands), True
         pool = self.client.connection_pool
         conn = await self._connection(pool)

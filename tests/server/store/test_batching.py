@@ -199,34 +199,40 @@ async def test_a_primary_without_replicas_acknowledges_alone_and_stops_waiting(
     pipelines go without a WAIT that could only time out. (One Redis even in the
     cluster run: a cluster's batcher takes no replication, see the next test.)"""
     redis_client = redis_server.client()
-    await redis_client.delete("pg:test:n")
-    batcher = ScriptBatcher(redis_client, replication=Replication(1, 100))
-    incr = await _loaded(redis_client, INCR)
-    results = await asyncio.gather(
-        *(batcher.call(incr, ["pg:test:n"], [], durable=True) for _ in range(3))
-    )
-    assert sorted(results) == [1, 2, 3]
-    assert batcher.waits == 1  # one WAIT for the pipeline, not one per call
-    assert await batcher.call(incr, ["pg:test:n"], [], durable=True) == 4
-    assert batcher.waits == 1  # alone: not asked to wait again
-    assert batcher.unreplicated == 0
-    # Calls that are not durable never wait.
-    plain = ScriptBatcher(redis_client, replication=Replication(1, 100))
-    assert await plain.call(incr, ["pg:test:n"], []) == 5
-    assert plain.waits == 0
-    await redis_client.aclose()
+    try:
+        await redis_client.delete("pg:test:n")
+        batcher = ScriptBatcher(redis_client, replication=Replication(1, 100))
+        incr = await _loaded(redis_client, INCR)
+        results = await asyncio.gather(
+            *(batcher.call(incr, ["pg:test:n"], [], durable=True) for _ in range(3))
+        )
+        assert sorted(results) == [1, 2, 3]
+        assert batcher.waits == 1  # one WAIT for the pipeline, not one per call
+        assert await batcher.call(incr, ["pg:test:n"], [], durable=True) == 4
+        assert batcher.waits == 1  # alone: not asked to wait again
+        assert batcher.unreplicated == 0
+        # Calls that are not durable never wait.
+        plain = ScriptBatcher(redis_client, replication=Replication(1, 100))
+        assert await plain.call(incr, ["pg:test:n"], []) == 5
+        assert plain.waits == 0
+    finally:
+        await redis_client.aclose()
 
 
 async def test_a_cluster_client_takes_no_replication() -> None:
     """A ``WAIT`` covers one connection's writes to one server, and a cluster's pipeline
     writes to several nodes: a batcher on a cluster refuses to wait for replicas (as the
     server refuses ``--redis-replicas`` there) rather than acknowledge writes one
-    ``WAIT`` never covered. Unconnected: refused before any I/O, in either run."""
+    ``WAIT`` never covered, also when told so after it was made. Unconnected: refused
+    before any I/O, in either run."""
     # Typed as the stores take a cluster's client (tests/conftest.py).
     cluster = cast(redis.asyncio.Redis, redis.asyncio.RedisCluster(host="127.0.0.1", port=1))
     with pytest.raises(ValueError, match="one Redis, not a cluster"):
         ScriptBatcher(cluster, replication=Replication(1, 100))
-    assert ScriptBatcher(cluster).replication is None  # without it, a cluster is fine
+    batcher = ScriptBatcher(cluster)  # without replication, a cluster is fine
+    batcher.replication = Replication(1, 100)  # set afterwards: refused at the call
+    with pytest.raises(ValueError, match="one Redis, not a cluster"):
+        await batcher.call(cluster.register_script(ECHO), [], ["x"], durable=True)
 
 
 async def test_a_call_made_at_its_turn_goes_in_the_very_next_pipeline(
