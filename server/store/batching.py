@@ -52,6 +52,9 @@ _Call = tuple[AsyncScript, list[Any], list[Any], "asyncio.Future[Any]", bool]
 
 log = logging.getLogger(__name__)
 
+_ONE_REDIS = "waiting for replicas needs one Redis, not a cluster"
+"""Why a cluster's batcher takes no :class:`Replication` (see the module docstring)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Replication:
@@ -89,7 +92,7 @@ class ScriptBatcher:
         if in_flight < 1:
             raise ValueError("at least one pipeline in flight")
         if replication is not None and is_cluster(client):
-            raise ValueError("waiting for replicas needs one Redis, not a cluster")
+            raise ValueError(_ONE_REDIS)
         self.client = client
         self.in_flight = in_flight
         self.replication = replication
@@ -220,7 +223,7 @@ class ScriptBatcher:
         (:meth:`_exchange_durably`)."""
         if is_cluster(self.client):
             if wait is not None:  # replication set (or a client swapped) after __init__
-                raise ValueError("waiting for replicas needs one Redis, not a cluster")
+                raise ValueError(_ONE_REDIS)
             return await self._cluster_round_trip(commands), True
         pool = self.client.connection_pool
         conn = await self._connection(pool)
