@@ -10,6 +10,7 @@ These are real processes, configured as ``deploy/`` configures them for producti
 from __future__ import annotations
 
 import contextlib
+import random
 import shutil
 import signal
 import socket
@@ -31,19 +32,41 @@ SERVICE = "pg"
 """The service name the sentinels monitor."""
 
 
+# Ports for the processes started here are drawn below Linux's ephemeral range (32768 and
+# up by default), with their cluster bus ports (+10000) too: an outgoing connection is never
+# given one between the check and the server's bind, and processes side by side (the test
+# suite's parallel workers, another run) draw at random from 12,000, so they almost never
+# try the same one at once. One process never hands out a port twice.
+_PORTS = range(10_000, 22_000)
+_handed_out: set[int] = set()
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def free_ports(count: int) -> int:
+    """The first of ``count`` consecutive TCP ports free on 127.0.0.1 now, each with its
+    cluster bus port (+10000) free too, none handed out before by this process."""
+    for _ in range(1000):
+        first = random.randrange(_PORTS.start, _PORTS.stop - count)
+        ports = range(first, first + count)
+        if _handed_out.isdisjoint(ports) and all(
+            _bindable(p) and _bindable(p + 10_000) for p in ports
+        ):
+            _handed_out.update(ports)
+            return first
+    raise RuntimeError(f"no {count} consecutive free ports in {_PORTS}")
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 now (and its cluster bus port, +10000, too)."""
-    while True:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port: int = sock.getsockname()[1]
-        if port + 10000 < 65536:
-            with socket.socket() as bus:
-                try:
-                    bus.bind(("127.0.0.1", port + 10000))
-                except OSError:
-                    continue
-            return port
+    return free_ports(1)
 
 
 def command(client: redis.Redis, *args: Any) -> Any:

@@ -12,7 +12,6 @@ import asyncio
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,29 +23,12 @@ import yaml
 from protocol.errors import CloseCode
 from protocol.messages import Bet, GetBalance, Join, Snapshot
 from protocol.structs import Balances
+from server.store.topology import free_ports
 from tests.helpers import SYSTEM_FOLDERS, system_command
 from tests.server.helpers import ROOT, Client, assert_gapless, close_all
 
 SCRIPT = ROOT / "deploy" / "local-cluster.sh"
 NODES = 3
-
-
-def free_ports(count: int) -> int:
-    """The first of ``count`` consecutive TCP ports free on 127.0.0.1 now."""
-    for base in range(21_000 + os.getpid() % 20_000, 65_000, 7):
-        sockets = []
-        try:
-            for port in range(base, base + count):
-                s = socket.socket()
-                sockets.append(s)
-                s.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in sockets:
-                s.close()
-    raise AssertionError("no free ports")
 
 
 class Topology:

@@ -15,7 +15,6 @@ import itertools
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -46,6 +45,7 @@ from protocol.messages import (
     TableEvent,
 )
 from protocol.structs import TableSeq, Welcome
+from server.store import topology
 from server.store.audit import AuditReport, audit
 from server.store.parts import stored_state
 from server.store.tables import CommitResult, RequestRecord, TableStore
@@ -481,11 +481,9 @@ def server_args(
 
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now, for a server that must be reached before
-    it prints its port."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+    it prints its port (drawn as :func:`server.store.topology.free_port` draws them, so
+    that parallel workers and outgoing connections do not take it first)."""
+    return topology.free_port()
 
 
 def run_cli(
