@@ -146,8 +146,10 @@ async def test_the_commands_find_the_server_on_its_data_folder(
     server = App(settings)
     await server.start()
     try:
+        # At "slow" (60 s of grace) the seat, and so the 300 chips at the table, outlast the
+        # goodbye: the commands below see 9,700 however slowly a loaded machine runs them.
         async with ClientCore(url(server), name="Pat") as player:
-            await player.join("fast", 300)
+            await player.join("slow", 300)
             player_id = player.player_id
         done = await asyncio.to_thread(run_cli, ["--data-dir", str(data), "account", "list"])
         assert done.returncode == 0, done.stderr

@@ -241,7 +241,9 @@ async def test_sigterm_closes_1001_and_hands_the_tables_over(
     tmp_path: Path,
     processes: list[ServerProcess],
 ) -> None:
-    lease_ms = 15_000  # a takeover that waited for the lease would take this long
+    # A takeover that waited for the lease would take this long; a minute, so that half
+    # of it tells a wait from a slow start on a loaded machine.
+    lease_ms = 60_000
     first = start(processes, redis_url, tmp_path, setting_ms=3000, lease_ms=lease_ms)
     await first.started()
     player = await Client.hello(first.url, label="p")
