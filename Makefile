@@ -90,7 +90,7 @@ test-lowest: | $(UV)
 	rm -rf $(LOWEST)
 	$(UV) venv --quiet $(LOWEST)
 	$(UV) pip install --python $(LOWEST)/bin/python --resolution lowest-direct \
-		-e '.[cli,postgres]' --group dev
+		-e '.[cli,postgres]' --group test
 	touch $(LOWEST)/.installed
 	$(MAKE) pytest pytest-cluster BIN=$(LOWEST)/bin DEV=$(LOWEST)/.installed
 
@@ -100,7 +100,7 @@ LATEST := .venv-latest
 test-latest: | $(UV)
 	rm -rf $(LATEST)
 	$(UV) venv --quiet $(LATEST)
-	$(UV) pip install --python $(LATEST)/bin/python --upgrade -e '.[cli,postgres]' --group dev
+	$(UV) pip install --python $(LATEST)/bin/python --upgrade -e '.[cli,postgres]' --group test
 	touch $(LATEST)/.installed
 	$(MAKE) pytest pytest-cluster BIN=$(LATEST)/bin DEV=$(LATEST)/.installed
 
