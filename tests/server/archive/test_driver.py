@@ -13,7 +13,7 @@ def test_a_postgresql_archive_without_its_driver_names_the_extra(tmp_path: Path)
     # import the server makes fails as it does where the extra was not installed.
     shadow = tmp_path / "shadow"
     shadow.mkdir()
-    (shadow / "psycopg.py").write_text('raise ImportError("No module named \'psycopg\'")\n')
+    (shadow / "psycopg.py").write_text("raise ImportError(\"No module named 'psycopg'\")\n")
     data = tmp_path / "data"
     done = run_cli(
         [
