@@ -135,6 +135,11 @@ class App:
         """Start Redis (if embedded), host the tables and listen."""
         s = self.settings
         tables = load_tables(s.tables_file)
+        # Opened (not yet connected) before anything starts: a PostgreSQL URL without
+        # its driver (the `postgres` extra) stops the server here, saying so.
+        target = s.archive_target()
+        if target is not None:
+            self.archive = Archive(target)
         self._unwatch_gc = self.metrics.watch_gc()
         self._lag_probe = asyncio.create_task(self.metrics.probe_loop_lag(), name="loop-lag")
         url = s.redis_url
@@ -176,9 +181,7 @@ class App:
         self.leases = LeaseKeeper(store, self.owner, s.lease_ms)
         self.leases.start()
         options = gateway_options(s, token_secret(s))
-        target = s.archive_target()
-        if target is not None:
-            self.archive = Archive(target)
+        if self.archive is not None:
             self.archiver = ArchiveService(
                 Archiver(
                     self.redis,

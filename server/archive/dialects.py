@@ -17,7 +17,7 @@ class ArchiveError(Exception):
 def _driver_errors() -> tuple[type[Exception], ...]:
     try:
         import psycopg
-    except ImportError:  # pragma: no cover - a dependency of the package
+    except ImportError:  # the `postgres` extra is not installed
         return (sqlite3.Error,)
     return (sqlite3.Error, psycopg.Error)
 
@@ -110,8 +110,12 @@ def connect_sqlite(path: Path) -> Callable[[], Any]:
 def connect_postgres(url: str) -> Callable[[], Any]:
     try:
         import psycopg
-    except ImportError as exc:  # pragma: no cover - a dependency of the package
-        raise ArchiveError("a PostgreSQL archive needs the psycopg package") from exc
+    except ImportError as exc:
+        raise ArchiveError(
+            "a PostgreSQL archive needs the psycopg driver, which this installation "
+            "lacks: install the package's postgres extra (pip install "
+            "'paigow-server[postgres]')"
+        ) from exc
 
     def connect() -> Any:
         return psycopg.connect(url, autocommit=False, connect_timeout=10)

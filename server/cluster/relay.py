@@ -75,7 +75,7 @@ class Relay:
             await cancel_and_wait(reader)
         if self._pubsub is not None:
             with contextlib.suppress(Exception):
-                await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+                await self._pubsub.aclose()
             self._pubsub = None
         for future in self._confirmed.values():
             future.cancel()

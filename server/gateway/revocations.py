@@ -74,7 +74,7 @@ class RevocationListener:
                 log.warning("revocations: %s; subscribing again in %.1fs", exc, pause)
             finally:
                 with contextlib.suppress(Exception):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                    await pubsub.aclose()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(pause):
                     await self._stopping.wait()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 import time
@@ -36,12 +37,17 @@ def cmd_sim(args: argparse.Namespace, out: TextIO) -> None:
     way = HouseWay(args.way)
     dealer_way = HouseWay(args.dealer_way) if args.dealer_way else way
     started = time.perf_counter()
-    if args.hands >= _PROGRESS_MIN_HANDS and sys.stderr.isatty():
+    # The bar is rich's, in the `cli` extra: without it the simulation runs silently.
+    if args.hands >= _PROGRESS_MIN_HANDS and sys.stderr.isatty() and _has_rich():
         result = _sim_with_progress(seed, args.hands, way, dealer_way, options)
     else:
         result = simulate(seed, args.hands, way, dealer_way, options=options)
     seconds = time.perf_counter() - started
     _write_sim(result, seed, seconds, args.json, out)
+
+
+def _has_rich() -> bool:
+    return importlib.util.find_spec("rich") is not None
 
 
 def _sim_with_progress(

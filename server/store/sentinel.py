@@ -106,9 +106,7 @@ def sentinel_pool(
     sentinel_kwargs = dict(timeouts)
     if address.sentinel_password:
         sentinel_kwargs["password"] = address.sentinel_password
-    sentinel = Sentinel(  # type: ignore[no-untyped-call]
-        list(address.sentinels), sentinel_kwargs=sentinel_kwargs
-    )
+    sentinel = Sentinel(list(address.sentinels), sentinel_kwargs=sentinel_kwargs)
     if connection_class is None:
         connection_class = (
             SentinelManagedSSLConnection if address.tls else SentinelManagedConnection

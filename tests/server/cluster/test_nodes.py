@@ -73,7 +73,7 @@ async def everything_published(
     finally:
         reader.cancel()
         await asyncio.gather(reader, return_exceptions=True)
-        await pubsub.aclose()  # type: ignore[no-untyped-call]
+        await pubsub.aclose()
 
 
 async def three_nodes(nodes: Nodes, client: redis.asyncio.Redis, **tables: int) -> dict[str, str]:
