@@ -19,6 +19,7 @@ from tests.server.helpers import ServerProcess, http_get, run_cli, server_args
 
 SECRET = "cluster-test-secret-0123456789"
 _HELD = re.compile(r'^paigow_table_held\{table="([^"]+)"\} ([0-9.]+)$', re.M)
+_LIVE = re.compile(r"^paigow_cluster_nodes ([0-9.]+)$", re.M)
 
 
 class Nodes:
@@ -90,6 +91,15 @@ class Nodes:
         assert port is not None
         _, body = http_get(port, "/metrics")
         return {t for t, v in _HELD.findall(body) if float(v) == 1.0}
+
+    def live_seen(self, name: str) -> int:
+        """How many live nodes node ``name`` counts (its ``/metrics``)."""
+        port = self.processes[name].port
+        assert port is not None
+        _, body = http_get(port, "/metrics")
+        match = _LIVE.search(body)
+        assert match is not None, body
+        return int(float(match.group(1)))
 
     async def held_async(self, name: str) -> set[str]:
         return await asyncio.to_thread(self.held, name)
