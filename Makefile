@@ -70,8 +70,15 @@ lint: $(DEV)
 typecheck: $(DEV)
 	$(BIN)/mypy
 
+# The tests run side by side, two workers a core (most of a test's time is a server's
+# timer or a process starting, not CPU), each its own pytest session with its own Redis,
+# ports and folders; worksteal keeps the minute-long process tests from finishing last.
+# `make WORKERS=0 pytest` runs them one after another.
+WORKERS ?= $(shell $(PYTHON) -c 'import os; print(2 * (os.cpu_count() or 1))')
+XDIST   := -n $(WORKERS) --dist worksteal
+
 pytest: $(DEV) browser postgres balancer
-	$(BIN)/pytest
+	$(BIN)/pytest $(XDIST)
 
 ## pytest-cluster: the store, money, archive and guest tests on a local Redis Cluster of
 ## three primaries
@@ -79,7 +86,7 @@ CLUSTER_TESTS := tests/server/store tests/server/host tests/server/gateway/test_
 	tests/server/test_process_transfers.py tests/server/test_cli.py tests/server/archive \
 	tests/server/gateway/test_credentials.py
 pytest-cluster: $(DEV) postgres
-	$(BIN)/pytest --redis-cluster $(CLUSTER_TESTS)
+	$(BIN)/pytest $(XDIST) --redis-cluster $(CLUSTER_TESTS)
 
 ## test-lowest: the suite (pytest and the cluster run) on the oldest release of each
 ## direct dependency that pyproject.toml allows, in .venv-lowest: run it after changing
