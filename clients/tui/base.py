@@ -9,15 +9,50 @@ The moves that open a screen (join, watch, rules) are the app's to define.
 from __future__ import annotations
 
 import contextlib
+from collections import deque
 
 from rich.text import Text
 from textual.app import App
+from textual.screen import Screen
 from textual.widgets import RichLog
 
 from clients.core import Client, ClientError
 from clients.tui.table_view import fit
 from protocol import limits as L
 from protocol.structs import Balances, ServerInfo, TableInfo
+
+
+class LogScreen(Screen[None]):
+    """A screen with a log (a ``RichLog`` of id ``log``) that keeps what it is told
+    before its widgets exist.
+
+    A screen is pushed without waiting for its compose, and the connection's news
+    (a refused connection, the first notes) can come first: a line written then had no
+    log to go to and was lost. :meth:`log_line` keeps such lines, at most
+    :attr:`KEPT_LINES` of them, and the screen's ``on_mount`` shows them, oldest first,
+    by calling :meth:`draw_kept`.
+    """
+
+    KEPT_LINES = 200  # as many as the log shows
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._kept: deque[Text] = deque(maxlen=self.KEPT_LINES)
+
+    def log_line(self, text: str | Text) -> None:
+        """Add a line to the log, or keep it for :meth:`draw_kept` while there is none."""
+        line = Text(text) if isinstance(text, str) else text
+        logs = list(self.query("#log").results(RichLog))
+        if not logs:
+            self._kept.append(line)
+        for log in logs:
+            log.write(line)
+
+    def draw_kept(self) -> None:
+        """Write the lines kept while the log was missing (the log must exist now)."""
+        log = self.query_one("#log", RichLog)
+        while self._kept:
+            log.write(self._kept.popleft())
 
 
 class PaigowBase(App[int]):
@@ -107,10 +142,11 @@ class PaigowBase(App[int]):
         """Show a line in the current screen's log (and a toast for errors); ``lobby``:
         in every open screen's log, the lobby's too (news of the connection)."""
         line = Text(text, style="bold red" if error else "")
-        # The lobby and the table screens have a log; the others show the toast alone.
+        # The lobby and the table screens have a log, kept until they are drawn; the
+        # others show the toast alone.
         for screen in self.screen_stack if lobby else [self.screen]:
-            for log in screen.query("#log").results(RichLog):
-                log.write(line)
+            if isinstance(screen, LogScreen):
+                screen.log_line(line)
         if error:
             self.notify(text, severity="error", timeout=6)
 

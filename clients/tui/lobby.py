@@ -8,21 +8,22 @@ from typing import ClassVar
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, RichLog, Static
 
 from clients.core import ClientError
-from clients.tui.base import PaigowBase
+from clients.tui.base import LogScreen, PaigowBase
 from clients.tui.dialogs import AmountScreen
 from protocol.structs import TableSummary
 
 
-class LobbyScreen(Screen[None]):
+class LobbyScreen(LogScreen):
     """Every table: join one with a buy-in, or watch it; and the player's account.
 
     The table list and the account balance are read again every ``REFRESH_S``
     seconds, on reconnecting and on coming back from a table; money moves (join,
-    rebuy, cash out, leave) update the balance as soon as they are answered.
+    rebuy, cash out, leave) update the balance as soon as they are answered. What
+    arrives before the widgets exist (the list, the balance, the connection's news,
+    log lines) is kept and drawn when they do.
     """
 
     REFRESH_S: ClassVar[float] = 3.0
@@ -53,8 +54,12 @@ class LobbyScreen(Screen[None]):
         table = self.query_one("#tables", DataTable)
         table.add_columns("Table", "Name", "Phase", "Seats", "Watch", "Bet", "Bonus", "Buy-in")
         self.set_interval(self.REFRESH_S, self.action_refresh)
+        # Whatever came before the widgets did: a list read as the lobby was pushed
+        # waited for the next refresh, and early log lines were lost.
         self.update_status()
         self.update_account()
+        self.draw_tables()
+        self.draw_kept()
 
     def drawn(self) -> bool:
         """Whether the widgets are there: not before compose, nor while the app is torn
@@ -99,6 +104,11 @@ class LobbyScreen(Screen[None]):
         with contextlib.suppress(ClientError, TimeoutError):
             self.summaries = list(await app.client.list_tables())
         await app.refresh_balance()
+        self.draw_tables()
+
+    def draw_tables(self) -> None:
+        """The table list from :attr:`summaries`, the cursor kept on its row (nothing
+        while not :meth:`drawn`: ``on_mount`` draws them)."""
         if not self.drawn():
             return
         table = self.query_one("#tables", DataTable)

@@ -15,13 +15,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import Footer, RichLog, Static
 
 from clients import handrank
 from clients.core import Client, ClientError
 from clients.model import TableModel
-from clients.tui.base import PaigowBase
+from clients.tui.base import LogScreen, PaigowBase
 from clients.tui.cards import CardWidget
 from clients.tui.dialogs import AmountScreen, ConfirmScreen
 from clients.tui.table_view import chips_text, preview_text, seats_text, status_text
@@ -51,7 +50,7 @@ def rebuy_prompt(info: TableInfo | None, seat: SeatView | None, balances: Balanc
     )
 
 
-class TableScreen(Screen[None]):
+class TableScreen(LogScreen):
     """One table: seats, dealer, phase and countdown, your cards, bets and results."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -121,23 +120,20 @@ class TableScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#log", RichLog).can_focus = False
         self.set_interval(0.2, self.tick)
+        self.draw_kept()
         self.redraw()
 
     def drawn(self) -> bool:
         """Whether the widgets are there: not before compose, nor while the screen or
         the app is torn down. Events keep arriving then; they update only the model,
-        which the next redraw shows (an event drawn then crashed the client)."""
+        which the next redraw shows (an event drawn then crashed the client), and
+        their log lines are kept (:meth:`~clients.tui.base.LogScreen.log_line`)."""
         return bool(self.query("#log"))
 
     def tick(self) -> None:
         """Update the countdown."""
         if self.drawn():
             self.query_one("#status", Static).update(self.status_text())
-
-    def log_line(self, text: str | Text) -> None:
-        """Add a line to the table's log (dropped while not :meth:`drawn`)."""
-        if self.drawn():
-            self.query_one("#log", RichLog).write(Text(text) if isinstance(text, str) else text)
 
     # --- drawing --------------------------------------------------------------------
 

@@ -70,5 +70,5 @@ async def test_history_lists_a_played_round_and_checks_it(browser: Browser, web_
     await row.locator(".fair-result:has-text('Fair: every check passes.')").wait_for()
     assert "✗" not in await row.inner_text()
     await alice.page.keyboard.press("Escape")  # a dialog closes from the keyboard
-    assert await alice.page.locator("#history-dialog").is_hidden()
+    await alice.page.locator("#history-dialog").wait_for(state="hidden")
     assert alice.errors == []

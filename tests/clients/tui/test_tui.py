@@ -111,31 +111,61 @@ async def test_table_screen_matches_the_golden() -> None:
 @pytest.mark.asyncio
 async def test_events_for_a_table_screen_without_widgets_only_update_the_model() -> None:
     """Before its compose and while the app shuts down, a table screen has no widgets;
-    events still arrive for it (one such crashed the client at exit)."""
+    events still arrive for it (one such crashed the client at exit): they update the
+    model, and their log lines show once it is drawn."""
     client = Client("ws://127.0.0.1:9/")
     tui = PaigowApp(client, connect=False)
     snapshot = vector("snapshot_settling")
     assert isinstance(snapshot, Snapshot)
-    async with tui.run_test(size=SIZE):
-        screen = TableScreen(snapshot.table_id)  # not pushed: never composed
+    async with tui.run_test(size=SIZE) as pilot:
+        screen = TableScreen(snapshot.table_id)  # not pushed: not composed yet
         assert not screen.drawn()
         screen.log_line("round 2: betting")
         screen.redraw()
         screen.tick()
+        await tui.push_screen(screen)  # its log line was kept for its drawing
+        await until_app(pilot, lambda: "round 2: betting" in screen_text(tui))
 
 
 @pytest.mark.asyncio
-async def test_news_for_a_lobby_without_widgets_is_kept_for_its_drawing() -> None:
+async def test_news_for_a_lobby_without_widgets_is_kept_for_its_drawing(app: App) -> None:
     """Before its compose and while the app shuts down, the lobby has no widgets;
-    balances and the connection's news still arrive (a balance read as the app shut
-    down crashed the client at exit)."""
-    tui = PaigowApp(Client("ws://127.0.0.1:9/"), connect=False)
-    async with tui.run_test(size=SIZE):
-        lobby = LobbyScreen()  # not pushed: never composed
+    the table list, balances and the connection's news still arrive (a balance read as
+    the app shut down crashed the client at exit; a list read before the compose waited
+    for the next refresh, a line said then was lost). All of it shows once it is drawn:
+    here it all comes first, whatever the machine's speed."""
+    client = Client(url(app), name="Early")
+    tui = PaigowApp(client, connect=False)
+    async with tui.run_test(size=SIZE) as pilot:
+        await client.connect()
+        lobby = LobbyScreen()  # not pushed: not composed yet
         assert not lobby.drawn()
-        lobby.update_account()
+        await lobby._refresh()  # the list and the balance, read as on connecting
+        assert lobby.summaries
+        assert tui.balances is not None
         lobby.update_status()
+        lobby.log_line("news before the lobby was drawn")
         assert lobby.selected() is None
+        await tui.push_screen(lobby)  # returns once mounted, long before a refresh is due
+        assert lobby_listed(tui)
+        await until_app(pilot, lambda: "news before the lobby was drawn" in screen_text(tui))
+        text = screen_text(tui)
+        assert f"Account {tui.balances.account} chips" in text
+        assert "connected" in text
+        assert lobby.selected() == lobby.summaries[0]
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_notes_said_as_the_app_starts_show_in_the_lobby() -> None:
+    """The app says its notes (a claimed account's) as it pushes the lobby, before the
+    lobby's widgets exist: they show in its log once they do."""
+    notes = ["first note from the start", "second note from the start"]
+    tui = PaigowApp(Client("ws://127.0.0.1:9/"), connect=False, notes=notes)
+    async with tui.run_test(size=SIZE) as pilot:
+        await until_app(pilot, lambda: notes[1] in screen_text(tui))
+        text = screen_text(tui)
+        assert text.index(notes[0]) < text.index(notes[1])
 
 
 def _my_seat_line(text: str, name: str) -> str:

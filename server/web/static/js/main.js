@@ -7,6 +7,7 @@ import { verifyRound } from "./fair.js";
 import { TableModel } from "./model.js";
 import { Session } from "./session.js";
 import { $, announce, chips, toast } from "./ui/dom.js";
+import { keepFocus } from "./ui/focus.js";
 import { Lobby } from "./ui/lobby.js";
 import { Panels } from "./ui/panels.js";
 import { Play } from "./ui/play.js";
@@ -188,8 +189,12 @@ class App {
 
   render() {
     if (!this.model) return;
-    this.view.render();
-    this.play.render();
+    // Seats and cards are made anew, controls disabled by the phase: the keyboard
+    // player's place survives it (ui/focus.js).
+    keepFocus(() => {
+      this.view.render();
+      this.play.render();
+    });
   }
 }
 

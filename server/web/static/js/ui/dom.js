@@ -1,5 +1,7 @@
 // Small page helpers: element lookup and creation, messages for people and screen readers.
 
+import { keepFocus } from "./focus.js";
+
 export const $ = (id) => document.getElementById(id);
 
 /** h("p.muted", {attrs}, children...): an element; strings become text nodes. */
@@ -41,16 +43,17 @@ export function announce(text) {
   });
 }
 
-/** Runs a request from a button: disabled while in flight, errors shown. */
+/** Runs a request from a button: disabled while in flight, errors shown; the keyboard
+ * focus, which the browser takes from a disabled button, comes back to it. */
 export async function act(button, work) {
-  if (button) button.disabled = true;
+  if (button) keepFocus(() => { button.disabled = true; });
   try {
     return await work();
   } catch (err) {
     toast(err.message || String(err));
     return undefined;
   } finally {
-    if (button) button.disabled = false;
+    if (button) keepFocus(() => { button.disabled = false; });
   }
 }
 

@@ -1,6 +1,7 @@
 // The lobby: every table with its phase, occupancy, watchers and limits (list_tables).
 
 import { $, chips, fill, h } from "./dom.js";
+import { keepFocus } from "./focus.js";
 
 export class Lobby {
   constructor(app) {
@@ -30,7 +31,8 @@ export class Lobby {
     } catch {
       return;
     }
-    fill($("lobby-rows"), this.tables.map((t) => this.row(t)));
+    // Every few seconds: the row's button the keyboard is on keeps the focus.
+    keepFocus(() => fill($("lobby-rows"), this.tables.map((t) => this.row(t))));
   }
 
   row(t) {
@@ -44,9 +46,12 @@ export class Lobby {
       h("td", { text: t.max_bonus ? `up to ${chips(t.max_bonus)}` : "none" }),
       h("td", { text: `${chips(t.buy_in_min)}–${chips(t.buy_in_max)}` }),
       h("td", {}, h("div.act", {},
-        h("button", { type: "button", text: "Watch", "aria-label": `Watch ${t.name}`, onclick: () => this.app.openTable(t.table_id) }),
+        h("button", {
+          type: "button", text: "Watch", "aria-label": `Watch ${t.name}`, dataset: { focusKey: `watch-${t.table_id}` },
+          onclick: () => this.app.openTable(t.table_id),
+        }),
         h("button.primary", {
-          type: "button", text: "Sit down", disabled: full, "aria-label": `Sit down at ${t.name}`,
+          type: "button", text: "Sit down", disabled: full, "aria-label": `Sit down at ${t.name}`, dataset: { focusKey: `sit-${t.table_id}` },
           onclick: () => this.app.openTable(t.table_id, { join: true }),
         }))));
   }

@@ -5,6 +5,7 @@
 import { cardElement, cardName, cardText } from "../cards.js";
 import { preview } from "../handrank.js";
 import { $, act, announce, chips, fill, h, toast } from "./dom.js";
+import { keepFocus } from "./focus.js";
 
 const REFUSED = "Refused: that split fouls (the high hand must beat the low hand). Choose again.";
 
@@ -125,7 +126,7 @@ export class Play {
     if ($("chips").dataset.for !== m.id) {
       $("chips").dataset.for = m.id;
       fill($("chips"), denoms.map((d, i) => h(`button.chip.c${i % 5}`, {
-        type: "button", text: chips(d), dataset: { chip: d },
+        type: "button", text: chips(d), dataset: { chip: d, focusKey: `chip-${d}` },
         "aria-label": `Add a ${chips(d)} chip`, onclick: () => this.addChip(d),
       })));
     }
@@ -192,6 +193,7 @@ export class Play {
       el.type = "button";
       el.disabled = !canSet;
       el.draggable = canSet;
+      el.dataset.focusKey = `card-${card}`;
       el.setAttribute("aria-pressed", String(low.includes(card)));
       el.setAttribute("aria-label", `${cardName(card)}${low.includes(card) ? ", in the low hand" : ""}`);
       el.addEventListener("click", () => this.toggle(card));
@@ -200,13 +202,12 @@ export class Play {
     };
     const high = m.yourCards.filter((c) => !low.includes(c));
     // The buttons are made anew at each drawing (a pick, the phase after the deal,
-    // another seat's event): the card the keyboard was on keeps the focus.
-    const active = document.activeElement;
-    const focused = active?.closest("#your-cards, #your-low") ? active.dataset.card : undefined;
-    // Seven places in the high zone and two in the low one, filled or not: nothing moves.
-    fill($("your-cards"), high.map(button), Array.from({ length: 7 - high.length }, () => h("span.card.slot", { "aria-hidden": "true" })));
-    fill($("your-low"), low.map(button), Array.from({ length: 2 - low.length }, () => h("span.card.slot", { "aria-hidden": "true" })));
-    if (focused) $("you").querySelector(`button[data-card="${focused}"]`)?.focus();
+    // another seat's event): the card the keyboard was on keeps the focus (its key).
+    keepFocus(() => {
+      // Seven places in the high zone and two in the low one, filled or not: nothing moves.
+      fill($("your-cards"), high.map(button), Array.from({ length: 7 - high.length }, () => h("span.card.slot", { "aria-hidden": "true" })));
+      fill($("your-low"), low.map(button), Array.from({ length: 2 - low.length }, () => h("span.card.slot", { "aria-hidden": "true" })));
+    });
     $("your-cards").dataset.cards = high.map(cardText).join(" ");
     $("your-low").dataset.cards = low.map(cardText).join(" ");
     this.renderPreview(low, set);

@@ -108,7 +108,10 @@ export class TableView {
     else if (s.bet && ["dealing", "setting"].includes(m.phase)) cards = h("div.split-mini", {}, h("div.hand-row", {}, backs(7)));
     else cards = h("div.split-mini", { "aria-hidden": "true" }, h("div.hand-row", {}, slots(7)));
     const sitHere = empty && m.yourSeat === null && m.ready
-      ? h("button", { type: "button", text: "Sit here", "aria-label": `Sit at seat ${s.seat + 1}`, onclick: () => this.app.askJoin(m.id, s.seat) })
+      ? h("button", {
+        type: "button", text: "Sit here", "aria-label": `Sit at seat ${s.seat + 1}`, dataset: { focusKey: `sit-seat-${s.seat}` },
+        onclick: () => this.app.askJoin(m.id, s.seat),
+      })
       : null;
     return h(`li.seat${mine ? ".mine" : ""}${empty ? ".empty" : ""}`, { "aria-label": label, dataset: { seat: s.seat, status: s.status } },
       h("header", {},
