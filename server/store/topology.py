@@ -86,6 +86,13 @@ def wait_for(check: Callable[[], bool], within: float, what: str) -> None:
         time.sleep(0.02)
 
 
+PORT_ATTEMPTS = 5
+
+
+class PortTaken(RuntimeError):
+    """A started ``redis-server`` exited at once: its port was taken meanwhile."""
+
+
 class RedisProcess:
     """One ``redis-server`` (or sentinel) on a loopback port, its files in ``folder``."""
 
@@ -104,10 +111,30 @@ class RedisProcess:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        """Start it (again, on the same port and files) and wait until it answers."""
+        """Start it (again, on the same port and files) and wait until it answers.
+
+        The port is only free when chosen: another process (another test session's
+        Redis, say) may take it before this one binds it. Then this one exits, and a
+        ping would be answered by the other: so it waits for this process's own
+        answer, and a first start takes another port (a restart keeps its port, which
+        the other processes know)."""
+        first = self.proc is None
+        for _ in range(PORT_ATTEMPTS if first else 1):
+            self._launch(fresh=first)
+            try:
+                wait_for(self._answers, 10, f"redis-server on port {self.port}")
+                return
+            except PortTaken:
+                if not first:
+                    raise
+                self.port = free_port()
+                self.directives["port"] = str(self.port)
+        raise PortTaken(f"no free port after {PORT_ATTEMPTS} attempts")
+
+    def _launch(self, *, fresh: bool) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         conf = self.folder / "redis.conf"
-        if not conf.exists() or not self.sentinel:  # a sentinel rewrites its own file
+        if fresh or not self.sentinel:  # a sentinel rewrites its own file: kept on a restart
             conf.write_text("".join(f"{k} {v}\n" for k, v in self.directives.items()))
         args = [find_redis_server(), str(conf), *(["--sentinel"] if self.sentinel else [])]
         self.proc = subprocess.Popen(
@@ -118,7 +145,15 @@ class RedisProcess:
             start_new_session=True,
             preexec_fn=parent_death_signal(),  # noqa: PLW1509 -- from the caller's thread
         )
-        wait_for(self.client().ping, 10, f"redis-server on port {self.port}")
+
+    def _answers(self) -> bool:
+        """Whether this process (not another on its port) answers; :class:`PortTaken`
+        if it exited."""
+        assert self.proc is not None
+        if self.proc.poll() is not None:
+            raise PortTaken(f"redis-server on port {self.port} exited ({self.proc.returncode})")
+        with contextlib.closing(self.client()) as client:
+            return int(client.info("server")["process_id"]) == self.proc.pid
 
     def client(self) -> redis.Redis:
         """A new client of this process (close it yourself)."""
