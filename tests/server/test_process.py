@@ -130,7 +130,9 @@ async def test_sigkill_while_setting_then_restart(
     tmp_path: Path,
     processes: list[ServerProcess],
 ) -> None:
-    setting_ms = 6000
+    # Time for a restart, three resumes and a hand set before the deadline, which a
+    # loaded machine took more than 6 s to give (the round waits for the deadline anyway).
+    setting_ms = 15_000
     lease_ms = 1000
     first = start(processes, redis_url, tmp_path, setting_ms=setting_ms, lease_ms=lease_ms)
     await first.started()
@@ -244,7 +246,10 @@ async def test_sigterm_closes_1001_and_hands_the_tables_over(
     # A takeover that waited for the lease would take this long; a minute, so that half
     # of it tells a wait from a slow start on a loaded machine.
     lease_ms = 60_000
-    first = start(processes, redis_url, tmp_path, setting_ms=3000, lease_ms=lease_ms)
+    # The round must still be in play when she comes back through the new process (a
+    # loaded machine took more than 3 s to get there); nothing waits for its end.
+    setting_ms = 60_000
+    first = start(processes, redis_url, tmp_path, setting_ms=setting_ms, lease_ms=lease_ms)
     await first.started()
     player = await Client.hello(first.url, label="p")
     watcher = await Client.hello(first.url, label="w")
@@ -268,7 +273,7 @@ async def test_sigterm_closes_1001_and_hands_the_tables_over(
         assert stored is not None
 
         began = time.monotonic()
-        second = start(processes, redis_url, tmp_path, setting_ms=3000, lease_ms=lease_ms)
+        second = start(processes, redis_url, tmp_path, setting_ms=setting_ms, lease_ms=lease_ms)
         await second.started()
         assert time.monotonic() - began < lease_ms / 2000, "the new process waited for a lease"
 
