@@ -43,7 +43,7 @@ from server.cluster.feed import Feeds
 from server.cluster.forward import Forwarder, NoHolder
 from server.cluster.lobby import Lobby
 from server.gateway.connection import Connection
-from server.gateway.presence import Presence
+from server.gateway.presence import Presence, Settled
 from server.host import TableHost
 from server.store.cluster import ClusterStore
 from server.table.errors import TableError
@@ -284,7 +284,7 @@ class Router:
             ]
             for player in players:
                 try:
-                    if not await self.presence.settle(host, player):
+                    if await self.presence.settle(host, player) is Settled.NOT_HERE:
                         break  # no longer held here: its next holder settles it
                 except Exception:
                     log.exception("table %s: player %s not settled", host.table_id, player)
