@@ -207,8 +207,7 @@ class Presence:
             for table_id in await self.remote.seated_elsewhere(player):
                 if player in self.by_player:
                     return
-                with contextlib.suppress(TableError):
-                    await self.remote.settle(table_id, player)
+                await self.remote.settle(table_id, player)
 
     # --- attaching ------------------------------------------------------------------
 
