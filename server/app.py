@@ -350,6 +350,8 @@ class App:
             self.server = None
         for host in self.hosts.values():
             await host.stop()
+        if self.gateway is not None:
+            await self.gateway.stop()
         if cluster is not None:
             if not cluster.membership.draining:
                 await cluster.leave()

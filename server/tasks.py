@@ -1,4 +1,5 @@
-"""Stopping background tasks, even one that absorbed its cancellation.
+"""Stopping background tasks, even one that absorbed its cancellation; and
+:class:`Retries`, background tasks that try something again until it is done.
 
 On Python 3.11, ``asyncio.wait_for`` returns the inner result when a cancellation
 arrives in the same loop pass as that result: the cancelled task goes on as if nothing
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -61,3 +63,56 @@ async def cancel_and_wait(*tasks: asyncio.Future[Any]) -> None:
             log.warning("%s had failed when stopped", task, exc_info=task.exception())
     if cancelled:
         raise asyncio.CancelledError
+
+
+RETRY_FIRST_S = 0.5
+RETRY_MAX_S = 10.0
+"""How long :class:`Retries` waits before each attempt: from :data:`RETRY_FIRST_S`,
+doubled after each failed one up to this."""
+
+
+class Retries:
+    """Background tasks that each try one thing again, with a backoff, until it is done:
+    at most one task per key at a time, all of them stopped by :meth:`stop`."""
+
+    def __init__(self, first_s: float = RETRY_FIRST_S, max_s: float = RETRY_MAX_S) -> None:
+        self.first_s = first_s
+        self.max_s = max_s
+        self._tasks: dict[Hashable, asyncio.Task[None]] = {}
+        self._stopped = False
+
+    def __contains__(self, key: Hashable) -> bool:
+        task = self._tasks.get(key)
+        return task is not None and not task.done()
+
+    def start(self, key: Hashable, attempt: Callable[[], Awaitable[bool]]) -> None:
+        """Call ``attempt()`` after :attr:`first_s`, then again after twice as long each
+        time up to :attr:`max_s`, until it returns True (done, or nothing left to do).
+        Nothing if ``key`` is being tried already (its next attempt does what this one
+        would) or once stopped. An attempt that raises ends its retries, logged."""
+        if self._stopped or key in self:
+            return
+        task = asyncio.create_task(self._run(key, attempt), name=f"retry {key}")
+        self._tasks[key] = task
+        task.add_done_callback(lambda done: self._forget(key, done))
+
+    def _forget(self, key: Hashable, task: asyncio.Task[None]) -> None:
+        if self._tasks.get(key) is task:
+            del self._tasks[key]
+
+    async def _run(self, key: Hashable, attempt: Callable[[], Awaitable[bool]]) -> None:
+        wait_s = self.first_s
+        while True:
+            await asyncio.sleep(wait_s)
+            try:
+                if await attempt():
+                    return
+            except Exception:
+                log.exception("%s: given up", key)
+                return
+            wait_s = min(2 * wait_s, self.max_s)
+
+    async def stop(self) -> None:
+        """Stop every retry (no new one starts from now on)."""
+        self._stopped = True
+        await cancel_and_wait(*self._tasks.values())

@@ -15,8 +15,11 @@ this node may not see.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
+
+from redis.exceptions import RedisError
 
 from protocol import limits as L
 from protocol.codec import decode_server, encode
@@ -43,12 +46,12 @@ from server.cluster.feed import Feeds
 from server.cluster.forward import Forwarder, NoHolder
 from server.cluster.lobby import Lobby
 from server.gateway.connection import Connection
-from server.gateway.presence import Presence
+from server.gateway.presence import Presence, Settled
 from server.host import TableHost
 from server.store.cluster import ClusterStore
 from server.table.errors import TableError
 from server.table.state import Phase
-from server.tasks import cancel_and_wait
+from server.tasks import Retries, cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +89,7 @@ class Router:
         self._lobby = lobby
         self.live = live
         self._tasks: set[asyncio.Task[None]] = set()
+        self._retries = Retries()
 
     # --- requests --------------------------------------------------------------------
 
@@ -204,9 +208,28 @@ class Router:
             self.presence.replaced(session_id)
 
     async def left(self, player: str) -> None:
-        """``player``'s last connection here closed."""
-        await self.store.connected(player, self.instance, False)
+        """``player``'s last connection here closed. A store error saying so is logged
+        and tried again in the background, the seats held elsewhere then settled: the
+        holders would count the player connected here meanwhile."""
+        try:
+            await self.store.connected(player, self.instance, False)
+        except (RedisError, OSError) as exc:
+            log.warning("player %s: not said gone from here, trying again: %s", player, exc)
+            self._retries.start(("left", player), lambda: self._left_again(player))
         await self.feeds.forget_player(player)
+
+    async def _left_again(self, player: str) -> bool:
+        if player in self.presence.by_player:
+            return True  # back meanwhile: their arrival said where they are
+        try:
+            await self.store.connected(player, self.instance, False)
+            table_ids = await self.seated_elsewhere(player)
+        except (RedisError, OSError) as exc:
+            log.info("player %s: still not said gone from here: %s", player, exc)
+            return False
+        for table_id in table_ids:
+            await self.settle(table_id, player)
+        return True
 
     async def connected_elsewhere(self, player: str) -> bool:
         """Whether another live node says ``player`` has a connection there."""
@@ -230,14 +253,33 @@ class Router:
         ]
 
     async def settle(self, table_id: str, player: str) -> None:
-        """Have ``table_id``'s holder settle ``player``'s seat."""
-        await self.forwarder.ask(
-            table_id, lambda req: wire.presence(req, self.instance, player), wait=False
-        )
+        """Have ``table_id``'s holder settle ``player``'s seat; nothing more if no node
+        holds it (its next holder settles it on taking it). A store error, or a holder
+        that does not answer, is logged and the holder asked again in the background
+        until one answers or none holds the table (the holder itself tries again a
+        settling that failed there: ``Presence.settle``)."""
+        if not await self._ask_settle(table_id, player):
+            self._retries.start(
+                ("settle", table_id, player), lambda: self._ask_settle(table_id, player)
+            )
+
+    async def _ask_settle(self, table_id: str, player: str) -> bool:
+        """Ask ``table_id``'s holder to settle ``player``'s seat: whether it is done with."""
+        try:
+            await self.forwarder.ask(
+                table_id, lambda req: wire.presence(req, self.instance, player), wait=False
+            )
+        except NoHolder:
+            return True
+        except (RedisError, OSError, TableError) as exc:
+            log.warning("table %s: seat of %s not settled, asking again: %s", table_id, player, exc)
+            return False
+        return True
 
     async def stop(self) -> None:
-        """Stop the settling in progress."""
+        """Stop the settling in progress, and the retries."""
         await cancel_and_wait(*self._tasks)
+        await self._retries.stop()
 
     def resettle(self) -> None:
         """This node was taken for dead meanwhile: say again where its players are,
@@ -249,15 +291,30 @@ class Router:
     async def _resettle(self) -> None:
         for player in list(self.presence.by_player):
             try:
-                await self.store.connected(player, self.instance, True)
-                for host in self.presence.seated_hosts(player):
-                    await self.presence.settle(host, player)
-                for table_id in await self.seated_elsewhere(player):
-                    await self.settle(table_id, player)
-            except TableError as exc:
-                log.info("player %s not settled yet: %s", player, exc)
+                done = await self._resettle_player(player)
             except Exception:
                 log.exception("player %s not settled", player)
+                continue
+            if not done:
+                again = functools.partial(self._resettle_player, player)
+                self._retries.start(("resettle", player), again)
+
+    async def _resettle_player(self, player: str) -> bool:
+        """Say again that ``player`` is connected here and have their seats settled:
+        whether that is done with (False: a store error, to try again)."""
+        if player not in self.presence.by_player:
+            return True  # gone meanwhile: left() said so
+        try:
+            await self.store.connected(player, self.instance, True)
+            table_ids = await self.seated_elsewhere(player)
+        except (RedisError, OSError) as exc:
+            log.warning("player %s not said connected here, trying again: %s", player, exc)
+            return False
+        for host in self.presence.seated_hosts(player):
+            await self.presence.settle(host, player)  # tried again there if need be
+        for table_id in table_ids:
+            await self.settle(table_id, player)
+        return True
 
     def nodes_changed(self, *, came: bool, gone: bool) -> None:
         """Other nodes count live from now (``came``: registered, or back) or no longer
@@ -284,7 +341,7 @@ class Router:
             ]
             for player in players:
                 try:
-                    if not await self.presence.settle(host, player):
+                    if await self.presence.settle(host, player) is Settled.NOT_HERE:
                         break  # no longer held here: its next holder settles it
                 except Exception:
                     log.exception("table %s: player %s not settled", host.table_id, player)

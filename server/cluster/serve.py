@@ -21,6 +21,7 @@ from protocol.messages import ErrorReply
 from server.cluster import wire
 from server.gateway import Gateway
 from server.gateway.connection import Connection
+from server.gateway.presence import Settled
 from server.gateway.session import Session, error_reply
 from server.host import TableHost, now_ms
 from server.store.cluster import ClusterStore
@@ -137,7 +138,7 @@ class RequestServer:
             return wire.reply(request.req, frames, state.seq)
 
     async def _presence(self, host: TableHost, request: wire.Request) -> bytes:
-        if not await self.gateway.presence.settle(host, request.player):
+        if await self.gateway.presence.settle(host, request.player) is Settled.NOT_HERE:
             return wire.not_here(request.req)
         return wire.reply(request.req, [])
 

@@ -88,6 +88,10 @@ class Gateway:
         """The open connections."""
         return self.presence.connections
 
+    async def stop(self) -> None:
+        """Stop the settlings of seats being tried again (once the hosts are stopped)."""
+        await self.presence.stop()
+
     async def table_ready(self, host: TableHost) -> None:
         """The hosts' on-ready hook (see :meth:`Presence.table_ready`)."""
         await self.presence.table_ready(host)

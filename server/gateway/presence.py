@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import logging
 from collections.abc import Iterable
 
@@ -29,13 +30,14 @@ from protocol.structs import PayLine, TableBalance, TableInfo, TableList, TableS
 from server.gateway.connection import Connection
 from server.gateway.remote import Remote
 from server.gateway.session import Close
-from server.host import TableHost, TableUnavailable, now_ms
+from server.host import TableHost, TableNotWritable, TableUnavailable, now_ms
 from server.rules import bonus as bonus_rules
 from server.seating import Seating
 from server.table import events as ev
 from server.table.errors import TableError
 from server.table.state import Phase
 from server.table.views import snapshot
+from server.tasks import Retries
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +46,24 @@ HostSeating = Seating[TableHost]
 with every host)."""
 
 REPLACED = Close(CloseCode.SESSION_REPLACED, "session resumed elsewhere")
+
+
+class Settled(enum.Enum):
+    """What :meth:`Presence.settle` did."""
+
+    DONE = "done"
+    """The seat is in line with where its player is (or is gone, or the table refused
+    the change because the seat changed meanwhile): nothing more to do."""
+    NOT_HERE = "not here"
+    """The table is not (or no longer) held here: its next holder settles it when it
+    takes the table (:meth:`Presence.table_ready`)."""
+    RETRYING = "retrying"
+    """A store error: the settling is tried again in the background until it is
+    ``DONE`` or ``NOT_HERE``."""
+
+
+class NotSettled(Exception):
+    """A settling failed on a store error: ``(table_id, player, error)``."""
 
 
 def check_table_limit(conn: Connection, table_id: str) -> None:
@@ -70,6 +90,12 @@ class Presence:
         """The other nodes on the same Redis (None: this process is alone)."""
         # One settling of seats at a time per table (see settle()).
         self._settling: dict[str, asyncio.Lock] = {}
+        self.retries = Retries()
+        """The settlings that failed on a store error, tried again until done."""
+
+    async def stop(self) -> None:
+        """Stop the settlings being tried again."""
+        await self.retries.stop()
 
     def host(self, table_id: str) -> TableHost:
         """The host of ``table_id``, ready for requests (else a ``TableError``)."""
@@ -181,8 +207,7 @@ class Presence:
             for table_id in await self.remote.seated_elsewhere(player):
                 if player in self.by_player:
                     return
-                with contextlib.suppress(TableError):
-                    await self.remote.settle(table_id, player)
+                await self.remote.settle(table_id, player)
 
     # --- attaching ------------------------------------------------------------------
 
@@ -245,15 +270,14 @@ class Presence:
 
         First attaches every connection (past its hello) of a player seated there, and
         every one that asked for the table in its hello while it was not hosted, that
-        is not attached yet. Then submits ``Reconnect`` for each seated player with a
-        connection here whose seat says away, and ``Disconnect`` for each one without
-        one whose seat says connected: the stored state cannot know that their
-        connections died with the previous owner, and nobody else will tell it. The
-        grace time then runs from that ``Disconnect``, and a round dealt before it, the
-        player counted as connected, is not held against them (docs/RULES.md,
-        "Disconnection"). An event the table refuses (the seat is gone meanwhile) or a
-        store error is logged and skipped; when the table is lost again the rest waits
-        for the next call.
+        is not attached yet. Then settles each seat (:meth:`settle`): ``Reconnect`` for
+        a seated player with a connection on a live node whose seat says away, and
+        ``Disconnect`` for one without whose seat says connected: the stored state
+        cannot know that their connections died with the previous owner, and nobody
+        else will tell it. The grace time then runs from that ``Disconnect``, and a
+        round dealt before it, the player counted as connected, is not held against
+        them (docs/RULES.md, "Disconnection"). When the table is lost again the rest
+        waits for the next call.
         """
         # Who sits where is asked of the presence's index, which the hosts keep.
         assert host.seating is self.seating, "a host must share the gateway's seating"
@@ -274,47 +298,75 @@ class Presence:
         state = host.state
         players = [seat.player for _, seat in state.occupied()] if state is not None else []
         for player in players:
-            if not await self.settle(host, player):
+            if await self.settle(host, player) is Settled.NOT_HERE:
                 return
 
-    async def settle(self, host: TableHost, player: str) -> bool:
+    async def settle(self, host: TableHost, player: str) -> Settled:
         """Bring ``player``'s seat at ``host``'s table in line with where they are
         connected: ``Reconnect`` if they have a connection on some live node and the
-        seat says away, ``Disconnect`` if they have none and it says connected. False
-        if the table is not (or no longer) held here.
+        seat says away, ``Disconnect`` if they have none and it says connected.
 
         One settling at a time per table, each reading where the player is connected
         when its turn comes: a node says a player arrived before it asks for their
         seats to be settled, so the last settling always sees the latest arrival. An
-        event the table refuses (the seat is gone meanwhile) or a store error is
-        logged and skipped.
+        event the table refuses (the seat is gone meanwhile) is logged: the seat needs
+        nothing more. A store error (reading where the player is, or storing the event)
+        is logged, and the settling is tried again in the background, with a backoff,
+        until it is done, the table is no longer held here or the seat needs nothing
+        (:attr:`retries`): nobody else would, and a seat left connected keeps a player
+        with no connection anywhere in play.
         """
+        try:
+            return await self._settle(host, player)
+        except NotSettled as exc:
+            log.warning("table %s: seat of %s not settled, trying again: %s", *exc.args)
+        self.retries.start(("settle", host.table_id, player), lambda: self._settled(host, player))
+        return Settled.RETRYING
+
+    async def _settled(self, host: TableHost, player: str) -> bool:
+        """One more try of a settling that failed: whether it needs no other one."""
+        try:
+            await self._settle(host, player)
+        except NotSettled as exc:
+            log.info("table %s: seat of %s still not settled: %s", *exc.args)
+            return False
+        return True
+
+    async def _settle(self, host: TableHost, player: str) -> Settled:
+        """:meth:`settle` once: ``DONE`` or ``NOT_HERE``; :class:`NotSettled` on a store
+        error."""
         table_id = host.table_id
         lock = self._settling.setdefault(table_id, asyncio.Lock())
         async with lock:
             state = host.state
             if not host.ready or state is None:
-                return False
+                return Settled.NOT_HERE
             index = state.seat_of(player)
             seat = state.seats[index] if index is not None else None
             if seat is None:
-                return True  # stood up meanwhile
-            here = await self.connected(player)
+                return Settled.DONE  # stood up meanwhile
+            try:
+                here = await self.connected(player)
+            except (RedisError, OSError) as exc:
+                raise NotSettled(table_id, player, exc) from exc
             state = host.state
             index = state.seat_of(player) if state is not None else None
             seat = state.seats[index] if state is not None and index is not None else None
             if seat is None or here == seat.connected:
-                return True
+                return Settled.DONE
             event = ev.Reconnect(player) if here else ev.Disconnect(player)
             try:
                 await host.submit(event)
             except TableUnavailable:
-                return False
+                return Settled.NOT_HERE
+            except (RedisError, OSError, TableNotWritable) as exc:
+                raise NotSettled(table_id, player, exc) from exc
             except TableError as exc:
+                if exc.code is ErrorCode.INTERNAL:
+                    # Failed with a commit of other events (or a fault): not refused.
+                    raise NotSettled(table_id, player, exc) from exc
                 log.info("table %s: %s refused: %s", table_id, type(event).__name__, exc)
-            except (RedisError, OSError) as exc:
-                log.warning("table %s: %s not stored: %s", table_id, type(event).__name__, exc)
-            return True
+            return Settled.DONE
 
     async def connected(self, player: str) -> bool:
         """Whether ``player`` has a connection here or on another live node."""

@@ -31,7 +31,8 @@ class Remote(Protocol):
         """A connection here resumed ``session_id``: the other nodes close theirs."""
 
     async def left(self, player: str) -> None:
-        """``player``'s last connection here closed."""
+        """``player``'s last connection here closed: say so (a store error is tried
+        again in the background, then their seats elsewhere settled)."""
 
     async def connected_elsewhere(self, player: str) -> bool:
         """Whether ``player`` has a connection on another live node."""
@@ -46,7 +47,9 @@ class Remote(Protocol):
 
     async def settle(self, table_id: str, player: str) -> None:
         """Have ``table_id``'s holder bring ``player``'s seat in line with where they
-        are connected (away, or back)."""
+        are connected (away, or back); nothing if no node holds the table (its next
+        holder does it on taking it). A store error or a holder that does not answer
+        is tried again in the background, not raised."""
 
     async def table_balances(self, player: str, table_ids: Sequence[str]) -> dict[str, int]:
         """``player``'s balance at each of ``table_ids`` (held elsewhere) where they sit."""

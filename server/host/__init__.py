@@ -15,13 +15,14 @@ from server.host.commit import stored_state
 from server.host.fanout import Subscriber, encode_outbound, frame_for, pack_outbound, pick_frame
 from server.host.host import TableHost, now_ms
 from server.host.lease import LeaseKeeper
-from server.host.requests import MoneyRequest, TableUnavailable
+from server.host.requests import MoneyRequest, TableNotWritable, TableUnavailable
 
 __all__ = [
     "LeaseKeeper",
     "MoneyRequest",
     "Subscriber",
     "TableHost",
+    "TableNotWritable",
     "TableUnavailable",
     "encode_outbound",
     "frame_for",

@@ -1,13 +1,15 @@
-"""Stopping background tasks: server/tasks.py."""
+"""Stopping background tasks, and trying things again: server/tasks.py."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
+import time
 
 import pytest
 
-from server.tasks import cancel_and_wait
+from server.tasks import Retries, cancel_and_wait
+from tests.helpers import until
 
 pytestmark = pytest.mark.asyncio
 
@@ -100,3 +102,61 @@ async def test_a_cancelled_caller_still_waits_for_the_tasks_then_is_cancelled() 
         await stopping
     assert task.cancelled()
     assert stubborn.absorbed == 2
+
+
+class Attempts:
+    """An attempt that fails ``failures`` times, then succeeds; when each was made."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.times: list[float] = []
+
+    async def __call__(self) -> bool:
+        self.times.append(time.monotonic())
+        return len(self.times) > self.failures
+
+
+async def test_retries_back_off_until_the_attempt_is_done() -> None:
+    retries = Retries(first_s=0.05, max_s=0.1)
+    attempts = Attempts(failures=3)
+    began = time.monotonic()
+    retries.start("k", attempts)
+    assert "k" in retries
+    await until(lambda: "k" not in retries, 10, "the retries to end")
+    assert len(attempts.times) == 4
+    gaps = [b - a for a, b in zip([began, *attempts.times[:-1]], attempts.times, strict=True)]
+    # Waits of 0.05, 0.1, then 0.1 (the cap) and 0.1: at least that long each.
+    for gap, least in zip(gaps, [0.05, 0.1, 0.1, 0.1], strict=True):
+        assert gap >= least - 0.005
+    await retries.stop()
+
+
+async def test_one_retry_per_key_and_none_after_an_attempt_raised() -> None:
+    retries = Retries(first_s=0.01, max_s=0.01)
+    first, second = Attempts(failures=2), Attempts(failures=0)
+    retries.start("k", first)
+    retries.start("k", second)  # tried already: its next attempt does the same
+    retries.start("other", second)
+    await until(lambda: "k" not in retries and "other" not in retries, 10, "both done")
+    assert (len(first.times), len(second.times)) == (3, 1)
+
+    async def broken() -> bool:
+        raise ValueError("a bug")
+
+    retries.start("k", broken)
+    await until(lambda: "k" not in retries, 10, "the broken attempt to end its retries")
+    retries.start("k", second)  # the key is free again
+    await until(lambda: "k" not in retries, 10, "done")
+    assert len(second.times) == 2
+    await retries.stop()
+
+
+async def test_stopped_retries_end_and_none_starts_after() -> None:
+    retries = Retries(first_s=0.01, max_s=60)
+    attempts = Attempts(failures=1000)
+    retries.start("k", attempts)
+    await until(lambda: len(attempts.times) >= 3, 10, "a few attempts (waiting a minute at most)")
+    await asyncio.wait_for(retries.stop(), 5)
+    assert "k" not in retries
+    retries.start("k", attempts)
+    assert "k" not in retries  # no task: no attempt will be made
