@@ -211,7 +211,9 @@ async def test_the_sweeps_of_tables_taken_together_are_spread_over_the_interval(
     assert after_first[0] < sweep_s / 3
     assert after_first[-1] > 2 * sweep_s / 3
     crowded = max(sum(1 for t in seconds if s <= t < s + sweep_s / 10) for s in seconds)
-    assert crowded <= tables // 3, f"{crowded} of {tables} second sweeps within a tenth"
+    # Drawn at random, about four fall in a tenth; a loop stalled on a loaded machine lets
+    # those due meanwhile run together (14 were seen); tables in step would be all 40.
+    assert crowded <= tables // 2, f"{crowded} of {tables} second sweeps within a tenth"
     gaps = [times[2] - times[1] for times in asked.values()]
     assert all(sweep_s / 2 <= gap <= 3 * sweep_s / 2 + sweep_s / 4 for gap in gaps), gaps
     assert max(gaps) - min(gaps) > sweep_s / 3  # drawn, not one interval for all
