@@ -5,45 +5,57 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 
 # uv, pinned, in a folder of its own: `uv sync` makes .venv exactly what the lock says,
-# so uv must not live in it. It runs $(PYTHON), never an interpreter it downloads.
+# so uv must not live in it. The stamp carries the version: a pull that changes
+# UV_VERSION installs that uv at the next make (pyproject.toml's required-version
+# refuses any other; tests/test_packaging.py keeps the two, and the Dockerfile's, equal).
 UV_VERSION := 0.13.9
 TOOLS  := .tools
-UV     := $(TOOLS)/bin/uv
+UV_STAMP := $(TOOLS)/.uv-$(UV_VERSION)
+# uv runs $(PYTHON), this very interpreter (its path: a bare `python3` uv would read as
+# a version request and might pick another), never one it downloads.
+PYTHON_PATH := $(shell $(PYTHON) -c 'import sys; print(sys.executable)' 2>/dev/null)
 export UV_PYTHON_DOWNLOADS := never
-export UV_PYTHON := $(PYTHON)
+export UV_PYTHON := $(PYTHON_PATH)
 export UV_PROJECT_ENVIRONMENT := $(VENV)
+UV     = $(if $(PYTHON_PATH),,$(error $(PYTHON) does not run: name a Python 3.11+ with PYTHON=))$(TOOLS)/bin/uv
 # --locked: a pyproject.toml that no longer matches uv.lock fails here (run make lock).
-SYNC   := $(UV) sync --locked
+SYNC   = $(UV) sync --locked
 
-# What each target needs in .venv, one stamp each. make run and make play add to .venv
-# (--inexact) without taking away what make test put there; make test syncs it exactly.
-RUNTIME := $(VENV)/.runtime
-CLIENT  := $(VENV)/.client
-DEV     := $(VENV)/.dev
+# What each target needs in .venv. No stamps: uv sync runs every time (when nothing
+# changed it checks and returns in a few hundredths of a second), so a changed lock,
+# another PYTHON (uv recreates .venv for it) or a package removed by hand is seen at
+# once. make run and make play add to .venv (--inexact) without taking away what make
+# test put there; make dev syncs it exactly. test-lowest and test-latest name their
+# own venv's stamp as DEV, and make syncs nothing into .venv then.
+RUNTIME := runtime
+CLIENT  := client
+DEV     := dev
 
-.PHONY: run play demo test lint typecheck pytest pytest-cluster bench clean browser postgres balancer vendor vendor-check lock test-lowest test-latest
+.PHONY: run play demo test lint typecheck pytest pytest-cluster bench clean browser postgres balancer vendor vendor-check lock test-lowest test-latest uv runtime client dev
 
-$(UV):
+## uv: install uv, the pinned version, in .tools
+uv: $(UV_STAMP)
+
+$(UV_STAMP):
+	rm -rf $(TOOLS)
 	$(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install --quiet 'uv==$(UV_VERSION)'
+	touch $@
 
-# The server alone: no client, no PostgreSQL driver, no tools.
-$(RUNTIME): pyproject.toml uv.lock | $(UV)
+## runtime: install the server alone in .venv: no client, no PostgreSQL driver, no tools
+runtime: $(UV_STAMP)
 	$(SYNC) --inexact --no-dev
-	touch $@
 
-# The server and the terminal client.
-$(CLIENT): pyproject.toml uv.lock | $(UV)
+## client: install the server and the terminal client in .venv
+client: $(UV_STAMP)
 	$(SYNC) --inexact --no-dev --extra cli
-	touch $@
 
-# Everything: every extra and the dev group (the tests, lint and type checks).
-$(DEV): pyproject.toml uv.lock | $(UV)
+## dev: install everything in .venv: every extra and the dev group (tests, lint, types)
+dev: $(UV_STAMP)
 	$(SYNC) --all-extras --group dev
-	touch $@ $(RUNTIME) $(CLIENT)
 
 ## lock: resolve every dependency anew at its newest release allowed (then make test)
-lock: | $(UV)
+lock: $(UV_STAMP)
 	$(UV) lock --upgrade
 
 ## run: start the server on its embedded Redis (data in ./data), ready to play
@@ -93,7 +105,7 @@ pytest-cluster: $(DEV) postgres
 ## a bound or the lock, and before a release. Lint and type checks run on the lock only
 ## (ruff's and mypy's releases change their rules).
 LOWEST := .venv-lowest
-test-lowest: | $(UV)
+test-lowest: $(UV_STAMP)
 	rm -rf $(LOWEST)
 	$(UV) venv --quiet $(LOWEST)
 	$(UV) pip install --python $(LOWEST)/bin/python --resolution lowest-direct \
@@ -104,7 +116,7 @@ test-lowest: | $(UV)
 ## test-latest: the same on the newest release of everything, the lock ignored, in
 ## .venv-latest: what `make lock` would bring, tried before it is committed
 LATEST := .venv-latest
-test-latest: | $(UV)
+test-latest: $(UV_STAMP)
 	rm -rf $(LATEST)
 	$(UV) venv --quiet $(LATEST)
 	$(UV) pip install --python $(LATEST)/bin/python --upgrade -e '.[cli,postgres]' --group test

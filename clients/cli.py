@@ -16,7 +16,8 @@ resumes it, so ``history`` and ``verify`` see the rounds ``play`` played. Each r
 client is its own player: a second one started while the first runs gets a session file
 of its own (see :mod:`clients.session_file`); ``--session NAME`` picks a player. Exit
 codes: 0 success, 1 a failed check or a server refusal (a ``ServerError``, or a
-``SessionEnded``), 2 bad usage or no server (a ``ConnectionLost``).
+``SessionEnded``), 2 bad usage, no server (a ``ConnectionLost``) or the full-screen table
+without its libraries (the package's ``cli`` extra).
 """
 
 from __future__ import annotations
@@ -403,6 +404,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The full-screen table's libraries come with the package's `cli` extra; the scripted
+# commands run without them.
+TUI_PACKAGES = ("textual", "rich")
+NO_TUI = (
+    "paigow-cli: the full-screen table needs Textual, which this installation lacks: "
+    "install the package's cli extra (make play, or pip install 'paigow-server[cli]'); "
+    "the scripted commands (play, history, verify) run without it"
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``paigow-cli``; returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -418,8 +429,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.claim.note:
             print(f"paigow-cli: {args.claim.note}", file=sys.stderr)
         if args.command == "table":
-            from clients.tui import run_tui
-
+            try:
+                from clients.tui import run_tui
+            except ImportError as exc:
+                if (exc.name or "").partition(".")[0] not in TUI_PACKAGES:
+                    raise  # a fault of ours, not a missing extra
+                print(NO_TUI, file=sys.stderr)
+                return 2
             if args.url_arg:
                 args.url = args.url_arg
             return run_tui(args)
