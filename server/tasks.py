@@ -79,6 +79,8 @@ class Retries:
         self.first_s = first_s
         self.max_s = max_s
         self._tasks: dict[Hashable, asyncio.Task[None]] = {}
+        self._trying: set[Hashable] = set()  # keys whose attempt is under way
+        self._again: dict[Hashable, Callable[[], Awaitable[bool]]] = {}
         self._stopped = False
 
     def __contains__(self, key: Hashable) -> bool:
@@ -88,9 +90,18 @@ class Retries:
     def start(self, key: Hashable, attempt: Callable[[], Awaitable[bool]]) -> None:
         """Call ``attempt()`` after :attr:`first_s`, then again after twice as long each
         time up to :attr:`max_s`, until it returns True (done, or nothing left to do).
-        Nothing if ``key`` is being tried already (its next attempt does what this one
-        would) or once stopped. An attempt that raises ends its retries, logged."""
-        if self._stopped or key in self:
+
+        If ``key`` is being tried already, no second task: while it waits, its next
+        attempt does what this one would (it reads the state after this call); while an
+        attempt is under way, that attempt may have read the state before this call, so
+        one more attempt is made after it, at once if it returned True (``attempt`` this
+        time, the newest given). Nothing once stopped. An attempt that raises ends its
+        retries, logged."""
+        if self._stopped:
+            return
+        if key in self:
+            if key in self._trying:
+                self._again[key] = attempt
             return
         task = asyncio.create_task(self._run(key, attempt), name=f"retry {key}")
         self._tasks[key] = task
@@ -102,15 +113,31 @@ class Retries:
 
     async def _run(self, key: Hashable, attempt: Callable[[], Awaitable[bool]]) -> None:
         wait_s = self.first_s
-        while True:
-            await asyncio.sleep(wait_s)
-            try:
-                if await attempt():
+        try:
+            while True:
+                await asyncio.sleep(wait_s)
+                # A start() during the last attempt: this one reads after it.
+                attempt = self._again.pop(key, attempt)
+                self._trying.add(key)
+                try:
+                    done = await attempt()
+                except Exception:
+                    log.exception("%s: given up", key)
                     return
-            except Exception:
-                log.exception("%s: given up", key)
-                return
-            wait_s = min(2 * wait_s, self.max_s)
+                finally:
+                    self._trying.discard(key)
+                if done and key not in self._again:
+                    return
+                if done:
+                    # Asked again meanwhile: at once, since what was tried just worked
+                    # (the waits space out failures, and the newer request is pending).
+                    wait_s = 0.0
+                elif wait_s:
+                    wait_s = min(2 * wait_s, self.max_s)
+                else:
+                    wait_s = self.first_s  # the one made at once failed: the backoff afresh
+        finally:
+            self._again.pop(key, None)
 
     async def stop(self) -> None:
         """Stop every retry (no new one starts from now on)."""

@@ -87,10 +87,17 @@ def wait_for(check: Callable[[], bool], within: float, what: str) -> None:
 
 
 PORT_ATTEMPTS = 5
+LOG_TAIL = 10
+"""How many of its last log lines the error of a ``redis-server`` that exited quotes."""
 
 
-class PortTaken(RuntimeError):
-    """A started ``redis-server`` exited at once: its port was taken meanwhile."""
+class RedisExited(RuntimeError):
+    """A started ``redis-server`` exited at once; the error quotes the tail of its log."""
+
+
+class PortTaken(RedisExited):
+    """A started ``redis-server`` exited at once as its port was taken meanwhile (its
+    log says the address is in use)."""
 
 
 class RedisProcess:
@@ -109,6 +116,7 @@ class RedisProcess:
             **directives,
         }
         self.proc: subprocess.Popen[bytes] | None = None
+        self._log_from = 0  # where this launch's lines begin in redis.log
 
     def start(self) -> None:
         """Start it (again, on the same port and files) and wait until it answers.
@@ -117,7 +125,8 @@ class RedisProcess:
         Redis, say) may take it before this one binds it. Then this one exits, and a
         ping would be answered by the other: so it waits for this process's own
         answer, and a first start takes another port (a restart keeps its port, which
-        the other processes know)."""
+        the other processes know). Any other early exit (a bad directive, a folder it
+        cannot use) raises :class:`RedisExited` at once, with the log's reason."""
         first = self.proc is None
         for _ in range(PORT_ATTEMPTS if first else 1):
             self._launch(fresh=first)
@@ -137,21 +146,39 @@ class RedisProcess:
         if fresh or not self.sentinel:  # a sentinel rewrites its own file: kept on a restart
             conf.write_text("".join(f"{k} {v}\n" for k, v in self.directives.items()))
         args = [find_redis_server(), str(conf), *(["--sentinel"] if self.sentinel else [])]
-        self.proc = subprocess.Popen(
-            args,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            preexec_fn=parent_death_signal(),  # noqa: PLW1509 -- from the caller's thread
-        )
+        log = self.folder / "redis.log"
+        self._log_from = log.stat().st_size if log.exists() else 0
+        # Errors in the configuration are printed, not logged: kept beside the log.
+        with (self.folder / "redis.out").open("wb") as out:
+            self.proc = subprocess.Popen(
+                args,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=parent_death_signal(),  # noqa: PLW1509 -- from the caller's thread
+            )
+
+    def _output(self) -> str:
+        """What the last launch printed, then what it logged."""
+        printed = (self.folder / "redis.out").read_bytes()
+        logged = b""
+        with contextlib.suppress(FileNotFoundError), (self.folder / "redis.log").open("rb") as f:
+            f.seek(self._log_from)
+            logged = f.read()
+        return (printed + logged).decode(errors="replace")
 
     def _answers(self) -> bool:
         """Whether this process (not another on its port) answers; :class:`PortTaken`
-        if it exited."""
+        if it exited as its port was taken, :class:`RedisExited` if for another reason."""
         assert self.proc is not None
         if self.proc.poll() is not None:
-            raise PortTaken(f"redis-server on port {self.port} exited ({self.proc.returncode})")
+            output = self._output()
+            tail = "\n".join(output.strip().splitlines()[-LOG_TAIL:])
+            what = f"redis-server on port {self.port} exited ({self.proc.returncode})"
+            if "Address already in use" in output:
+                raise PortTaken(f"{what}: its port is taken")
+            raise RedisExited(f"{what}; its output ends:\n{tail}")
         with contextlib.closing(self.client()) as client:
             return int(client.info("server")["process_id"]) == self.proc.pid
 

@@ -160,3 +160,61 @@ async def test_stopped_retries_end_and_none_starts_after() -> None:
     assert "k" not in retries
     retries.start("k", attempts)
     assert "k" not in retries  # no task: no attempt will be made
+
+
+class Blocking:
+    """An attempt that waits for ``release`` (``entered`` set meanwhile), then returns
+    ``results`` in turn."""
+
+    def __init__(self, *results: bool) -> None:
+        self.results = list(results)
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
+        self.calls = 0
+
+    async def __call__(self) -> bool:
+        self.calls += 1
+        self.entered.set()
+        await self.release.wait()
+        return self.results.pop(0)
+
+
+async def test_a_start_during_an_attempt_gets_one_more_attempt_after_it() -> None:
+    """The attempt under way may have read the state before the newer request: once it
+    is done, the newer one's attempt is still made, once, at once."""
+    retries = Retries(first_s=2, max_s=60)  # the first attempt 2 s late; the extra one not
+    blocking, newer = Blocking(True), Attempts(failures=0)
+    retries.start("k", blocking)
+    await asyncio.wait_for(blocking.entered.wait(), 10)
+    retries.start("k", newer)  # mid-attempt: not dropped
+    retries.start("k", newer)  # twice: still one more attempt, not two
+    assert "k" in retries
+    blocking.release.set()
+    began = time.monotonic()
+    await until(lambda: "k" not in retries, 10, "the retries to end")
+    assert (blocking.calls, len(newer.times)) == (1, 1)
+    assert newer.times[0] - began < 2  # at once, not after a backoff's wait
+    await retries.stop()
+
+
+async def test_a_start_during_a_failing_attempt_is_made_by_the_next_attempt() -> None:
+    retries = Retries(first_s=0.01, max_s=0.01)
+    blocking, newer = Blocking(False), Attempts(failures=0)
+    retries.start("k", blocking)
+    await asyncio.wait_for(blocking.entered.wait(), 5)
+    retries.start("k", newer)
+    blocking.release.set()
+    await until(lambda: "k" not in retries, 10, "the retries to end")
+    # The retry after the failure read the state after the newer request: no more.
+    assert (blocking.calls, len(newer.times)) == (1, 1)
+    await retries.stop()
+
+
+async def test_a_start_while_the_retry_waits_adds_no_attempt() -> None:
+    retries = Retries(first_s=0.2, max_s=0.2)
+    first, second = Attempts(failures=0), Attempts(failures=0)
+    retries.start("k", first)
+    retries.start("k", second)  # the waiting retry's attempt reads after this
+    await until(lambda: "k" not in retries, 10, "the retries to end")
+    assert (len(first.times), len(second.times)) == (1, 0)
+    await retries.stop()

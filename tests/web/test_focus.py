@@ -33,12 +33,17 @@ async def mark_focused(player: Player) -> None:
     await player.page.evaluate("window.focusedBefore = document.activeElement")
 
 
+@pytest.mark.parametrize("check_visibility", [True, False], ids=["", "no-checkVisibility"])
 async def test_a_seat_button_keeps_the_focus_when_another_player_sits(
-    browser: Browser, web_app: App
+    browser: Browser, web_app: App, check_visibility: bool
 ) -> None:
     """A watcher on a seat's "Sit here" button: another player sits, every seat is drawn
-    anew, and the focus is on the new button of the same seat; Enter opens its buy-in."""
+    anew, and the focus is on the new button of the same seat; Enter opens its buy-in.
+    So too in a browser without ``checkVisibility`` (Safari before 17.4)."""
     bob = await Player.open(browser, web_app, "Bob")
+    if not check_visibility:
+        await bob.page.evaluate("delete Element.prototype.checkVisibility")
+        assert await bob.page.evaluate("!('checkVisibility' in document.body)")
     await bob.page.click("tr[data-table='web'] button:has-text('Watch')")
     await bob.until("app.model && app.model.ready && document.querySelector('#seats button')")
     await tab_to(bob, "a.getAttribute('aria-label') === 'Sit at seat 3'")

@@ -92,17 +92,19 @@ class Nodes:
         _, body = http_get(port, "/metrics")
         return {t for t, v in _HELD.findall(body) if float(v) == 1.0}
 
-    def live_seen(self, name: str) -> int:
-        """How many live nodes node ``name`` counts (its ``/metrics``)."""
+    async def held_async(self, name: str) -> set[str]:
+        """:meth:`held`, in a thread: the loop's clients go on reading meanwhile."""
+        return await asyncio.to_thread(self.held, name)
+
+    async def live_seen(self, name: str) -> int:
+        """How many live nodes node ``name`` counts (its ``/metrics``), read in a thread:
+        a blocking read on the loop would stall the test's clients (their heartbeats)."""
         port = self.processes[name].port
         assert port is not None
-        _, body = http_get(port, "/metrics")
+        _, body = await asyncio.to_thread(http_get, port, "/metrics")
         match = _LIVE.search(body)
         assert match is not None, body
         return int(float(match.group(1)))
-
-    async def held_async(self, name: str) -> set[str]:
-        return await asyncio.to_thread(self.held, name)
 
     def url(self, name: str) -> str:
         return self.processes[name].url

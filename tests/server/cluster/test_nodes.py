@@ -334,7 +334,11 @@ async def test_a_node_joining_takes_its_share_between_rounds(
         await players[0].phase(busy, "setting")
 
         await nodes.start("n3")
-        await until(lambda: idle in nodes.held("n3"), 10, "the idle table to move")
+
+        async def moved() -> bool:
+            return idle in await nodes.held_async("n3")
+
+        await until(moved, 10, "the idle table to move")
         # The round in play keeps its table where it is until it is over.
         assert (await nodes.holders(redis_client, [busy]))[busy] == before
         for p in players:
@@ -402,8 +406,12 @@ async def test_a_holder_paused_past_its_lease_is_fenced_and_its_clients_hear_at_
             assert await c.event(table, Results, within=5) == results
         told = time.monotonic() - resumed
         assert (len(local.table(table)), len(watcher.table(table))) != heard
+
         # The paused node gave the table up; its player's requests reach the new holder.
-        await until(lambda: table not in nodes.held(paused), 10, "the table to be given up")
+        async def given_up() -> bool:
+            return table not in await nodes.held_async(paused)
+
+        await until(given_up, 10, "the table to be given up")
         await local.event(table, Commitment, lambda m: m.round == 2, within=10)
         await local.ok(Bet, table_id=table, amount=60)
         await remote.event(table, BetPlaced, lambda m: m.seat == 0 and m.amount == 60)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from server.store.topology import RedisProcess
+import pytest
+
+from server.store.topology import RedisExited, RedisProcess
 
 
 def test_a_port_taken_before_the_process_binds_it_is_replaced(tmp_path: Path) -> None:
@@ -30,3 +32,17 @@ def test_a_port_taken_before_the_process_binds_it_is_replaced(tmp_path: Path) ->
     finally:
         late.stop()
         other.stop()
+
+
+def test_an_exit_for_another_reason_fails_at_once_with_the_logs_reason(tmp_path: Path) -> None:
+    """A bad directive is no taken port: no other port is tried (which would hide the
+    reason behind "no free port"), and the error says what the process said."""
+    process = RedisProcess(tmp_path / "bad", {"no-such-directive": "yes"})
+    first_port = process.port
+    try:
+        with pytest.raises(RedisExited, match="Bad directive") as raised:
+            process.start()
+    finally:
+        process.stop()
+    assert "no-such-directive" in str(raised.value)
+    assert process.port == first_port  # not retried on another port

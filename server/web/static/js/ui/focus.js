@@ -24,7 +24,13 @@ function find({ key, el }) {
 }
 
 function focusable(el) {
-  return Boolean(el?.isConnected && !el.disabled && el.checkVisibility());
+  return Boolean(el?.isConnected && !el.disabled && visible(el));
+}
+
+// Safari before 17.4 has no checkVisibility: a box drawn is the test there (none for
+// display: none, itself or an ancestor's).
+function visible(el) {
+  return el.checkVisibility?.() ?? el.getClientRects().length > 0;
 }
 
 function nowhere() {
