@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
 from typing import Any
 
 from rich.console import Console
 from textual.app import App
+
+from tests.server.helpers import ROOT
 
 
 def screen_text(app: App[Any]) -> str:
@@ -26,3 +31,19 @@ def screen_text(app: App[Any]) -> str:
         app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
     )
     return console.export_text()
+
+
+def run_client(
+    args: list[str], within: float = 60, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``paigow-cli ARGS`` as a process, bounded (a hang fails the test, not the suite),
+    with ``env`` added to the environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "clients.cli", *args],
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=within,
+        check=False,
+    )

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,8 +19,9 @@ from protocol.structs import RoundRecord
 from server.app import App
 from server.gamelog import pack_record, unpack_records
 from server.store.tables import TableStore
+from tests.clients.helpers import run_client
 from tests.helpers import until, url
-from tests.server.helpers import ROOT, free_port
+from tests.server.helpers import free_port
 
 
 @pytest.mark.asyncio
@@ -228,18 +227,6 @@ async def test_a_server_refusal_exits_1(app: App, capsys: pytest.CaptureFixture[
     err = capsys.readouterr().err
     assert err.startswith("paigow-cli: ")
     assert "nosuch" in err  # the server's sentence, naming the table
-
-
-def run_client(args: list[str], within: float = 60) -> subprocess.CompletedProcess[str]:
-    """``paigow-cli ARGS`` as a process, bounded: a hang fails the test, not the suite."""
-    return subprocess.run(
-        [sys.executable, "-m", "clients.cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=within,
-        check=False,
-    )
 
 
 @pytest.mark.asyncio

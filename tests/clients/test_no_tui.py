@@ -3,12 +3,10 @@ without them ``paigow-cli`` says which extra to install instead of a traceback."
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
-from tests.server.helpers import ROOT
+from tests.clients.helpers import run_client
 
 
 def _client(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
@@ -19,15 +17,8 @@ def _client(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]
     (shadow / "textual.py").write_text(
         "raise ModuleNotFoundError(\"No module named 'textual'\", name='textual')\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(shadow), "XDG_STATE_HOME": str(tmp_path / "state")}
-    return subprocess.run(
-        [sys.executable, "-m", "clients.cli", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    return run_client(
+        list(args), env={"PYTHONPATH": str(shadow), "XDG_STATE_HOME": str(tmp_path / "state")}
     )
 
 
