@@ -255,6 +255,7 @@ class _Relay:
         self.dead: set[asyncio.StreamWriter] = set()
         self.open: set[asyncio.StreamWriter] = set()
         self.upstream: set[asyncio.StreamWriter] = set()
+        self.handlers: set[asyncio.Task[None]] = set()
         self.server: asyncio.Server | None = None
 
     async def start(self) -> int:
@@ -266,29 +267,42 @@ class _Relay:
         self.dead |= self.open
 
     async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.port_to)
+        # Every writer is known before anything is awaited, and every handler is stopped
+        # by stop(): one still connecting upstream when the test stopped left its two
+        # writers to the collector, whose ResourceWarning failed a later test.
         self.open.add(writer)
-        self.upstream.add(up_writer)
+        task = asyncio.current_task()
+        assert task is not None
+        self.handlers.add(task)
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.port_to)
+            self.upstream.add(up_writer)
 
-        async def pump(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
-            while data := await src.read(65536):
-                if writer not in self.dead:  # a dead link drops what it is given
-                    dst.write(data)
+            async def pump(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+                while data := await src.read(65536):
+                    if writer not in self.dead:  # a dead link drops what it is given
+                        dst.write(data)
+                if writer not in self.dead:
+                    dst.close()  # one side closed: so does the other (not over a dead link)
+
+            await asyncio.gather(
+                pump(reader, up_writer), pump(up_reader, writer), return_exceptions=True
+            )
             if writer not in self.dead:
-                dst.close()  # one side closed: so does the other (not over a dead link)
-
-        await asyncio.gather(
-            pump(reader, up_writer), pump(up_reader, writer), return_exceptions=True
-        )
-        if writer not in self.dead:
-            for w in (writer, up_writer):
-                w.close()
+                for w in (writer, up_writer):
+                    w.close()
+        finally:
+            self.handlers.discard(task)
 
     async def stop(self) -> None:
+        if self.server is not None:
+            self.server.close()
+        for task in self.handlers:
+            task.cancel()
+        await asyncio.gather(*self.handlers, return_exceptions=True)
         for w in self.open | self.upstream:
             w.transport.abort()
         if self.server is not None:
-            self.server.close()
             await self.server.wait_closed()
 
 
