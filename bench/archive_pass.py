@@ -27,9 +27,9 @@ import redis.asyncio
 
 from server.archive import Archive
 from server.archive.mover import Archiver
-from server.store.embedded import EmbeddedRedis
+from server.store.embedded.process import EmbeddedRedis
 from server.store.keys import Keys
-from server.store.tables import StoredTable
+from server.store.tables.store import StoredTable
 
 HOUR_MS = 3_600_000
 CHUNK = 500  # streams written per pipeline

@@ -47,9 +47,9 @@ from bench.versions import named
 from clients.core import Client
 from clients.errors import ClientError, ServerError
 from server.cluster.placement import assign, node_name
-from server.store.cluster import ClusterStore
-from server.store.embedded import EmbeddedRedis
-from server.store.tables import TableStore
+from server.store.embedded.process import EmbeddedRedis
+from server.store.nodes.shared import ClusterStore
+from server.store.tables.store import TableStore
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAYERS = int(os.environ.get("PAIGOW_BENCH_CLUSTER_PLAYERS", "1000"))

@@ -27,7 +27,7 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     # first: a sample in a commit's pipeline counts there, not in the request.
     ("redis client: pack, send, read replies", ("redis/", "hiredis")),
     # The storage format before the rest of the store: its path is inside the store's.
-    ("storage format: to_parts", ("server/store/parts.py",)),
+    ("storage format: to_parts", ("server/store/tables/parts.py",)),
     ("store: commit's arguments and reply", ("server/store/",)),
     ("state machine: step", ("server/table/",)),
     ("cluster: publish, relay", ("server/cluster/",)),

@@ -2,7 +2,7 @@
 when the primary dies.
 
 A primary, a replica and three sentinels on this machine
-(:class:`~server.store.topology.LocalSentinel`, failure detected after 1 s), the
+(:class:`~bench.procs.topology.LocalSentinel`, failure detected after 1 s), the
 store's real ``COMMIT`` script through a ``redis+sentinel://`` client:
 
 1. one table committing one change after another, without and with ``WAIT 1`` (one
@@ -22,11 +22,11 @@ import time
 
 from redis.exceptions import RedisError
 
-from server.store.batching import Replication
-from server.store.connection import close_client, redis_client
+from bench.procs.topology import LocalSentinel
+from server.store.client.batching import Replication
+from server.store.client.connection import close_client, redis_client
 from server.store.errors import Unreplicated
-from server.store.tables import TableStore
-from server.store.topology import LocalSentinel
+from server.store.tables.store import TableStore
 
 SEQUENTIAL = 400
 TABLES = 100

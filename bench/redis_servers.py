@@ -23,8 +23,8 @@ from pathlib import Path
 
 from redis.exceptions import ResponseError
 
-from server.store.embedded import EmbeddedRedis
-from server.store.tables import TableStore
+from server.store.embedded.process import EmbeddedRedis
+from server.store.tables.store import TableStore
 from server.table.ledger import Kind, LedgerEntry, Pot
 
 TABLES = 200

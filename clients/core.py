@@ -4,7 +4,7 @@
 matched to requests, the tables' models, the events) the requests of PROTOCOL.md, each
 a typed method returning its typed result. The names callers use are all here:
 ``from clients.core import Client, ClientError, Connected, ...``; each is defined in the
-module of its job (:mod:`clients.session`, :mod:`clients.requests`,
+module of its job (:mod:`clients.session`, :mod:`clients.pending`,
 :mod:`clients.events`, :mod:`clients.errors`).
 """
 

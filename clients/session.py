@@ -1,7 +1,7 @@
 """One session with a table server, over ``websockets.asyncio.client``.
 
 :class:`Session` connects and says ``hello``, matches every reply to its request by
-``rid`` (:class:`~clients.requests.Pending`), keeps a :class:`~clients.model.TableModel`
+``rid`` (:class:`~clients.pending.Pending`), keeps a :class:`~clients.model.TableModel`
 per watched table, and hands every event to its listeners (:meth:`Session.listen`): the
 server's table events, already applied to the model, and the client's own events
 (:mod:`clients.events`).
@@ -38,7 +38,7 @@ from clients.errors import (
 from clients.events import ClientEvent, Connected, Disconnected, Notice, Verified, ended_reason
 from clients.heartbeat import Heartbeat
 from clients.model import Applied, TableModel
-from clients.requests import Pacer, Pending, Reply, hello_message, raw_map
+from clients.pending import Pacer, Pending, Reply, hello_message, raw_map
 from clients.version import client_name
 from protocol import limits as L
 from protocol.codec import decode_server, encode

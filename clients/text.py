@@ -41,14 +41,6 @@ def card_label(card: int) -> str:
     return ("10" if rank == "T" else rank) + SUIT_SYMBOLS[card & 3]
 
 
-def card_markup(card: int) -> str:
-    """:func:`card_label` with Rich markup: red or black suits, the joker in magenta."""
-    if card == JOKER:
-        return "[bold magenta]JK★[/]"
-    style = "bold red" if card & 3 in RED_SUITS else "bold"
-    return f"[{style}]{card_label(card)}[/]"
-
-
 def cards_label(cards: Iterable[int]) -> str:
     """Cards separated by spaces, with suit symbols."""
     return " ".join(card_label(c) for c in cards)

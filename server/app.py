@@ -42,17 +42,17 @@ from server.gateway import Gateway, gateway_options
 from server.gateway.revocations import RevocationListener
 from server.gateway.wsconn import GatewayConnection
 from server.host import TableHost
-from server.host.lease import LeaseKeeper
+from server.host.lease_keeper import LeaseKeeper
 from server.metrics import Metrics
 from server.seating import Seating
-from server.store.accounts import AccountStore
-from server.store.batching import Replication
-from server.store.connection import SOCKET_TIMEOUT_S, close_client, is_cluster, redis_client
-from server.store.embedded import EmbeddedRedis
+from server.store.client.batching import Replication
+from server.store.client.connection import SOCKET_TIMEOUT_S, close_client, is_cluster, redis_client
+from server.store.embedded.process import EmbeddedRedis
+from server.store.embedded.supervisor import RedisSupervisor
 from server.store.migrate import migrate
-from server.store.parts import stored_state
-from server.store.supervisor import RedisSupervisor
-from server.store.tables import StoredTable, TableStore
+from server.store.players.accounts import AccountStore
+from server.store.tables.parts import stored_state
+from server.store.tables.store import StoredTable, TableStore
 from server.table.machine import Transition
 from server.table.state import Phase
 from server.tables_file import load_tables

@@ -52,15 +52,15 @@ from server.auth import tokens
 from server.cluster.placement import assign, node_name
 from server.config import Settings, add_arguments, from_arguments, redacted_url
 from server.logs import setup_logging
-from server.store.accounts import AccountStore
-from server.store.audit import audit
-from server.store.cluster import ClusterStore
-from server.store.connection import close_client, redis_client
-from server.store.embedded import EmbeddedRedis, EmbeddedRedisError
-from server.store.guests import GuestStore
+from server.store.audit.check import audit
+from server.store.client.connection import close_client, redis_client
+from server.store.embedded.process import EmbeddedRedis, EmbeddedRedisError
 from server.store.migrate import layout
-from server.store.sessions import SessionStore
-from server.store.tables import TableStore
+from server.store.nodes.shared import ClusterStore
+from server.store.players.accounts import AccountStore
+from server.store.players.guests import GuestStore
+from server.store.players.sessions import SessionStore
+from server.store.tables.store import TableStore
 from server.tables_file import load_tables
 
 log = logging.getLogger(__name__)

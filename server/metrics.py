@@ -97,7 +97,7 @@ class Metrics:
 
     def count_pipelines(self, sent: Callable[[], tuple[int, int]]) -> None:
         """Expose ``sent()`` (pipelines, script calls: :meth:`TableStore.sent
-        <server.store.tables.TableStore.sent>`) as two counters, read when scraped: a
+        <server.store.tables.store.TableStore.sent>`) as two counters, read when scraped: a
         counter bumped at each pipeline would put a lock on every commit's way."""
         self.registry.register(_Sent(sent))
 

@@ -2,7 +2,7 @@
 
 ``--redis-cluster`` (or ``PAIGOW_TEST_CLUSTER=1``) gives the tests that take
 ``redis_client`` a client of a local Redis Cluster of three primaries instead
-(:class:`~server.store.topology.LocalCluster`): the store and money tests then run
+(:class:`~bench.procs.topology.LocalCluster`): the store and money tests then run
 against a cluster (docs/DESIGN.md, "Redis failures").
 """
 
@@ -20,11 +20,11 @@ import redis.asyncio
 from hypothesis import settings
 from redis.asyncio.cluster import RedisCluster
 
+from bench.procs.topology import LocalCluster
 from server.app import App
 from server.config import Settings
-from server.store.connection import cluster_client
-from server.store.embedded import EmbeddedRedis
-from server.store.topology import LocalCluster
+from server.store.client.connection import cluster_client
+from server.store.embedded.process import EmbeddedRedis
 
 # Property tests check what is true, not how fast: Hypothesis's default deadline of
 # 200 ms an example failed brute-force comparisons on a loaded machine. Speed is

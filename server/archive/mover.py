@@ -5,7 +5,7 @@ A pass first asks every ledger stream's first and last entry ids (one script for
 the streams with something to do, in batches of ``streams``, giving the event loop
 ``rest`` times each batch's time after it (docs/DESIGN.md, "The archive"); in order:
 
-1. Each ledger stream (:func:`~server.store.ledgers.ledger_sources`, the names of
+1. Each ledger stream (:func:`~server.store.chips.ledgers.ledger_sources`, the names of
    :meth:`~server.store.keys.Keys.ledger_streams`) the archive has no checkpoint of yet
    gets its first: zero, when the stream holds every entry ever appended to it; else
    its owner's own totals (the table's state, or the account's balance and totals) as
@@ -54,12 +54,7 @@ from server.archive.database import Archive
 from server.archive.dialects import ArchiveError
 from server.archive.noted import Note
 from server.gamelog import record_ended_ms, record_table
-from server.store.archiving import ArchivingCalls, LedgerStart
-from server.store.audit import TableMoney
-from server.store.guests import Closing, GuestStore
-from server.store.keys import DEFAULT_KEYS, Keys
-from server.store.ledgers import LedgerSource, ledger_sources
-from server.store.records import (
+from server.store.archiving.records import (
     CREDITED,
     REMOVED,
     ZERO_ID,
@@ -68,8 +63,13 @@ from server.store.records import (
     StreamId,
     parse_id,
 )
-from server.store.replies import as_int, as_str
-from server.store.tables import DEFAULT_LOG_CAP, stored_table
+from server.store.archiving.source import ArchivingCalls, LedgerStart
+from server.store.audit.check import TableMoney
+from server.store.chips.ledgers import LedgerSource, ledger_sources
+from server.store.client.replies import as_int, as_str
+from server.store.keys import DEFAULT_KEYS, Keys
+from server.store.players.guests import Closing, GuestStore
+from server.store.tables.store import DEFAULT_LOG_CAP, stored_table
 from server.table.ledger import Pot
 
 log = logging.getLogger(__name__)

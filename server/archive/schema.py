@@ -9,8 +9,9 @@ table                   holds
 ``game_logs``           every archived game log (a protocol ``RoundRecord``); primary key
                         (player, ordinal)
 ``checkpoints``         per ledger stream: the sum of its entries up to an id
-                        (:class:`~server.store.records.StreamCheckpoint`: the id, the count,
-                        the pots' totals as JSON, whether it started from the owner's totals)
+                        (:class:`~server.store.archiving.records.StreamCheckpoint`: the id,
+                        the count, the pots' totals as JSON, whether it started from the
+                        owner's totals)
 ``duplicates``          ledger entries whose key an earlier entry of the same stream had
                         (found while archiving): the audit reports them
 ``log_players``         players whose game logs in Redis may have records to archive

@@ -19,9 +19,9 @@ import redis.asyncio
 from redis.exceptions import RedisError
 
 from server.archive.mover import Archiver, PassReport
+from server.store.client.replies import as_str
 from server.store.keys import DEFAULT_KEYS, Keys
-from server.store.replies import as_str
-from server.store.scripts import KEY_RELEASE, KEY_RENEW
+from server.store.lua.tables import KEY_RELEASE, KEY_RENEW
 from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)

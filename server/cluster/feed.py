@@ -27,7 +27,7 @@ from redis.exceptions import RedisError
 from server.cluster import wire
 from server.cluster.relay import Relay
 from server.host import Subscriber, TableHost
-from server.store.cluster import ClusterStore
+from server.store.nodes.shared import ClusterStore
 from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)

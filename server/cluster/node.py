@@ -37,8 +37,8 @@ from server.cluster.serve import RequestServer
 from server.gateway import Gateway
 from server.host import TableHost
 from server.metrics import Metrics
-from server.store.cluster import ClusterStore
-from server.store.tables import TableStore
+from server.store.nodes.shared import ClusterStore
+from server.store.tables.store import TableStore
 from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)

@@ -28,8 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from redis.exceptions import RedisError
 
 from server.cluster.placement import assign
-from server.store.cluster import ClusterStore, LiveNodes
-from server.store.tables import TableStore
+from server.store.nodes.shared import ClusterStore, LiveNodes
+from server.store.tables.store import TableStore
 from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)

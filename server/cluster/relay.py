@@ -24,7 +24,7 @@ import redis.asyncio
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
-from server.store.connection import close_client
+from server.store.client.connection import close_client
 from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)

@@ -48,7 +48,7 @@ from server.cluster.lobby import Lobby
 from server.gateway.connection import Connection
 from server.gateway.presence import Presence, Settled
 from server.host import TableHost
-from server.store.cluster import ClusterStore
+from server.store.nodes.shared import ClusterStore
 from server.table.errors import TableError
 from server.table.state import Phase
 from server.tasks import Retries, cancel_and_wait

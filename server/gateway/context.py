@@ -11,8 +11,8 @@ from protocol.structs import Result
 from server.archive import Archive
 from server.gateway.connection import Connection
 from server.gateway.presence import Presence
-from server.store.accounts import AccountStore
-from server.store.tables import TableStore
+from server.store.players.accounts import AccountStore
+from server.store.tables.store import TableStore
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,11 +43,11 @@ from server.gateway.session import (
 from server.gateway.wsconn import GatewayConnection
 from server.host import TableHost, now_ms
 from server.metrics import Metrics
-from server.store.accounts import AccountStore
-from server.store.guests import MINUTE_MS, Admission, GuestLimits, GuestStore
-from server.store.sessions import Session as StoredSession
-from server.store.sessions import SessionStore
-from server.store.tables import TableStore
+from server.store.players.accounts import AccountStore
+from server.store.players.guests import MINUTE_MS, Admission, GuestLimits, GuestStore
+from server.store.players.sessions import Session as StoredSession
+from server.store.players.sessions import SessionStore
+from server.store.tables.store import TableStore
 from server.table.errors import TableError
 
 log = logging.getLogger(__name__)

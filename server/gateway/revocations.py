@@ -19,8 +19,8 @@ from collections.abc import Callable
 import redis.asyncio
 from redis.exceptions import RedisError
 
+from server.store.client.replies import as_str
 from server.store.keys import DEFAULT_KEYS, Keys
-from server.store.replies import as_str
 from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)

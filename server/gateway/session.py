@@ -128,7 +128,7 @@ class Credentials:
 
 
 class StoredSession(Protocol):
-    """A session as stored (``server.store.sessions.Session``)."""
+    """A session as stored (``server.store.players.sessions.Session``)."""
 
     @property
     def session_id(self) -> str: ...

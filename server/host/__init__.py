@@ -1,21 +1,21 @@
 """The table host: one table hosted by this process, in parts.
 
-- :mod:`~server.host.lease`: the table's lease through its life cycle (acquire, renew,
+- :mod:`~server.host.lease_keeper`: the table's lease through its life cycle (acquire, renew,
   lose, release) and the :class:`LeaseKeeper` that renews every lease of the process;
-- :mod:`~server.host.commit`: the commit path (an event applied, stored, answered,
+- :mod:`~server.host.applying`: the commit path (an event applied, stored, answered,
   sent; the events that wait for a busy table stored together), with money requests
-  applied at most once (:mod:`~server.host.requests`: what a request is, and what
+  applied at most once (:mod:`~server.host.submissions`: what a request is, and what
   becomes of it);
 - :mod:`~server.host.fanout`: the connections at the table, the frames each receives,
   and replay;
 - :mod:`~server.host.host`: :class:`TableHost`, which ties them to the table's timer.
 """
 
-from server.host.commit import stored_state
+from server.host.applying import stored_state
 from server.host.fanout import Subscriber, encode_outbound, frame_for, pack_outbound, pick_frame
 from server.host.host import TableHost, now_ms
-from server.host.lease import LeaseKeeper
-from server.host.requests import MoneyRequest, TableNotWritable, TableUnavailable
+from server.host.lease_keeper import LeaseKeeper
+from server.host.submissions import MoneyRequest, TableNotWritable, TableUnavailable
 
 __all__ = [
     "LeaseKeeper",

@@ -1,8 +1,8 @@
 """Hosting one table: its lease, its state, its timer, and the fan-out of its events.
 
 A :class:`TableHost` is the asyncio shell around the pure state machine for one
-table. It takes the table's lease (:mod:`~server.host.lease`), loads the state, and
-applies events in turn by the commit path (:mod:`~server.host.commit`; those that came
+table. It takes the table's lease (:mod:`~server.host.lease_keeper`), loads the state, and
+applies events in turn by the commit path (:mod:`~server.host.applying`; those that came
 while the table was busy stored together): stored before anyone hears of them, then
 sent to the connections at the table
 (:mod:`~server.host.fanout`). A timer feeds :class:`Tick` events when the state's
@@ -34,15 +34,15 @@ from typing import Protocol
 
 from redis.exceptions import RedisError
 
-from server.host.commit import CommitPath, stored_state
+from server.host.applying import CommitPath, stored_state
 from server.host.fanout import FanOut, Frames, Subscriber
-from server.host.lease import LeaseKeeper, TableLease
+from server.host.lease_keeper import LeaseKeeper, TableLease
 from server.host.recovery import Recovery
-from server.host.requests import TableNotWritable, TableUnavailable
+from server.host.submissions import TableNotWritable, TableUnavailable
 from server.seating import Seating
-from server.store.accounts import AccountStore
-from server.store.parts import is_current
-from server.store.tables import TableStore
+from server.store.players.accounts import AccountStore
+from server.store.tables.parts import is_current
+from server.store.tables.store import TableStore
 from server.table.errors import TableError
 from server.table.events import ChangeConfig, TakeOver, Tick
 from server.table.machine import Transition, next_wakeup, step

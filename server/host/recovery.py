@@ -1,8 +1,8 @@
 """Finishing the transfers a table left under way, by the table's holder.
 
-Chips between the table and an account cross in steps (:mod:`server.store.transfers`);
+Chips between the table and an account cross in steps (:mod:`server.store.chips.transfers`);
 a crash, or a Redis error, between two of them leaves the table's slot saying what is
-under way. The holder finishes it (:meth:`~server.store.transfers.TransferCalls.recover`):
+under way. The holder finishes it (:meth:`~server.store.chips.transfers.TransferCalls.recover`):
 when it takes the table, as soon as one of its own steps failed, and about every
 :data:`SWEEP_S` in any case. It does so under the table's lock, so that none of its
 own commits is between its steps meanwhile (docs/DESIGN.md, "Keys ready for Redis
@@ -19,9 +19,9 @@ import time
 
 from redis.exceptions import RedisError
 
-from server.host.lease import TableLease
-from server.store.tables import TableStore
-from server.store.transfers import Recovered
+from server.host.lease_keeper import TableLease
+from server.store.chips.transfers import Recovered
+from server.store.tables.store import TableStore
 
 log = logging.getLogger(__name__)
 

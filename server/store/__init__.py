@@ -4,11 +4,11 @@ Everything that touches Redis for the product lives here; see :mod:`server.store
 for the layout. The stores take a ``redis.asyncio.Redis`` client that returns bytes.
 """
 
-from server.store.accounts import AccountStore, CreditResult
-from server.store.audit import AuditReport, TableMoney, audit
-from server.store.embedded import EmbeddedRedis, EmbeddedRedisError, find_redis_server
+from server.store.audit.check import AuditReport, TableMoney, audit
+from server.store.embedded.process import EmbeddedRedis, EmbeddedRedisError, find_redis_server
 from server.store.keys import DEFAULT_KEYS, Keys
-from server.store.tables import (
+from server.store.players.accounts import AccountStore, CreditResult
+from server.store.tables.store import (
     CommitResult,
     CommitStatus,
     HistoryPage,

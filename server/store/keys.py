@@ -9,7 +9,7 @@ table falls in the table's slot and every key of one player in the player's, and
 script that touches one table's keys (or one player's) runs on one node
 (docs/DESIGN.md, "Keys ready for Redis Cluster"). No script touches two owners' keys:
 chips between an account and a table move in two steps joined by a transfer id
-(:mod:`server.store.transfers`). The few keys of no owner (``pg:tables``,
+(:mod:`server.store.chips.transfers`). The few keys of no owner (``pg:tables``,
 ``pg:accounts``) are only ever touched by single-key commands.
 
 Of a table ``t`` (slot of ``{t}``):
@@ -25,8 +25,9 @@ Name                                  Type       Contents
                                                  transfers its commits ever started or took
                                                  (the audit's sign of a chip crossing),
                                                  ``s.<name>`` each part of the state (the
-                                                 store's format, see :mod:`server.store.parts`
-                                                 and :data:`TABLE_PART_PREFIX`); ``s`` the state
+                                                 store's format, see
+                                                 :mod:`server.store.tables.parts` and
+                                                 :data:`TABLE_PART_PREFIX`); ``s`` the state
                                                  whole, in tables stored before parts, until
                                                  their first commit in parts deletes it;
                                                  ``f`` the fence, the token of the table's last
@@ -50,8 +51,9 @@ Name                                  Type       Contents
                                                  ``xfer`` (the transfer id, for a movement to
                                                  or from an account), each a field, or (the
                                                  commits' since issue 16) as one msgpack array
-                                                 in field ``m`` (:class:`~server.store.records.
-                                                 LedgerRow` reads both); MAXLEN ~ a large bound
+                                                 in field ``m`` (:class:`~server.store.
+                                                 archiving.records.LedgerRow` reads both);
+                                                 MAXLEN ~ a large bound
 ``pg:table:{t}:in``                   hash       transfer id -> ``<state>:<player>:<amount>:
                                                  <ms>:<kind>``: chips coming from an account
                                                  (``open``: expected, ``received``: on the
@@ -62,7 +64,7 @@ Name                                  Type       Contents
 ``pg:table:{t}:logs``                 hash       the game logs of a commit on their way to
                                                  their players' lists, one entry (its first
                                                  log's transfer id -> the logs, compressed:
-                                                 :func:`~server.store.transfer_records.pack_logs`)
+                                                 :func:`~server.store.chips.records.pack_logs`)
 ``pg:table:{t}:request:<p>:<h>``      hash       player ``p``'s money request applied at this
                                                  table, ``h`` = SHA-256 of ``<session>:<rid>``:
                                                  ``f`` what was asked, ``m`` what its
@@ -188,7 +190,7 @@ most: its time to live is set by its first entry and again once half of it is go
 
 TABLE_PART_PREFIX = "s."
 """Prefix of the table hash's fields that hold the state's parts (``s.h``, ``s.c``,
-``s.p0``...; the names after it are :mod:`server.store.parts`'): a part's field never
+``s.p0``...; the names after it are :mod:`server.store.tables.parts`'): a part's field never
 collides with ``v``, ``seq``, ``tok``, ``cid``, ``n``, ``xn``, ``f``, ``ab`` or ``s``. A
 commit writes only the parts that changed, so the hash holds the state as the sum of every commit's
 parts."""
@@ -320,7 +322,7 @@ class Keys:
         """Every ledger stream of these tables and players: the tables' first, then the
         accounts', each in the order given. Each stream is one source's movements in
         the order they happened (entry ids grow), and can be trimmed from its start once
-        archived; :func:`server.store.ledgers.ledger_streams` lists them all from Redis.
+        archived; :func:`server.store.chips.ledgers.ledger_streams` lists them all from Redis.
         """
         return [self.table_ledger(t) for t in table_ids] + [self.account_ledger(p) for p in players]
 

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 import redis.asyncio
 from redis.exceptions import ResponseError
 
-from server.store.connection import is_cluster
+from server.store.chips.ledgers import read_ledger
+from server.store.client.connection import is_cluster
+from server.store.client.replies import as_int, as_str, stream_entries
 from server.store.keys import DEFAULT_KEYS, LAYOUT, FirstLayout, Keys
-from server.store.ledgers import read_ledger
-from server.store.replies import as_int, as_str, stream_entries
 from server.table.ledger import Pot
 
 log = logging.getLogger(__name__)

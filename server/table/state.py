@@ -1,7 +1,7 @@
 """The state of one table: frozen records, and the pure helpers that build them.
 
 Everything the table knows lives here, including the round's secret seed and every
-dealt hand: the store keeps all of it (in the format of :mod:`server.store.parts`),
+dealt hand: the store keeps all of it (in the format of :mod:`server.store.tables.parts`),
 and only :mod:`server.table.views` decides what each recipient may see. ``version``
 grows by one with every change, ``seq`` counts the table events sent so far (each
 event has the next number).

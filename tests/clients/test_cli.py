@@ -18,7 +18,7 @@ from clients.core import Client
 from protocol.structs import RoundRecord
 from server.app import App
 from server.gamelog import pack_record, unpack_records
-from server.store.tables import TableStore
+from server.store.tables.store import TableStore
 from tests.clients.helpers import run_client
 from tests.helpers import until, url
 from tests.server.helpers import free_port

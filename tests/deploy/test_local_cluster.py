@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bench.procs.topology import free_ports
 from protocol.errors import CloseCode
 from protocol.messages import Bet, GetBalance, Join, Snapshot
 from protocol.structs import Balances
-from server.store.topology import free_ports
 from tests.helpers import SYSTEM_FOLDERS, system_command
 from tests.server.helpers import ROOT, Client, assert_gapless, close_all
 

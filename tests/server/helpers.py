@@ -30,6 +30,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from bench.procs import topology
 from protocol.codec import decode_server, encode
 from protocol.messages import (
     Cards,
@@ -45,10 +46,9 @@ from protocol.messages import (
     TableEvent,
 )
 from protocol.structs import TableSeq, Welcome
-from server.store import topology
-from server.store.audit import AuditReport, audit
-from server.store.parts import stored_state
-from server.store.tables import CommitResult, RequestRecord, TableStore
+from server.store.audit.check import AuditReport, audit
+from server.store.tables.parts import stored_state
+from server.store.tables.store import CommitResult, RequestRecord, TableStore
 from tests.helpers import TIMEOUT, until
 
 T = TypeVar("T")
@@ -481,7 +481,7 @@ def server_args(
 
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now, for a server that must be reached before
-    it prints its port (drawn as :func:`server.store.topology.free_port` draws them, so
+    it prints its port (drawn as :func:`bench.procs.topology.free_port` draws them, so
     that parallel workers and outgoing connections do not take it first)."""
     return topology.free_port()
 

@@ -17,9 +17,9 @@ from protocol.messages import Bet, Join
 from server.app import App
 from server.auth import tokens
 from server.config import Settings
-from server.store.accounts import AccountStore
-from server.store.guests import GuestLimits, GuestStore
 from server.store.keys import Keys
+from server.store.players.accounts import AccountStore
+from server.store.players.guests import GuestLimits, GuestStore
 from tests.helpers import url
 from tests.server.helpers import Client, run_cli
 

@@ -14,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from protocol.messages import Bet, Join
 from server.app import App
 from server.config import Settings
-from server.store.tables import TableStore
+from server.store.tables.store import TableStore
 from tests.helpers import until, url
 from tests.server.helpers import Client, close_all, http_get
 

@@ -32,9 +32,9 @@ from protocol.messages import (
 )
 from protocol.structs import Balances, HandChoice
 from server.cluster.placement import assign
-from server.store.cluster import ClusterStore
-from server.store.parts import stored_state
-from server.store.tables import TableStore
+from server.store.nodes.shared import ClusterStore
+from server.store.tables.parts import stored_state
+from server.store.tables.store import TableStore
 from tests.server.helpers import (
     Client,
     ServerProcess,

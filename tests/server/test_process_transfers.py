@@ -18,7 +18,7 @@ import redis.asyncio
 
 from protocol.codec import encode
 from protocol.messages import Join, Leave, Watch
-from server.store.tables import TableStore
+from server.store.tables.store import TableStore
 from tests.helpers import until
 from tests.server.helpers import Client, ServerProcess, run_cli, server_args
 

@@ -21,9 +21,9 @@ from protocol.messages import Bet, BetPlaced, CashOut, ErrorReply, Join, OkReply
 from server.app import App
 from server.auth import tokens
 from server.config import Settings
-from server.store.accounts import AccountStore
-from server.store.parts import stored_state
-from server.store.tables import TableStore
+from server.store.players.accounts import AccountStore
+from server.store.tables.parts import stored_state
+from server.store.tables.store import TableStore
 from tests.helpers import url
 from tests.server.helpers import Client, Reply, audit_report, close_all
 

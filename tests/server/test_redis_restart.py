@@ -23,9 +23,9 @@ from protocol.messages import Bet, Commitment, GetBalance, GetHistory, HouseWay,
 from protocol.structs import Balances, HistoryPage
 from server.app import App
 from server.config import Settings
-from server.store.accounts import AccountStore
-from server.store.embedded import EmbeddedRedis
-from server.store.tables import TableStore
+from server.store.embedded.process import EmbeddedRedis
+from server.store.players.accounts import AccountStore
+from server.store.tables.store import TableStore
 from tests.helpers import until, url
 from tests.server.helpers import Client, audit_report, close_all, quick_tables
 

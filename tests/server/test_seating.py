@@ -7,8 +7,8 @@ import redis.asyncio
 
 from server.host import TableHost
 from server.seating import Seating
-from server.store.accounts import AccountStore
-from server.store.tables import TableStore
+from server.store.players.accounts import AccountStore
+from server.store.tables.store import TableStore
 from server.table.events import Event, PlaceBet, SitDown, StandUp
 from server.table.machine import step
 from server.table.state import TableConfig, TableState, new_table

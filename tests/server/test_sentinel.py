@@ -2,7 +2,7 @@
 round finishes, and nothing acknowledged is lost.
 
 Real processes from the one ``redis-server`` binary: a primary, a replica and three
-sentinels (:class:`~server.store.topology.LocalSentinel`). The server connects with a
+sentinels (:class:`~bench.procs.topology.LocalSentinel`). The server connects with a
 ``redis+sentinel://`` URL, so it waits (``WAIT``) for the replica before it
 acknowledges a change. SIGKILL of the primary during the setting phase: once the
 replica is promoted the table carries on, every acknowledged bet and hand is in the
@@ -24,14 +24,14 @@ import pytest
 import redis.asyncio
 from redis.asyncio.connection import AbstractConnection
 
+from bench.procs.topology import LocalSentinel, RedisProcess
 from protocol.messages import Bet, GetBalance, HouseWay, Join, Results, Reveal, SetHand
 from protocol.structs import Balances, HandChoice, Joined
 from server.app import App
 from server.config import Settings
-from server.store.batching import Replication, ScriptBatcher
-from server.store.connection import close_client, redis_client
+from server.store.client.batching import Replication, ScriptBatcher
+from server.store.client.connection import close_client, redis_client
 from server.store.errors import Unreplicated, WritesRefused
-from server.store.topology import LocalSentinel, RedisProcess
 from tests.helpers import until, url
 from tests.server.helpers import Client, audit_report, close_all, counting_gets, quick_tables
 

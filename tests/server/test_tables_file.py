@@ -9,7 +9,7 @@ import pytest
 from protocol.messages import Bet, Clear, GetTableInfo, Join
 from server.auth import tokens
 from server.config import Settings
-from server.store.accounts import AccountStore
+from server.store.players.accounts import AccountStore
 from server.tables_file import TablesFileError, parse_tables
 from tests.conftest import FAST_TABLES
 from tests.helpers import url

@@ -16,13 +16,13 @@ import redis.asyncio
 
 from server.archive import Archive
 from server.archive.mover import Archiver
-from server.store.accounts import AccountStore
-from server.store.audit import AuditReport, audit
-from server.store.guests import GuestLimits, GuestStore
+from server.store.audit.check import AuditReport, audit
+from server.store.chips.ledgers import ledger_sources
+from server.store.client.replies import as_bytes, as_int
 from server.store.keys import Keys
-from server.store.ledgers import ledger_sources
-from server.store.replies import as_bytes, as_int
-from server.store.tables import StoredTable, TableStore
+from server.store.players.accounts import AccountStore
+from server.store.players.guests import GuestLimits, GuestStore
+from server.store.tables.store import StoredTable, TableStore
 from server.table.ledger import Kind, LedgerEntry, Pot
 from tests.server.store.helpers import ledger_len
 

@@ -12,12 +12,12 @@ import redis.asyncio
 
 from server.archive import Archive, ArchiveError
 from server.archive.history import history_page
-from server.store.accounts import OUTSIDE
-from server.store.archiving import ArchivingCalls
-from server.store.ledgers import ledger_sources
-from server.store.records import CREDITED, LogRow, StreamId, parse_id
-from server.store.replies import stream_entries
-from server.store.transfer_records import LOG, Delivery, pack_logs
+from server.store.archiving.records import CREDITED, LogRow, StreamId, parse_id
+from server.store.archiving.source import ArchivingCalls
+from server.store.chips.ledgers import ledger_sources
+from server.store.chips.records import LOG, Delivery, pack_logs
+from server.store.client.replies import stream_entries
+from server.store.players.accounts import OUTSIDE
 from tests.helpers import until
 from tests.server.archive.helpers import HOUR_MS, Casino, T, round_of, wall_ms
 

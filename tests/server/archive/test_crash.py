@@ -15,7 +15,7 @@ import redis.asyncio
 
 from server.archive import Archive
 from server.archive.mover import CRASH_POINTS, Archiver
-from server.store.accounts import AccountStore
+from server.store.players.accounts import AccountStore
 from tests.helpers import until
 from tests.server.archive.helpers import HOUR_MS, Casino
 from tests.server.helpers import ROOT

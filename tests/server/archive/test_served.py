@@ -11,7 +11,7 @@ from clients.core import Client
 from clients.model import verify_record
 from protocol.structs import RoundRecord
 from server.app import table_money
-from server.store.audit import audit
+from server.store.audit.check import audit
 from server.store.keys import DEFAULT_KEYS
 from tests.helpers import until, url
 from tests.server.conftest import StartApp

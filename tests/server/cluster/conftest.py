@@ -11,9 +11,9 @@ import pytest
 import redis.asyncio
 
 from server.cluster.placement import assign, node_name
-from server.store.cluster import ClusterStore
-from server.store.embedded import EmbeddedRedis
-from server.store.tables import TableStore
+from server.store.embedded.process import EmbeddedRedis
+from server.store.nodes.shared import ClusterStore
+from server.store.tables.store import TableStore
 from tests.helpers import until
 from tests.server.helpers import ServerProcess, http_get, run_cli, server_args
 

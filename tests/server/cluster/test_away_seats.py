@@ -34,8 +34,8 @@ from protocol.messages import (
 )
 from protocol.structs import Balances
 from server.cluster.placement import assign, node_name
-from server.store.accounts import AccountStore
-from server.store.cluster import ClusterStore
+from server.store.nodes.shared import ClusterStore
+from server.store.players.accounts import AccountStore
 from tests.helpers import until
 from tests.server.cluster.conftest import Nodes
 from tests.server.helpers import Client, assert_gapless, close_all, quick_tables, seat_status

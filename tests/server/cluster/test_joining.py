@@ -13,8 +13,8 @@ from protocol.events import Snapshot
 from protocol.messages import Bet, BetPlaced, GetBalance, Join, ListTables
 from protocol.structs import Balances, TableList
 from server.cluster.placement import assign, node_name
-from server.store.cluster import ClusterStore
 from server.store.keys import DEFAULT_KEYS
+from server.store.nodes.shared import ClusterStore
 from tests.server.cluster.conftest import Nodes
 from tests.server.cluster.test_nodes import TABLES, everything_published, on_seat
 from tests.server.helpers import Client, close_all, quick_tables

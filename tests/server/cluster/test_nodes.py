@@ -35,8 +35,8 @@ from protocol.messages import (
 )
 from protocol.structs import Balances
 from server.cluster.placement import assign, node_name
-from server.store.cluster import ClusterStore
 from server.store.keys import DEFAULT_KEYS
+from server.store.nodes.shared import ClusterStore
 from tests.helpers import until
 from tests.server.cluster.conftest import Nodes
 from tests.server.helpers import (

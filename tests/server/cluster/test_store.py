@@ -1,4 +1,4 @@
-"""What several nodes keep in Redis (``server/store/cluster.py``): registrations, the
+"""What several nodes keep in Redis (``server/store/nodes/shared.py``): registrations, the
 filtered replay, the holder's publications, where players are connected. Here, not
 beside the store's other tests: those run on a Redis Cluster too (``make test``), and
 several nodes need one Redis (docs/DESIGN.md, "Several nodes on one Redis")."""
@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from server.cluster.registry import Membership
 from server.host.fanout import frame_for, pack_outbound
-from server.store.cluster import ClusterStore
-from server.store.tables import TableStore
+from server.store.nodes.shared import ClusterStore
+from server.store.tables.store import TableStore
 from tests.helpers import until
 from tests.server.store.helpers import T, lease, next_commit
 

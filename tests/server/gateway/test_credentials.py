@@ -12,7 +12,7 @@ import redis.asyncio
 from protocol.errors import CloseCode
 from protocol.messages import ErrorReply, Hello
 from server.auth import tokens
-from server.store.sessions import SessionStore
+from server.store.players.sessions import SessionStore
 from tests.helpers import until, url
 from tests.server.conftest import StartApp
 from tests.server.helpers import Client, run_cli

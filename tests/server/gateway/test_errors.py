@@ -41,8 +41,8 @@ from server.app import App
 from server.auth import tokens
 from server.config import Settings
 from server.rules.splits import split_with_low
-from server.store.accounts import AccountStore
-from server.store.tables import TableStore
+from server.store.players.accounts import AccountStore
+from server.store.tables.store import TableStore
 from tests.helpers import url
 from tests.server.conftest import StartApp
 from tests.server.helpers import Client, audit_report, close_all

@@ -25,7 +25,7 @@ from server.app import App
 from server.auth import tokens
 from server.config import Settings
 from server.host import TableHost
-from server.store.accounts import AccountStore
+from server.store.players.accounts import AccountStore
 from tests.helpers import until, url
 from tests.server.helpers import Client, LostReplies, Reply, audit_report, close_all
 from tests.server.store.helpers import ledger_len

@@ -31,7 +31,7 @@ from server.gateway.session import (
     Session,
     Throttle,
 )
-from server.store.sessions import Session as StoredSession
+from server.store.players.sessions import Session as StoredSession
 
 SECRET = b"session-test-secret-0123456789"
 WALL_S = 1_700_000_000

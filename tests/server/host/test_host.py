@@ -16,8 +16,8 @@ from protocol.errors import ErrorCode
 from protocol.messages import Bet, BetPlaced, ErrorReply, Join, OkReply, Rebuy, SeatChange
 from server.app import App
 from server.host import encode_outbound, now_ms, pack_outbound
-from server.store.accounts import AccountStore
-from server.store.parts import (
+from server.store.players.accounts import AccountStore
+from server.store.tables.parts import (
     CONFIG_PART,
     DEAL_PART,
     HEADER_PART,
@@ -25,7 +25,7 @@ from server.store.parts import (
     stored_state,
     to_parts,
 )
-from server.store.tables import CommitStatus, TableStore
+from server.store.tables.store import CommitStatus, TableStore
 from server.table import events as ev
 from server.table.errors import TableError
 from server.table.machine import Transition, step
@@ -429,7 +429,7 @@ async def test_a_fault_inside_a_group_stores_what_came_before_then_voids_the_rou
                 raise RuntimeError("a bug")
             return step(state, event, now)
 
-        monkeypatch.setattr("server.host.commit.step", step_with_a_bug)
+        monkeypatch.setattr("server.host.applying.step", step_with_a_bug)
         async with host.lock:  # the bets wait, in this order
             calls = []
             for client in clients[:3]:

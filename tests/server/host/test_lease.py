@@ -13,10 +13,10 @@ import redis.asyncio
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from server.host.lease import LeaseKeeper, TableLease
-from server.store.connection import key_slot
-from server.store.tables import TableStore
-from server.store.topology import LocalCluster
+from bench.procs.topology import LocalCluster
+from server.host.lease_keeper import LeaseKeeper, TableLease
+from server.store.client.connection import key_slot
+from server.store.tables.store import TableStore
 from tests.conftest import evalsha_calls
 from tests.helpers import until
 

@@ -20,10 +20,10 @@ from protocol.structs import Joined
 from server.auth import tokens
 from server.config import Settings
 from server.host import encode_outbound, now_ms, pack_outbound, recovery
-from server.store.accounts import AccountStore
-from server.store.parts import to_parts
-from server.store.requests import ClientRequest
-from server.store.transfers import Pending, TransferCalls
+from server.store.chips.transfers import Pending, TransferCalls
+from server.store.players.accounts import AccountStore
+from server.store.tables.applied import ClientRequest
+from server.store.tables.parts import to_parts
 from server.table import events as ev
 from server.table.machine import step
 from server.table.state import new_table

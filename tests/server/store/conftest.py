@@ -8,8 +8,8 @@ import pytest
 import pytest_asyncio
 import redis.asyncio
 
-from server.store.accounts import AccountStore
-from server.store.tables import TableStore
+from server.store.players.accounts import AccountStore
+from server.store.tables.store import TableStore
 
 
 @pytest_asyncio.fixture

@@ -8,11 +8,11 @@ from typing import Any
 
 import redis.asyncio
 
-from server.store.commit_script import CommitResult
-from server.store.ledgers import ledger_streams
-from server.store.requests import ClientRequest
-from server.store.tables import TableStore
-from server.store.transfer_records import Incoming
+from server.store.chips.ledgers import ledger_streams
+from server.store.chips.records import Incoming
+from server.store.tables.applied import ClientRequest
+from server.store.tables.commit_args import CommitResult
+from server.store.tables.store import TableStore
 from server.table.ledger import Kind, LedgerEntry, Pot
 
 T = "t1"

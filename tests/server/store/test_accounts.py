@@ -9,11 +9,11 @@ import pytest
 import redis.asyncio
 from redis.asyncio.cluster import RedisCluster
 
-from server.store.accounts import AccountStore
+from bench.procs.topology import LocalCluster
+from server.store.client.replies import stream_entries
 from server.store.keys import Keys
-from server.store.replies import stream_entries
-from server.store.tables import StoreError
-from server.store.topology import LocalCluster
+from server.store.players.accounts import AccountStore
+from server.store.tables.store import StoreError
 
 
 @pytest.fixture

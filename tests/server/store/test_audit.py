@@ -6,10 +6,10 @@ import pytest
 import pytest_asyncio
 import redis.asyncio
 
-from server.store.accounts import AccountStore
-from server.store.audit import audit
+from server.store.audit.check import audit
 from server.store.keys import TABLE_PART_PREFIX
-from server.store.tables import StoredTable, TableStore
+from server.store.players.accounts import AccountStore
+from server.store.tables.store import StoredTable, TableStore
 from server.table.ledger import Kind, LedgerEntry, Pot
 
 # The tests' own table state: each money total a part, in decimal (the real format

@@ -18,8 +18,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from server.store.batching import Replication, ScriptBatcher
-from server.store.embedded import EmbeddedRedis
+from server.store.client.batching import Replication, ScriptBatcher
+from server.store.embedded.process import EmbeddedRedis
 from tests.server.helpers import counting_gets
 
 ECHO = "return ARGV[1]"

@@ -12,9 +12,15 @@ from collections.abc import Callable
 import pytest
 import redis.asyncio
 
-from server.store.accounts import AccountStore
-from server.store.commit import new_commit_id
-from server.store.commit_script import (
+from server.store.archiving.records import LedgerRow, ledger_players
+from server.store.chips.records import LOG, Delivery, Incoming, pack_logs, read_logs
+from server.store.client.replies import stream_entries
+from server.store.errors import StoreError
+from server.store.keys import APPLIED_TTL_MS, APPLIED_WINDOW, REQUEST_TTL_MS, Keys
+from server.store.players.accounts import AccountStore
+from server.store.tables.applied import ClientRequest
+from server.store.tables.commit import new_commit_id
+from server.store.tables.commit_args import (
     CommitResult,
     CommitStatus,
     plan_transfers,
@@ -22,13 +28,7 @@ from server.store.commit_script import (
     script_args,
     script_keys,
 )
-from server.store.errors import StoreError
-from server.store.keys import APPLIED_TTL_MS, APPLIED_WINDOW, REQUEST_TTL_MS, Keys
-from server.store.records import LedgerRow, ledger_players
-from server.store.replies import stream_entries
-from server.store.requests import ClientRequest
-from server.store.tables import TableStore
-from server.store.transfer_records import LOG, Delivery, Incoming, pack_logs, read_logs
+from server.store.tables.store import TableStore
 from tests.helpers import until
 from tests.server.store.helpers import (
     T,
@@ -458,7 +458,7 @@ async def test_player_names_are_checked_before_they_become_keys(store: TableStor
 
 def test_the_steps_lay_out_what_the_script_reads() -> None:
     """The commit's keys and arguments in the order of the ``COMMIT`` script's header
-    (server/store/scripts.py): every key in the table's slot, 8 arguments per entry
+    (server/store/lua/tables.py): every key in the table's slot, 8 arguments per entry
     with its transfer (an id for chips from or to an account, the packed delivery for
     chips to one), 2 for the game logs (one entry, named by the first one's transfer);
     and its reply read back."""
@@ -578,6 +578,10 @@ def test_commit_ids_are_never_drawn_twice_in_a_process_nor_across_processes() ->
     one twice, and two processes start from different prefixes."""
     ids = [new_commit_id() for _ in range(10_000)]
     assert len(set(ids)) == len(ids)
-    draw = [sys.executable, "-c", "from server.store.commit import new_commit_id as n; print(n())"]
+    draw = [
+        sys.executable,
+        "-c",
+        "from server.store.tables.commit import new_commit_id as n; print(n())",
+    ]
     firsts = {subprocess.run(draw, capture_output=True, text=True, check=True).stdout for _ in "ab"}
     assert len(firsts) == 2

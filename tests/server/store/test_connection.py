@@ -19,7 +19,8 @@ from redis.backoff import NoBackoff
 from redis.exceptions import DataError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from server.store.connection import (
+from bench.procs.topology import LocalCluster
+from server.store.client.connection import (
     SOCKET_TIMEOUT_S,
     HiredisConnection,
     HiredisSSLConnection,
@@ -32,8 +33,7 @@ from server.store.connection import (
     parse_cluster_url,
     redis_client,
 )
-from server.store.embedded import EmbeddedRedis
-from server.store.topology import LocalCluster
+from server.store.embedded.process import EmbeddedRedis
 
 _ARG = st.one_of(
     st.text(),

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from server.store.embedded import EmbeddedRedis, EmbeddedRedisError, find_redis_server
+from server.store.embedded.process import EmbeddedRedis, EmbeddedRedisError, find_redis_server
 
 
 def alive(pid: int) -> bool:
@@ -164,7 +164,7 @@ def test_parent_killed_takes_redis_along(tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""
         import sys, time
-        from server.store.embedded import EmbeddedRedis
+        from server.store.embedded.process import EmbeddedRedis
         server = EmbeddedRedis({str(tmp_path)!r})
         server.start()
         print(server.pid, flush=True)

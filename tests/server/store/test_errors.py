@@ -9,7 +9,7 @@ import pytest
 import redis
 from redis.exceptions import ResponseError
 
-from server.store.embedded import EmbeddedRedis
+from server.store.embedded.process import EmbeddedRedis
 from server.store.errors import WritesRefused
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.store.tables import TableStore
+from server.store.tables.store import TableStore
 from tests.server.store.helpers import lease, next_commit
 
 

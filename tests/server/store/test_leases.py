@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import redis.asyncio
 
-from server.store.connection import key_slot
-from server.store.tables import TableStore
-from server.store.topology import LocalCluster
+from bench.procs.topology import LocalCluster
+from server.store.client.connection import key_slot
+from server.store.tables.store import TableStore
 from tests.conftest import evalsha_calls
 from tests.helpers import until
 from tests.server.store.helpers import T, expired

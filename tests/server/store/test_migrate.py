@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 import redis.asyncio
 
+from bench.procs.topology import LocalCluster
 from protocol.messages import Watch
 from server.config import Settings
-from server.store.accounts import AccountStore
+from server.store.client.replies import stream_entries
 from server.store.keys import LAYOUT, FirstLayout, Keys
 from server.store.migrate import layout, migrate
-from server.store.parts import stored_state, to_parts
-from server.store.replies import stream_entries
-from server.store.tables import TableStore
-from server.store.topology import LocalCluster
+from server.store.players.accounts import AccountStore
+from server.store.tables.parts import stored_state, to_parts
+from server.store.tables.store import TableStore
 from server.table import events as ev
 from server.table.machine import step
 from server.table.state import new_table

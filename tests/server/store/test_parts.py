@@ -16,8 +16,8 @@ import pytest
 from server.rules.options import HouseWay, RuleOptions
 from server.rules.splits import FoulPolicy
 from server.rules.values import WheelRank
-from server.store import parts as pt
-from server.store.parts import (
+from server.store.tables import parts as pt
+from server.store.tables.parts import (
     CONFIG_PART,
     DEAL_PART,
     HEADER_PART,
@@ -170,7 +170,7 @@ def test_a_table_stored_whole_reads_back() -> None:
 
 
 def test_the_state_writers_name_every_slot_in_order() -> None:
-    """A field added to a record must be added to its writer in server/store/parts.py."""
+    """A field added to a record must be added to its writer in server/store/tables/parts.py."""
     seat = Seat(player="p", name="P", balance=1, low=(1, 2), set_by=SetBy.PLAYER)
     result = SeatResult(0, "p", "win", "win", "win", 1, 0, None, 2, 0, 0, 1, 2)
     table = TableState(config=TableConfig(table_id="t", name="T"), seats=(seat,))

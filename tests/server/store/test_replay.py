@@ -6,8 +6,8 @@ import pytest
 import redis.asyncio
 
 from server.store.errors import StoreError
-from server.store.replay import decode_published
-from server.store.tables import TableStore
+from server.store.tables.replay import decode_published
+from server.store.tables.store import TableStore
 from tests.server.store.helpers import T, bet, lease, next_commit
 
 

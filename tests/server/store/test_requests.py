@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 import redis.asyncio
 
-from server.store.accounts import AccountStore
-from server.store.commit_script import CommitStatus
 from server.store.keys import REQUEST_TTL_MS, Keys
-from server.store.requests import ClientRequest, RequestRecord
-from server.store.tables import TableStore
+from server.store.players.accounts import AccountStore
+from server.store.tables.applied import ClientRequest, RequestRecord
+from server.store.tables.commit_args import CommitStatus
+from server.store.tables.store import TableStore
 from tests.server.store.helpers import T, buy_in, cash_out, lease, ledger_len, next_commit
 
 

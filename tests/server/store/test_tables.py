@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import redis.asyncio
 
-from server.store.tables import TableStore
+from server.store.tables.store import TableStore
 from tests.server.store.helpers import T, lease, next_commit
 
 

@@ -1,4 +1,4 @@
-"""The local topologies' processes (server/store/topology.py): each answers for itself."""
+"""The local topologies' processes (bench/procs/topology.py): each answers for itself."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from server.store.topology import RedisExited, RedisProcess
+from bench.procs.topology import RedisExited, RedisProcess
 
 
 def test_a_port_taken_before_the_process_binds_it_is_replaced(tmp_path: Path) -> None:

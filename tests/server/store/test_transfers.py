@@ -1,6 +1,6 @@
 """Chips between an account and a table, crashed at each point between their steps.
 
-A transfer crosses two slots in steps (server/store/transfers.py). Each test runs the
+A transfer crosses two slots in steps (server/store/chips/transfers.py). Each test runs the
 real store against the real Redis (or Redis Cluster) and stops it dead at one point, as
 a process killed there would (:class:`Crash` is not an ``Exception``: no handler of the
 store runs after it). Then the audit passes at once, counting the chips in transit; a
@@ -17,12 +17,12 @@ import pytest
 import pytest_asyncio
 import redis.asyncio
 
-from server.store.accounts import AccountStore
-from server.store.audit import AuditReport, audit
-from server.store.commit_script import CommitResult, CommitStatus
-from server.store.requests import ClientRequest
-from server.store.tables import StoredTable, TableStore
-from server.store.transfer_records import LOG, Delivery
+from server.store.audit.check import AuditReport, audit
+from server.store.chips.records import LOG, Delivery
+from server.store.players.accounts import AccountStore
+from server.store.tables.applied import ClientRequest
+from server.store.tables.commit_args import CommitResult, CommitStatus
+from server.store.tables.store import StoredTable, TableStore
 from tests.conftest import evalsha_calls
 from tests.server.store.helpers import Crash, CrashingStore, T, buy_in, cash_out
 

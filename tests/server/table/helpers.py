@@ -10,7 +10,7 @@ import msgpack
 from protocol.codec import check
 from protocol.messages import Cards, Hidden, OkReply, Reveal, SeedReveal, Snapshot
 from protocol.structs import HistoryPage, RoundRecord
-from server.store.parts import (
+from server.store.tables.parts import (
     CONFIG_PART,
     DEAL_PART,
     HEADER_PART,

@@ -11,7 +11,7 @@ import pytest
 
 from protocol.errors import ErrorCode
 from server.rules.options import RuleOptions
-from server.store.parts import PENDING_CONFIG_PART, from_parts, to_parts
+from server.store.tables.parts import PENDING_CONFIG_PART, from_parts, to_parts
 from server.table.errors import TableError
 from server.table.events import ChangeConfig, ClearBet, PlaceBet, SitDown, Tick, UseHouseWay
 from server.table.machine import TRANSITIONS

@@ -1,0 +1,1 @@
+"""Processes for the benchmarks and tests: Redis topologies on one machine."""

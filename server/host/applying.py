@@ -1,0 +1,449 @@
+"""The commit path: an event applied to the table, stored, answered, then sent.
+
+Under the host's lock, ``step`` computes the change; the store commits it (state,
+ledger entries, events, game logs) in one atomic operation checked against the lease's
+fencing token and the state's version; only then is the requester answered and are the
+events sent (docs/DESIGN.md, "The commit: one Lua script"). The store keeps the state
+in parts, and a commit writes only the parts that differ from the state last stored (a
+bet writes one seat and the header, not the whole table).
+
+A money request (:class:`MoneyRequest`) is applied at most once: a repeat is answered
+as the first time, from the record its commit stored. A commit whose reply was lost
+may have been stored: the host reads the table back rather than answer "failed" for a
+change that happened (docs/DESIGN.md, "Money and idempotency"). Chips between the
+table and an account cross in steps (:mod:`server.store.chips.transfers`); a step that
+failed after the commit is finished by the table's recovery
+(:mod:`server.host.recovery`).
+
+When the store waits for replicas, a change the primary stored but no replica holds is
+not acknowledged: the requester gets ``unavailable`` (retry), nothing is sent, and the
+host takes the table again, carrying on from whatever Redis then holds (the change, if
+the primary kept it: its events then reach the table's connections; the state before
+it, if a failover lost it). Retrying a money request is safe: it is applied once
+(docs/DESIGN.md, "Redis failures").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+from redis.exceptions import RedisError
+
+from protocol.errors import ErrorCode
+from server.gamelog import pack_record
+from server.host.fanout import FanOut, Frames, encode_outbound, pack_outbound
+from server.host.lease_keeper import TableLease
+from server.host.submissions import (
+    MoneyRequest,
+    Queued,
+    TableNotWritable,
+    TableUnavailable,
+    answer,
+    own_copy,
+    rid_reused,
+)
+from server.store.errors import Unreplicated, WritesRefused
+from server.store.players.accounts import AccountStore
+from server.store.tables.parts import stored_state as stored_state  # noqa: PLC0414 (re-exported)
+from server.store.tables.parts import to_parts
+from server.store.tables.store import (
+    ClientRequest,
+    CommitResult,
+    CommitStatus,
+    RequestRecord,
+    StoreError,
+    TableStore,
+)
+from server.table.errors import TableError
+from server.table.events import Event, Void
+from server.table.machine import Transition, next_wakeup, step
+from server.table.state import TableState
+
+log = logging.getLogger(__name__)
+
+
+class CommitPath:
+    """How a table host changes its table: :meth:`submit` and what it takes.
+
+    The host (:class:`~server.host.host.TableHost`) sets the attributes declared here.
+    """
+
+    table_id: str
+    store: TableStore
+    accounts: AccountStore
+    lease: TableLease
+    clock: Callable[[], int]
+    on_commit: Callable[[Transition, float], None] | None
+    subscribers: FanOut
+    # Called with the state before, the change stored and its events' frames, once they
+    # went to this process's subscribers: the other nodes' share of them (server/cluster).
+    on_stored: Callable[[TableState | None, Transition, list[tuple[int, Frames]]], None] | None
+    state: TableState | None  # as last stored (or loaded), with a changed config stepped in
+    # What the table's stored parts hold: each commit writes only the parts of its
+    # state that differ from it (to_parts). ``state`` may differ from it by settings
+    # from the tables file not yet stored. None: no parts are known (a new table,
+    # or one stored whole), so the next commit writes every part.
+    _stored: TableState | None
+    _lock: asyncio.Lock
+    _queue: list[Queued]  # events waiting for the lock, applied together by the first
+    _leading: asyncio.Task[None] | None  # the group being applied, if any
+    _wake: asyncio.Event  # wakes the host's timer
+    _waiting_for: int | None  # the wake-up time the timer waits for
+    _recover: asyncio.Event  # wakes the table's recovery: a transfer was left under way
+
+    @property
+    def queued(self) -> int:
+        """Events waiting for their turn at the table (applied together, next)."""
+        return len(self._queue)
+
+    async def submit(
+        self,
+        event: Event,
+        reply: Callable[[Transition], None] | None = None,
+        request: MoneyRequest | None = None,
+    ) -> Transition:
+        """Apply ``event``: stored, then sent. Raises :class:`TableError` if refused.
+
+        ``reply`` is called once the change is stored and before its events go out, so
+        the requester's ``ok`` precedes the events it caused (protocol/PROTOCOL.md,
+        section 3). A fault inside the state machine (a bug) voids the round in play, as
+        docs/RULES.md, "Faults", asks of a malfunction, instead of leaving the table stuck.
+
+        Events that come while the table is busy wait their turn together and are
+        applied one after the other, in the order they came, then stored in one commit
+        (:meth:`_apply_group`): each is refused or answered as if it were alone, and
+        each requester's ``ok`` still precedes its own events and follows the events of
+        those before it.
+
+        ``request`` (instead of ``reply``): the money request behind ``event``, applied
+        alone. If it was applied already (its session and rid are recorded), nothing
+        happens: it is answered as the first time, and the transition returned changes
+        nothing. Else it is recorded with the change, and answered with the account
+        balance the change left.
+        """
+        if reply is not None and request is not None:
+            raise ValueError("a money request is answered by its own callback")
+        if request is None:
+            return await self._submit_queued(Queued(event, reply))
+        async with self._lock:
+            if not self.lease.ready or self.state is None:
+                raise TableUnavailable(self.table_id)
+            started = time.perf_counter()
+            try:
+                transition = step(self.state, event, self.clock())
+            except TableError:
+                # A repeat may no longer be legal at all (a join of a player now
+                # seated): answered as the first time if it is one. (A repeat that is
+                # still legal is found by the commit.) Under the lock, so of two
+                # identical requests at once the second sees the first one's record.
+                if await self._repeated(request):
+                    return Transition(state=self.state)
+                raise
+            except Exception as exc:
+                await self._void(exc, event)
+            if transition.state is not self.state:
+                if not await self._commit(transition, request):
+                    return Transition(state=self.state)  # a repeat: nothing changed
+            else:
+                # Nothing to store (cashing out an empty table balance), so nothing
+                # recorded: a repeat does the same nothing.
+                account = await self.accounts.balance(request.player) or 0
+                request.answer(request.memo(transition), account)
+            if self.on_commit is not None:
+                self.on_commit(transition, time.perf_counter() - started)
+            return transition
+
+    async def _submit_queued(self, item: Queued) -> Transition:
+        """Queue ``item``; whoever takes the lock first applies everything queued, in a
+        task of its own (:meth:`_lead`): cancelling that caller leaves the others'
+        requests to finish, the table held until they have."""
+        self._queue.append(item)
+        try:
+            await self._lock.acquire()
+        except BaseException:
+            # Cancelled while waiting: not applied, unless a group took it already.
+            if any(queued is item for queued in self._queue):
+                self._queue = [queued for queued in self._queue if queued is not item]
+            raise
+        if item.transition is not None or item.error is not None:
+            self._lock.release()  # a group took it: nothing left to do here
+        else:
+            lead = asyncio.get_running_loop().create_task(self._lead())
+            self._leading = lead  # a reference while it runs
+            await asyncio.shield(lead)
+        if item.error is not None:
+            raise item.error
+        assert item.transition is not None
+        return item.transition
+
+    async def _lead(self) -> None:
+        """Apply every event queued, holding the lock (taken by the caller) throughout.
+
+        A commit made now would wait for the pipeline in flight: the events are stepped
+        at the last moment instead, with every one that came meanwhile."""
+        try:
+            turn = self.store.commit_turn()
+            if turn is not None:
+                await turn
+            group, self._queue = self._queue, []
+            await self._apply_group(group)
+        finally:
+            self._leading = None
+            self._lock.release()
+
+    async def _apply_group(self, group: list[Queued]) -> None:
+        """Step each event of ``group`` in turn on the state the one before left, then
+        store them in one commit and answer each: an event refused gets its own error,
+        and a commit that fails fails every event it held. Every item of ``group`` ends
+        with a transition or an error (a cancellation is passed on to the caller)."""
+        started = time.perf_counter()
+        stepped: list[Queued] = []
+        try:
+            if not self.lease.ready or self.state is None:
+                raise TableUnavailable(self.table_id)
+            state = self.state
+            now = self.clock()
+            for item in group:
+                try:
+                    item.transition = step(state, item.event, now)
+                except TableError as exc:
+                    item.error = exc
+                    continue
+                except Exception as exc:
+                    # What came before is stored first; then the void, as for one event.
+                    await self._store_group(stepped)
+                    stepped = []
+                    try:
+                        await self._void(exc, item.event)
+                    except TableError as refused:
+                        item.error = refused
+                    if not self.lease.ready or self.state is None:
+                        raise TableUnavailable(self.table_id) from None  # the void's commit lost it
+                    state, now = self.state, self.clock()
+                    continue
+                stepped.append(item)
+                state = item.transition.state
+            await self._store_group(stepped)
+        except BaseException as exc:
+            failed = exc if isinstance(exc, Exception) else TableUnavailable(self.table_id)
+            for item in group:
+                # An answered one stands (its change is stored), a refused one keeps its
+                # refusal; the others fail, each with an error of its own.
+                if item.answered or (item.error is not None and item not in stepped):
+                    continue
+                item.error = failed
+                failed = own_copy(failed)
+            if not isinstance(exc, Exception):
+                raise
+        if self.on_commit is not None:
+            elapsed = time.perf_counter() - started
+            for item in group:
+                if item.error is None and item.transition is not None:
+                    self.on_commit(item.transition, elapsed)
+
+    async def _store_group(self, stepped: list[Queued]) -> None:
+        """Store the transitions of ``stepped`` (applied in turn) as one, and answer each."""
+        if not stepped:
+            return
+        changes = [item.transition for item in stepped if item.transition is not None]
+        if changes[-1].state is self.state:  # nothing changed: nothing to store
+            for item in stepped:
+                answer(item)
+            return
+        if len(changes) == 1:
+            merged = changes[0]
+        else:
+            merged = Transition(
+                state=changes[-1].state,
+                events=tuple(o for t in changes for o in t.events),
+                entries=tuple(e for t in changes for e in t.entries),
+                logs=tuple(g for t in changes for g in t.logs),
+            )
+        await self._commit(merged, group=stepped)
+
+    async def _void(self, exc: Exception, event: Event) -> NoReturn:
+        """A fault of the state machine on ``event``: the round in play is voided (the
+        void stored and sent), and the request fails."""
+        log.exception("table %s: state machine fault on %r", self.table_id, event, exc_info=exc)
+        await self._commit(self._void_after_fault(exc))
+        raise TableError(
+            ErrorCode.INTERNAL, "server fault: the round was voided and bets returned"
+        ) from exc
+
+    def _void_after_fault(self, exc: Exception) -> Transition:
+        assert self.state is not None
+        try:
+            return step(self.state, Void(f"server fault: {type(exc).__name__}"), self.clock())
+        except TableError:
+            raise TableError(ErrorCode.INTERNAL, "server fault; nothing changed") from exc
+
+    async def _commit(
+        self,
+        t: Transition,
+        request: MoneyRequest | None = None,
+        group: Sequence[Queued] = (),
+    ) -> bool:
+        """Store ``t`` and answer, then send its events; False if nothing was stored
+        because ``request`` was applied already (answered as then). ``t`` may be the
+        events of a ``group`` applied in turn (:meth:`_apply_group`): each item's reply
+        then goes out right before its own events."""
+        assert self.state is not None
+        token = self.lease.token
+        assert token is not None
+        frames = [encode_outbound(o) for o in t.events]
+        packed = [(o.seq, pack_outbound(f)) for o, f in zip(t.events, frames, strict=True)]
+        parts = to_parts(t.state, self._stored)
+        carried = None
+        if request is not None:
+            carried = ClientRequest(
+                request.player, request.key, request.fingerprint, request.memo(t)
+            )
+        try:
+            result = await self.store.commit(
+                self.table_id,
+                token=token,
+                expected_version=self.state.version,
+                new_version=t.state.version,
+                state=parts,
+                entries=t.entries,
+                events=packed,
+                logs=[(player, pack_record(record)) for player, record in t.logs],
+                request=carried,
+            )
+        except Unreplicated:
+            self._unreplicated()
+        except WritesRefused:
+            # The primary took none of it (too few replicas in reach): the table is as
+            # it was, still ours, and the request may be tried again. A transfer an
+            # account opened for it (on another node of a cluster, which may have taken
+            # it) is the recovery's to close.
+            self._recover.set()
+            raise TableNotWritable(self.table_id) from None
+        except (RedisError, OSError):
+            # The reply was lost: was the change stored? Answering "failed" for a stored
+            # change would let a retry move the chips twice. Ask Redis (if it answers).
+            self._recover.set()  # whatever it was, a transfer may be half done
+            if not await self._stored_is(t.state):
+                raise  # not stored: nothing happened, a retry is safe
+            if self.store.replication is not None:
+                self._unreplicated()  # stored, but is it on a replica? Unknown.
+            log.warning("table %s: commit stored, reply lost; carrying on", self.table_id)
+            result = None
+        if result is not None and not result.ok:
+            await self._refused(result, request)  # raises, unless the request was a repeat
+            return False
+        if result is not None and result.pending:
+            self._recover.set()
+        before = self.state
+        self.state = self._stored = t.state
+        if next_wakeup(t.state) != self._waiting_for:
+            # Only when the time to wait for changed: most changes (a bet) leave the
+            # deadline as it was, and waking the timer for nothing costs a task switch.
+            self._wake.set()
+        numbered = [(o.seq, f) for o, f in zip(t.events, frames, strict=True)]
+        sent = 0  # events sent so far
+        try:
+            if request is not None:
+                assert carried is not None
+                if result is not None and request.player in result.accounts:
+                    account = result.accounts[request.player]
+                elif result is not None:
+                    # Applied, but the account's side is not done: its balance is not
+                    # known yet. Retrying is safe (a repeat), and finishes it.
+                    raise TableUnavailable(self.table_id)
+                else:  # the commit's reply was lost: its record has the balance
+                    record = await self.store.request(self.table_id, request.player, request.key)
+                    if record is None:
+                        raise StoreError("a stored request has no record")
+                    account = await self._recorded_balance(request, record)
+                request.answer(carried.memo, account)
+            for item in group:
+                answer(item)
+                assert item.transition is not None
+                end = sent + len(item.transition.events)
+                for seq, event_frames in numbered[sent:end]:
+                    self.subscribers.send(event_frames, seq)
+                sent = end
+        finally:
+            # The change is stored: its events go out even if the reply could not.
+            for seq, event_frames in numbered[sent:]:
+                self.subscribers.send(event_frames, seq)
+            if self.on_stored is not None:
+                try:
+                    self.on_stored(before, t, numbered)
+                except Exception:  # stored and answered: the others' share is logged
+                    log.exception("table %s: on-stored hook failed", self.table_id)
+        return True
+
+    def _unreplicated(self) -> NoReturn:
+        """A change stored on the primary that no replica acknowledged: not answered,
+        not sent; the table is taken again from what Redis holds (module docstring)."""
+        log.warning("table %s: a change no replica holds; taking the table again", self.table_id)
+        self.lease.lose()
+        raise TableUnavailable(self.table_id)
+
+    async def _refused(self, result: CommitResult, request: MoneyRequest | None) -> None:
+        """What a commit that stored nothing means: a repeat of ``request`` is answered;
+        else :class:`TableError` is raised (the table is lost if it was stale)."""
+        if result.status is CommitStatus.REPEATED:
+            # Applied here before: nothing was written now.
+            assert request is not None
+            assert result.request is not None
+            await self._answer_repeat(request, result.request)
+            return
+        if result.status is CommitStatus.REUSED:
+            assert request is not None
+            raise rid_reused(request)
+        if result.status is CommitStatus.INSUFFICIENT:
+            raise TableError(
+                ErrorCode.INSUFFICIENT_BALANCE,
+                f"your account holds {result.balance} chips: lower the amount",
+            )
+        if result.stale:
+            # Another process owns the table now: stop acting on it.
+            self.lease.lose()
+            raise TableUnavailable(self.table_id)
+        raise StoreError(f"table {self.table_id}: commit refused as {result.status}")
+
+    async def _repeated(self, request: MoneyRequest) -> bool:
+        """Whether ``request`` was applied already (then it is answered as then); raises
+        ``rid_reused`` if its rid was claimed by another request, here or elsewhere."""
+        record = await self.store.request(self.table_id, request.player, request.key)
+        if record is not None:
+            await self._answer_repeat(request, record)
+            return True
+        claimed = await self.store.claimed(request.player, request.key)
+        if claimed is not None and claimed[0] != request.fingerprint:
+            raise rid_reused(request)
+        return False
+
+    async def _answer_repeat(self, request: MoneyRequest, record: RequestRecord) -> None:
+        """Answer a request already applied as it was answered then, if it is the same."""
+        if record.fingerprint != request.fingerprint:
+            raise rid_reused(request)
+        request.answer(record.memo, await self._recorded_balance(request, record))
+
+    async def _recorded_balance(self, request: MoneyRequest, record: RequestRecord) -> int:
+        """The requester's account balance right after the request was applied: in its
+        record, or with the chips it paid out (delivered now if they were not yet)."""
+        if record.account is not None:
+            return record.account
+        if record.payout:
+            paid = await self.store.paid_balance(self.table_id, request.player, record.payout)
+            if paid is not None:
+                return paid
+        return await self.accounts.balance(request.player) or 0
+
+    async def _stored_is(self, state: TableState) -> bool:
+        """Whether the table in Redis is ``state``, written under this host's token."""
+        stored = await self.store.load(self.table_id)
+        if stored is None or stored.version != state.version or stored.token != self.lease.token:
+            return False
+        try:
+            return stored_state(stored) == state
+        except ValueError:
+            return False  # unreadable: not this state, whatever it is

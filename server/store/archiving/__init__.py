@@ -1,0 +1,1 @@
+"""Redis's side of the archive: what is old enough to move, and its records."""

@@ -1,0 +1,1 @@
+"""Chips between tables and accounts: transfers, their records, the ledgers."""

@@ -1,0 +1,1 @@
+"""The Redis client: connections, Sentinel, the group commit, replies, the layout migration."""

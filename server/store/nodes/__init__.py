@@ -1,0 +1,1 @@
+"""What several nodes on one Redis share there besides the tables."""

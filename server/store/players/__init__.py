@@ -1,0 +1,1 @@
+"""Players' side of the store: accounts, resumable sessions, guests."""

@@ -1,0 +1,1 @@
+"""Tables in Redis: the store, its commit, parts, leases, replay, applied requests, game logs."""
