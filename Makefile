@@ -1,5 +1,5 @@
 # Targets shared by people and CI. Each one installs what it needs into .venv, exactly
-# the versions in uv.lock (docs/DESIGN.md, "Dependencies, and why").
+# the versions in uv.lock (docs/DEVELOPING.md, "Dependencies, and why").
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin

@@ -401,8 +401,8 @@ async def run(settings: Settings, ready: asyncio.Event | None = None) -> None:
     try:
         await app.start()
         # With thousands of connections, full collections stall the loop (docs/DESIGN.md,
-        # "Dependencies, and why"); everything built at start-up is long-lived, so it
-        # leaves the collector.
+        # "The event loop and the collector"); everything built at start-up is
+        # long-lived, so it leaves the collector.
         gc.collect()
         gc.freeze()
         # The young and middle generations are collected on a timer, the old one
