@@ -360,7 +360,7 @@ async def _nodes(settings: Settings) -> int:
         live = await cluster.live_nodes()
         info = await cluster.node_info(live.instances)
         table_ids = [t.table_id for t in load_tables(settings.tables_file)]
-        holders = await TableStore(client).lease_holders(table_ids)
+        holders = await TableStore(client).leases.holders(table_ids)
         placed = assign(table_ids, live.instances)
         held = {t: h[1] for t, h in zip(table_ids, holders, strict=True) if h is not None}
         print("node\tinstance\turl\ttables held\tregistration left (ms)")

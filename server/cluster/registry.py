@@ -187,7 +187,7 @@ class Membership:
             self.on_changed(came, gone)
 
     async def _read_holders(self, live: LiveNodes) -> None:
-        found = await self.tables.lease_holders(self.table_ids)
+        found = await self.tables.leases.holders(self.table_ids)
         self.holders = {t: h[1] for t, h in zip(self.table_ids, found, strict=True) if h}
 
     # --- what others may read --------------------------------------------------------
