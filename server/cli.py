@@ -55,6 +55,7 @@ from server.logs import setup_logging
 from server.store.audit.check import audit
 from server.store.client.connection import close_client, redis_client
 from server.store.embedded.process import EmbeddedRedis, EmbeddedRedisError
+from server.store.errors import StoreUnavailable
 from server.store.migrate import layout
 from server.store.nodes.shared import ClusterStore
 from server.store.players.accounts import AccountStore
@@ -347,6 +348,7 @@ _FAILURES: tuple[type[Exception], ...] = (
     ValueError,
     OSError,
     RedisError,
+    StoreUnavailable,
     EmbeddedRedisError,
     NotTheServers,
     *DATABASE_ERRORS,
