@@ -3,9 +3,10 @@
 Under the host's lock, ``step`` computes the change; the store commits it (state,
 ledger entries, events, game logs) in one atomic operation checked against the lease's
 fencing token and the state's version; only then is the requester answered and are the
-events sent (docs/DESIGN.md, "The commit: one Lua script"). The store keeps the state
-in parts, and a commit writes only the parts that differ from the state last stored (a
-bet writes one seat and the header, not the whole table).
+events sent (docs/DESIGN.md, "The commit: one Lua script"). The host hands the store
+each change as one :class:`~server.store.tables.store.Change`; the store keeps the
+state in parts, and writes only the parts that differ from those it last stored (a bet
+writes one seat and the header, not the whole table).
 
 A money request (:class:`MoneyRequest`) is applied at most once: a repeat is answered
 as the first time, from the record its commit stored. A commit whose reply was lost
