@@ -128,7 +128,7 @@ class TableHost:
             store.leases, self.table_id, owner, lease_ms, leases, self._wake.set
         )
         lock = asyncio.Lock()
-        self.recovery = Recovery(self.table_id, store.transfers, self.lease, lock)
+        self.recovery = Recovery(self.table_id, store.transfers, store.leftovers, self.lease, lock)
         self.applier = Applier(
             self.table_id,
             store,

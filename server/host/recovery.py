@@ -20,6 +20,7 @@ import time
 from server.host.lease_keeper import TableLease
 from server.store.chips.transfers import Recovered, Transfers
 from server.store.errors import StoreUnavailable
+from server.store.tables.leftovers import Leftovers
 
 log = logging.getLogger(__name__)
 
@@ -34,13 +35,19 @@ after its first look, within it)."""
 
 class Recovery:
     """The recovery of one table's transfers by its host: through ``transfers``, while
-    ``lease`` is ready, under the table's ``lock``."""
+    ``lease`` is ready, under the table's ``lock``; woken by ``leftovers``."""
 
     def __init__(
-        self, table_id: str, transfers: Transfers, lease: TableLease, lock: asyncio.Lock
+        self,
+        table_id: str,
+        transfers: Transfers,
+        leftovers: Leftovers,
+        lease: TableLease,
+        lock: asyncio.Lock,
     ) -> None:
         self.table_id = table_id
         self.transfers = transfers
+        self.leftovers = leftovers
         self.lease = lease
         self.lock = lock
         self.due = asyncio.Event()
@@ -57,13 +64,13 @@ class Recovery:
         """Recover at once, then whenever a step failed, and every :data:`SWEEP_S`,
         while the table is hosted here.
 
-        A step that fails in the store wakes it (``on_leftovers``): with thousands of
+        A step that fails in the store wakes it (``Leftovers.watch``): with thousands of
         tables, each holder asking the store every few seconds was a timer a table."""
-        self.transfers.on_leftovers(self.table_id, self.due.set)
+        self.leftovers.watch(self.table_id, self.due.set)
         try:
             await self._recover_while_ready()
         finally:
-            self.transfers.on_leftovers(self.table_id, self.due.set, on=False)
+            self.leftovers.watch(self.table_id, self.due.set, on=False)
 
     async def _recover_while_ready(self) -> None:
         # A process takes its tables together at start-up: sweeping each every SWEEP_S
@@ -75,7 +82,7 @@ class Recovery:
         swept = float("-inf")  # the first look is at once (a table taken over)
         every = random.uniform(0.0, SWEEP_S)  # until the second sweep
         while self.lease.ready:
-            due = self.due.is_set() or self.transfers.has_leftovers(self.table_id)
+            due = self.due.is_set() or self.leftovers.take(self.table_id)
             if due or time.monotonic() - swept >= every:
                 self.due.clear()
                 try:

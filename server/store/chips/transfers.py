@@ -31,10 +31,9 @@ failed (:mod:`server.host.recovery`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,10 +120,10 @@ def _made(item: Delivery) -> tuple[int, int]:
 class Transfers:
     """The chips between tables and accounts (``store.transfers`` of a
     :class:`~server.store.tables.store.TableStore`): the steps of the module docstring
-    but the commit's own, and the tables a failed step left with transfers under way.
-    Script calls share the commits' ``batch``. ``ledger_maxlen``: approximate bound of
-    an account's ledger stream; ``log_cap``: game logs kept per player. Raises
-    :class:`~server.store.errors.StoreUnavailable` where Redis failed."""
+    but the commit's own. Script calls share the commits' ``batch``.
+    ``ledger_maxlen``: approximate bound of an account's ledger stream; ``log_cap``:
+    game logs kept per player. Raises :class:`~server.store.errors.StoreUnavailable`
+    where Redis failed."""
 
     def __init__(
         self,
@@ -147,39 +146,6 @@ class Transfers:
         self._settle = client.register_script(SETTLE)
         self._deliver = client.register_script(DELIVER)
         self._deliver_many = client.register_script(DELIVER_MANY)
-        # The tables whose transfers a failed step left under way, and who to wake.
-        self._leftovers: set[str] = set()
-        self._leftover_hooks: dict[str, list[Callable[[], None]]] = {}
-
-    # --- what a failed step left -----------------------------------------------------
-
-    def left(self, table_id: str) -> None:
-        """A step of ``table_id``'s transfers failed: its holder recovers them (told at
-        once if it asked to be, see :meth:`on_leftovers`)."""
-        self._leftovers.add(table_id)
-        for wake in self._leftover_hooks.get(table_id, ()):
-            wake()
-
-    def on_leftovers(self, table_id: str, wake: Callable[[], None], on: bool = True) -> None:
-        """Call ``wake`` each time a step of ``table_id``'s transfers fails (``on``), or
-        no longer (``on=False``): a holder waits for that instead of asking
-        :meth:`has_leftovers` again and again."""
-        hooks = self._leftover_hooks.setdefault(table_id, [])
-        if on:
-            hooks.append(wake)
-        else:
-            with contextlib.suppress(ValueError):
-                hooks.remove(wake)
-            if not hooks:
-                del self._leftover_hooks[table_id]
-
-    def has_leftovers(self, table_id: str) -> bool:
-        """Whether a step of the table's transfers failed since the last call (then its
-        holder recovers them): the answer is True once per failure."""
-        if table_id in self._leftovers:
-            self._leftovers.discard(table_id)
-            return True
-        return False
 
     # --- the table's side ------------------------------------------------------------
 

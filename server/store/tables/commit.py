@@ -55,6 +55,7 @@ from server.store.tables.commit_args import (
     script_args,
     script_keys,
 )
+from server.store.tables.leftovers import Leftovers
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +73,8 @@ def new_commit_id() -> str:
 class Commits:
     """The commit path of a :class:`~server.store.tables.store.TableStore` (its
     ``commits``): each change written in the steps of the module docstring, the
-    transfers' steps by ``transfers``, the script calls sharing ``batch``.
+    transfers' steps by ``transfers``, the script calls sharing ``batch``; a step that
+    fails is told to ``leftovers``.
     ``events_cap``: commits whose events are kept per table; ``ledger_maxlen``:
     approximate bound of the ledger streams."""
 
@@ -83,6 +85,7 @@ class Commits:
         batch: ScriptBatcher,
         transfers: Transfers,
         requests: Requests,
+        leftovers: Leftovers,
         *,
         events_cap: int,
         ledger_maxlen: int,
@@ -91,6 +94,7 @@ class Commits:
         self.keys = keys
         self.transfers = transfers
         self.requests = requests
+        self.leftovers = leftovers
         self.caps = (events_cap, ledger_maxlen)
         self._batch = batch
         self._commit = client.register_script(COMMIT)
@@ -304,13 +308,13 @@ class Commits:
         except Unreplicated as exc:
             result = read_reply(table_id, exc.reply)
             if result.ok:
-                self.transfers.left(table_id)
+                self.leftovers.left(table_id)
                 raise Unreplicated(result) from None
             return result  # a refusal wrote nothing
         except (RedisError, OSError):
             # The reply was lost: was the change stored? (If Redis cannot say either,
             # the error stands, and the table's next recovery finishes its transfers.)
-            self.transfers.left(table_id)
+            self.leftovers.left(table_id)
             if not await self._is_stored(table_id, w.token, w.new_version, commit_id):
                 await self._abort_quietly(table_id, plan)
                 raise
@@ -379,7 +383,7 @@ class Commits:
         if request is not None and request.player not in accounts:
             pending = True
         if pending:
-            self.transfers.left(table_id)
+            self.leftovers.left(table_id)
         return replace(result, accounts=accounts, pending=pending)
 
     async def _finish_quietly(
@@ -402,7 +406,7 @@ class Commits:
             await self.transfers.abort(table_id, plan.incoming)
         except StoreUnavailable as exc:
             log.warning("table %s: transfers not undone (%s); left to recovery", table_id, exc)
-            self.transfers.left(table_id)
+            self.leftovers.left(table_id)
 
     def _in_background(self, table_id: str, work: Any) -> None:
         """Run ``work`` (a coroutine) beside the caller; a failure is left to recovery."""
@@ -414,7 +418,7 @@ class Commits:
                 log.warning(
                     "table %s: transfers not finished (%s); left to recovery", table_id, exc
                 )
-                self.transfers.left(table_id)
+                self.leftovers.left(table_id)
 
         task = asyncio.get_running_loop().create_task(run())
         self._background.add(task)

@@ -4,7 +4,8 @@ A :class:`TableStore` keeps, for every table: its lease with a fencing token
 (``leases``, :mod:`~server.store.tables.leases`), its state and the atomic commit of
 each change with its ledger entries (:meth:`TableStore.commit`, written by ``commits``,
 :mod:`~server.store.tables.commit`), the chips between it and the accounts
-(``transfers``, :mod:`~server.store.chips.transfers`), the client requests its
+(``transfers``, :mod:`~server.store.chips.transfers`; those a failed step left under
+way, ``leftovers``, :mod:`~server.store.tables.leftovers`), the client requests its
 commits applied (``requests``, :mod:`~server.store.tables.applied`), its replay buffer
 (``replay``, :mod:`~server.store.tables.replay`) and its players' game logs
 (``history``, :mod:`~server.store.tables.gamelogs`). This module reads a table as
@@ -45,6 +46,7 @@ from server.store.tables.commit_args import Write
 from server.store.tables.gamelogs import History
 from server.store.tables.gamelogs import HistoryPage as HistoryPage  # noqa: PLC0414
 from server.store.tables.leases import Leases
+from server.store.tables.leftovers import Leftovers
 from server.store.tables.parts import is_current, stored_state, to_parts
 from server.store.tables.replay import Replay
 from server.store.tables.replay import decode_published as decode_published  # noqa: PLC0414
@@ -129,7 +131,8 @@ class LoadedTable:
 class TableStore:
     """Table state, leases, events, game logs, and the chips between tables and
     accounts, in one Redis or a Redis Cluster (every script in one slot), in parts:
-    ``leases``, ``commits``, ``transfers``, ``requests``, ``replay``, ``history``.
+    ``leases``, ``commits``, ``transfers``, ``leftovers``, ``requests``, ``replay``,
+    ``history``.
 
     ``events_cap``: commits whose events are kept per table for replay. ``log_cap``:
     game logs kept per player. ``ledger_maxlen``: approximate bound of the ledger
@@ -173,12 +176,14 @@ class TableStore:
             client, keys, self._batch, ledger_maxlen=ledger_maxlen, log_cap=log_cap
         )
         self.requests = Requests(client, keys)
+        self.leftovers = Leftovers()
         self.commits = Commits(
             client,
             keys,
             self._batch,
             self.transfers,
             self.requests,
+            self.leftovers,
             events_cap=events_cap,
             ledger_maxlen=ledger_maxlen,
         )
@@ -208,9 +213,9 @@ class TableStore:
         is known of the table's parts until it is loaded or committed again."""
         table_id, state = change.table_id, change.state
         # Taken out until the outcome is known: a commit that fails may have been stored.
-        before = self._stored.pop(table_id, None)
-        if before is not None and before.version != change.expected_version:
-            before = None  # not what the commit goes over: every part
+        last = self._stored.pop(table_id, None)
+        # Not what the commit goes over: every part.
+        before = last if last is not None and last.version == change.expected_version else None
         write = Write(
             table_id,
             change.token,
@@ -225,13 +230,13 @@ class TableStore:
         try:
             result = await self.commits.write(write)
         except WritesRefused:
-            if before is not None:  # nothing was written
-                self._stored[table_id] = before
+            if last is not None:  # nothing was written
+                self._stored[table_id] = last
             raise
         if result.ok:
             self._stored[table_id] = state
-        elif before is not None:  # refused: nothing was written
-            self._stored[table_id] = before
+        elif last is not None:  # refused: nothing was written
+            self._stored[table_id] = last
         return result
 
     @store_call
