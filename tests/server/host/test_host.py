@@ -17,7 +17,7 @@ from server.app import App
 from server.host import encode_outbound, now_ms, pack_outbound
 from server.store.errors import StoreUnavailable
 from server.store.players.accounts import AccountStore
-from server.store.tables.commit_args import Write
+from server.store.tables.commit_args import CommitStatus, Write
 from server.store.tables.parts import (
     CONFIG_PART,
     DEAL_PART,
@@ -26,7 +26,7 @@ from server.store.tables.parts import (
     stored_state,
     to_parts,
 )
-from server.store.tables.store import CommitStatus, TableStore
+from server.store.tables.store import TableStore
 from server.table import events as ev
 from server.table.errors import TableError
 from server.table.machine import Transition, step
