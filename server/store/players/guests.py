@@ -23,7 +23,7 @@ import redis.asyncio
 
 from server.store.client.replies import as_int, as_str
 from server.store.keys import ALL_ADDRESSES, DEFAULT_KEYS, Keys, address_field
-from server.store.lua.archive import CLOSE_GUEST, GUEST_ADMIT, GUEST_TOUCH
+from server.store.lua.guests import CLOSE_GUEST, GUEST_ADMIT, GUEST_TOUCH
 from server.store.tables.store import DEFAULT_LEDGER_MAXLEN
 
 MINUTE_MS = 60_000

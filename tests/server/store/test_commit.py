@@ -468,7 +468,7 @@ async def test_player_names_are_checked_before_they_become_keys(store: TableStor
 
 def test_the_steps_lay_out_what_the_script_reads() -> None:
     """The commit's keys and arguments in the order of the ``COMMIT`` script's header
-    (server/store/lua/tables.py): every key in the table's slot, 8 arguments per entry
+    (server/store/lua/tables/commit.lua): every key in the table's slot, 8 arguments per entry
     with its transfer (an id for chips from or to an account, the packed delivery for
     chips to one), 2 for the game logs (one entry, named by the first one's transfer);
     and its reply read back."""

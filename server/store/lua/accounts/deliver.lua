@@ -1,0 +1,2 @@
+--#include accounts/_deliver
+return deliver(KEYS, ARGV)
