@@ -30,9 +30,9 @@ import functools
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from server.host.applying import Applier, Stored
 from server.host.fanout import FanOut, Subscriber
@@ -158,14 +158,15 @@ class TableHost:
         """Events waiting for their turn at the table (applied together, next)."""
         return self.applier.queued
 
-    async def submit(
+    def submit(
         self,
         event: Event,
         reply: Callable[[Transition], None] | None = None,
         request: MoneyRequest | None = None,
-    ) -> Transition:
-        """Apply ``event``: stored, then sent (:meth:`Applier.submit`)."""
-        return await self.applier.submit(event, reply, request)
+    ) -> Coroutine[Any, Any, Transition]:
+        """Apply ``event``: stored, then sent (:meth:`Applier.submit`, whose coroutine
+        this is: the hot path of every request, so no coroutine of its own)."""
+        return self.applier.submit(event, reply, request)
 
     async def recover_transfers(self) -> Recovered | None:
         """Finish what the table has under way, now (None if the table is not hosted)."""
