@@ -118,7 +118,7 @@ class Node:
 
 
 async def holders(client: redis.asyncio.Redis, tables: list[str]) -> dict[str, str]:
-    found = await TableStore(client).lease_holders(tables)
+    found = await TableStore(client).leases.holders(tables)
     return {t: node_name(h[1]) for t, h in zip(tables, found, strict=True) if h is not None}
 
 

@@ -26,6 +26,7 @@ from bench.procs.topology import LocalSentinel
 from server.store.client.batching import Replication
 from server.store.client.connection import close_client, redis_client
 from server.store.errors import Unreplicated
+from server.store.tables.commit_args import Write
 from server.store.tables.store import TableStore
 
 SEQUENTIAL = 400
@@ -36,17 +37,19 @@ PART = b"x" * 300
 
 async def _commits(store: TableStore, table: str, count: int) -> float:
     """Seconds for ``count`` commits of ``table``, one after another."""
-    token = await store.acquire_lease(table, "bench", 600_000)
+    token = await store.leases.acquire(table, "bench", 600_000)
     assert token is not None
     start = time.perf_counter()
     for v in range(count):
-        result = await store.commit(
-            table,
-            token=token,
-            expected_version=v,
-            new_version=v + 1,
-            state={"h": PART},
-            events=[(v + 1, b"e" * 120)],
+        result = await store.commits.write(
+            Write(
+                table,
+                token=token,
+                expected_version=v,
+                new_version=v + 1,
+                parts={"h": PART},
+                events=[(v + 1, b"e" * 120)],
+            )
         )
         assert result.ok, result
     return time.perf_counter() - start
@@ -99,7 +102,7 @@ async def _pause(topology: LocalSentinel) -> None:
     try:
         store = TableStore(client, replication=Replication(1, 1000))
         table = "failover"
-        token = await store.acquire_lease(table, "bench", 600_000)
+        token = await store.leases.acquire(table, "bench", 600_000)
         assert token is not None
         version = 0
         last_ok = time.monotonic()
@@ -107,12 +110,14 @@ async def _pause(topology: LocalSentinel) -> None:
         errors = 0
         while True:
             try:
-                result = await store.commit(
-                    table,
-                    token=token,
-                    expected_version=version,
-                    new_version=version + 1,
-                    state={"h": PART},
+                result = await store.commits.write(
+                    Write(
+                        table,
+                        token=token,
+                        expected_version=version,
+                        new_version=version + 1,
+                        parts={"h": PART},
+                    )
                 )
             except (RedisError, OSError, Unreplicated):
                 errors += 1

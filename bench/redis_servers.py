@@ -24,6 +24,7 @@ from pathlib import Path
 from redis.exceptions import ResponseError
 
 from server.store.embedded.process import EmbeddedRedis
+from server.store.tables.commit_args import Write
 from server.store.tables.store import TableStore
 from server.table.ledger import Kind, LedgerEntry, Pot
 
@@ -50,19 +51,21 @@ def candidates() -> list[str]:
 
 async def _table(store: TableStore, n: int) -> None:
     table = f"t{n}"
-    token = await store.acquire_lease(table, "bench", 600_000)
+    token = await store.leases.acquire(table, "bench", 600_000)
     assert token is not None
     for v in range(COMMITS):
         entries = [LedgerEntry(f"{table}:{v}", Kind.BET, f"p{n}", 10, Pot.TABLE, Pot.HELD)]
         events = [(v + 1, b"e" * 120)]
-        result = await store.commit(
-            table,
-            token=token,
-            expected_version=v,
-            new_version=v + 1,
-            state={"h": PART, f"p{v % 6}": PART},
-            entries=entries,
-            events=events,
+        result = await store.commits.write(
+            Write(
+                table,
+                token=token,
+                expected_version=v,
+                new_version=v + 1,
+                parts={"h": PART, f"p{v % 6}": PART},
+                entries=entries,
+                events=events,
+            )
         )
         assert result.ok, result
 

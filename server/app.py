@@ -41,7 +41,7 @@ from server.config import Settings
 from server.gateway import Gateway, gateway_options
 from server.gateway.revocations import RevocationListener
 from server.gateway.wsconn import GatewayConnection
-from server.host import TableHost
+from server.host import Hooks, TableHost
 from server.host.lease_keeper import LeaseKeeper
 from server.metrics import Metrics
 from server.seating import Seating
@@ -178,7 +178,7 @@ class App:
             self.redis, replication=replication, lease_client=self.lease_redis
         )
         accounts = AccountStore(self.redis)
-        self.leases = LeaseKeeper(store, self.owner, s.lease_ms)
+        self.leases = LeaseKeeper(store.leases, self.owner, s.lease_ms)
         self.leases.start()
         options = gateway_options(s, token_secret(s))
         if self.archive is not None:
@@ -228,10 +228,12 @@ class App:
                 self.owner,
                 accounts=accounts,
                 lease_ms=s.lease_ms,
-                on_commit=self._committed,
-                on_ready=self._table_ready,
-                on_lost=self._table_lost,
-                on_stored=cluster.on_stored(config.table_id) if cluster else None,
+                hooks=Hooks(
+                    on_commit=self._committed,
+                    on_ready=self._table_ready,
+                    on_lost=self._table_lost,
+                    on_stored=cluster.on_stored(config.table_id) if cluster else None,
+                ),
                 leases=self.leases,
                 seating=self.seating,
                 placement=cluster.membership if cluster else None,

@@ -55,6 +55,7 @@ from server.logs import setup_logging
 from server.store.audit.check import audit
 from server.store.client.connection import close_client, redis_client
 from server.store.embedded.process import EmbeddedRedis, EmbeddedRedisError
+from server.store.errors import StoreUnavailable
 from server.store.migrate import layout
 from server.store.nodes.shared import ClusterStore
 from server.store.players.accounts import AccountStore
@@ -347,6 +348,7 @@ _FAILURES: tuple[type[Exception], ...] = (
     ValueError,
     OSError,
     RedisError,
+    StoreUnavailable,
     EmbeddedRedisError,
     NotTheServers,
     *DATABASE_ERRORS,
@@ -360,7 +362,7 @@ async def _nodes(settings: Settings) -> int:
         live = await cluster.live_nodes()
         info = await cluster.node_info(live.instances)
         table_ids = [t.table_id for t in load_tables(settings.tables_file)]
-        holders = await TableStore(client).lease_holders(table_ids)
+        holders = await TableStore(client).leases.holders(table_ids)
         placed = assign(table_ids, live.instances)
         held = {t: h[1] for t, h in zip(table_ids, holders, strict=True) if h is not None}
         print("node\tinstance\turl\ttables held\tregistration left (ms)")

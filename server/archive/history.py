@@ -35,7 +35,7 @@ async def history_page(
     size = want if table_id is None else L.MAX_HISTORY_PAGE
     at = cursor
     while len(found) < want:
-        page = await tables.history(player, at, size)
+        page = await tables.history.page(player, at, size)
         for ordinal, blob in page.items:
             oldest = ordinal
             if table_id is None or record_table(blob) == table_id:

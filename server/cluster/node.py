@@ -250,7 +250,7 @@ class Cluster:
         """Wait until another live node holds each of ``table_ids``; False after ``seconds``."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            found = await self.membership.tables.lease_holders(table_ids)
+            found = await self.membership.tables.leases.holders(table_ids)
             if all(h is not None and h[1] != self.instance for h in found):
                 return True
             await asyncio.sleep(0.02)

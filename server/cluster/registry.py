@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from redis.exceptions import RedisError
 
 from server.cluster.placement import assign
+from server.store.errors import StoreUnavailable
 from server.store.nodes.shared import ClusterStore, LiveNodes
 from server.store.tables.store import TableStore
 from server.tasks import cancel_and_wait
@@ -171,7 +172,7 @@ class Membership:
         try:
             await self._read_holders(live)
             await self._write_counts()
-        except (RedisError, OSError) as exc:
+        except (RedisError, OSError, StoreUnavailable) as exc:
             log.warning("holders and watcher counts not read or written (%s)", exc)
 
     def _place(self, instances: list[str]) -> None:
@@ -187,7 +188,7 @@ class Membership:
             self.on_changed(came, gone)
 
     async def _read_holders(self, live: LiveNodes) -> None:
-        found = await self.tables.lease_holders(self.table_ids)
+        found = await self.tables.leases.holders(self.table_ids)
         self.holders = {t: h[1] for t, h in zip(self.table_ids, found, strict=True) if h}
 
     # --- what others may read --------------------------------------------------------

@@ -33,6 +33,7 @@ from server.gateway.session import Close
 from server.host import TableHost, TableNotWritable, TableUnavailable, now_ms
 from server.rules import bonus as bonus_rules
 from server.seating import Seating
+from server.store.errors import StoreUnavailable
 from server.table import events as ev
 from server.table.errors import TableError
 from server.table.state import Phase
@@ -246,7 +247,7 @@ class Presence:
             if last_seq is not None:
                 try:
                     frames = await host.missed(conn, last_seq)
-                except (RedisError, OSError) as exc:
+                except (RedisError, OSError, StoreUnavailable) as exc:
                     # The replay buffer is out of reach: a snapshot (from memory) is
                     # always a valid answer, and the connection carries on.
                     log.warning("table %s: events since %d unread (%s)", table_id, last_seq, exc)
@@ -359,7 +360,7 @@ class Presence:
                 await host.submit(event)
             except TableUnavailable:
                 return Settled.NOT_HERE
-            except (RedisError, OSError, TableNotWritable) as exc:
+            except (RedisError, OSError, StoreUnavailable, TableNotWritable) as exc:
                 raise NotSettled(table_id, player, exc) from exc
             except TableError as exc:
                 if exc.code is ErrorCode.INTERNAL:

@@ -2,22 +2,24 @@
 
 - :mod:`~server.host.lease_keeper`: the table's lease through its life cycle (acquire, renew,
   lose, release) and the :class:`LeaseKeeper` that renews every lease of the process;
-- :mod:`~server.host.applying`: the commit path (an event applied, stored, answered,
-  sent; the events that wait for a busy table stored together), with money requests
-  applied at most once (:mod:`~server.host.submissions`: what a request is, and what
-  becomes of it);
+- :mod:`~server.host.applying`: the commit path, an :class:`Applier` (an event applied,
+  handed to the store as one change, answered, sent; the events that wait for a busy
+  table stored together), with money requests applied at most once
+  (:mod:`~server.host.submissions`: what a request is, and what becomes of it);
+- :mod:`~server.host.recovery`: the transfers a table left under way, finished;
 - :mod:`~server.host.fanout`: the connections at the table, the frames each receives,
   and replay;
-- :mod:`~server.host.host`: :class:`TableHost`, which ties them to the table's timer.
+- :mod:`~server.host.host`: :class:`TableHost`, which holds one of each and ties them to
+  the table's timer, and its :class:`Hooks`.
 """
 
-from server.host.applying import stored_state
 from server.host.fanout import Subscriber, encode_outbound, frame_for, pack_outbound, pick_frame
-from server.host.host import TableHost, now_ms
+from server.host.host import Hooks, TableHost, now_ms
 from server.host.lease_keeper import LeaseKeeper
 from server.host.submissions import MoneyRequest, TableNotWritable, TableUnavailable
 
 __all__ = [
+    "Hooks",
     "LeaseKeeper",
     "MoneyRequest",
     "Subscriber",
@@ -29,5 +31,4 @@ __all__ = [
     "now_ms",
     "pack_outbound",
     "pick_frame",
-    "stored_state",
 ]

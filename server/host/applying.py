@@ -3,9 +3,10 @@
 Under the host's lock, ``step`` computes the change; the store commits it (state,
 ledger entries, events, game logs) in one atomic operation checked against the lease's
 fencing token and the state's version; only then is the requester answered and are the
-events sent (docs/DESIGN.md, "The commit: one Lua script"). The store keeps the state
-in parts, and a commit writes only the parts that differ from the state last stored (a
-bet writes one seat and the header, not the whole table).
+events sent (docs/DESIGN.md, "The commit: one Lua script"). The host hands the store
+each change as one :class:`~server.store.tables.store.Change`; the store keeps the
+state in parts, and writes only the parts that differ from those it last stored (a bet
+writes one seat and the header, not the whole table).
 
 A money request (:class:`MoneyRequest`) is applied at most once: a repeat is answered
 as the first time, from the record its commit stored. A commit whose reply was lost
@@ -31,8 +32,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from redis.exceptions import RedisError
-
 from protocol.errors import ErrorCode
 from server.gamelog import pack_record
 from server.host.fanout import FanOut, Frames, encode_outbound, pack_outbound
@@ -46,18 +45,11 @@ from server.host.submissions import (
     own_copy,
     rid_reused,
 )
-from server.store.errors import Unreplicated, WritesRefused
+from server.store.chips.records import ClientRequest, RequestRecord
+from server.store.errors import StoreError, StoreUnavailable, Unreplicated, WritesRefused
 from server.store.players.accounts import AccountStore
-from server.store.tables.parts import stored_state as stored_state  # noqa: PLC0414 (re-exported)
-from server.store.tables.parts import to_parts
-from server.store.tables.store import (
-    ClientRequest,
-    CommitResult,
-    CommitStatus,
-    RequestRecord,
-    StoreError,
-    TableStore,
-)
+from server.store.tables.commit_args import CommitResult, CommitStatus
+from server.store.tables.store import Change, TableStore
 from server.table.errors import TableError
 from server.table.events import Event, Void
 from server.table.machine import Transition, next_wakeup, step
@@ -65,35 +57,66 @@ from server.table.state import TableState
 
 log = logging.getLogger(__name__)
 
+Stored = Callable[[TableState | None, Transition, list[tuple[int, Frames]]], None]
+"""A hook told each change stored: the state before it, the change, and its events'
+frames, once they went to this process's subscribers (see :class:`Applier`)."""
 
-class CommitPath:
-    """How a table host changes its table: :meth:`submit` and what it takes.
 
-    The host (:class:`~server.host.host.TableHost`) sets the attributes declared here.
+class Applier:
+    """How a table host changes its table: :meth:`submit` and what it takes, holding
+    the table's ``state`` (as last stored or loaded, with a changed config stepped in)
+    and its ``lock`` (the recovery's too).
+
+    ``moved(before, after)`` is told each change of :attr:`state`; ``recover()`` wakes
+    the table's recovery (a transfer may be left under way); ``wake`` wakes the host's
+    timer, which sets :attr:`waiting_for`, the wake-up time it waits for. ``on_commit``
+    and ``on_stored``: see :class:`~server.host.host.Hooks`.
     """
 
-    table_id: str
-    store: TableStore
-    accounts: AccountStore
-    lease: TableLease
-    clock: Callable[[], int]
-    on_commit: Callable[[Transition, float], None] | None
-    subscribers: FanOut
-    # Called with the state before, the change stored and its events' frames, once they
-    # went to this process's subscribers: the other nodes' share of them (server/cluster).
-    on_stored: Callable[[TableState | None, Transition, list[tuple[int, Frames]]], None] | None
-    state: TableState | None  # as last stored (or loaded), with a changed config stepped in
-    # What the table's stored parts hold: each commit writes only the parts of its
-    # state that differ from it (to_parts). ``state`` may differ from it by settings
-    # from the tables file not yet stored. None: no parts are known (a new table,
-    # or one stored whole), so the next commit writes every part.
-    _stored: TableState | None
-    _lock: asyncio.Lock
-    _queue: list[Queued]  # events waiting for the lock, applied together by the first
-    _leading: asyncio.Task[None] | None  # the group being applied, if any
-    _wake: asyncio.Event  # wakes the host's timer
-    _waiting_for: int | None  # the wake-up time the timer waits for
-    _recover: asyncio.Event  # wakes the table's recovery: a transfer was left under way
+    def __init__(
+        self,
+        table_id: str,
+        store: TableStore,
+        accounts: AccountStore,
+        lease: TableLease,
+        subscribers: FanOut,
+        *,
+        lock: asyncio.Lock,
+        clock: Callable[[], int],
+        on_commit: Callable[[Transition, float], None] | None,
+        on_stored: Stored | None,
+        moved: Callable[[TableState | None, TableState | None], None],
+        recover: Callable[[], None],
+        wake: asyncio.Event,
+    ) -> None:
+        self.table_id = table_id
+        self.store = store
+        self.accounts = accounts
+        self.lease = lease
+        self.subscribers = subscribers
+        self.clock = clock
+        self.on_commit = on_commit
+        self.on_stored = on_stored
+        self._moved = moved
+        self._recover = recover
+        self._wake = wake
+        self.waiting_for: int | None = None
+        """The wake-up time the host's timer waits for."""
+        self.lock = lock
+        """Held while an event is applied: hold it to read state and events consistently."""
+        self._state: TableState | None = None
+        self._queue: list[Queued] = []  # events waiting for the lock, applied together
+        self._leading: asyncio.Task[None] | None = None  # the group being applied, if any
+
+    @property
+    def state(self) -> TableState | None:
+        """The table's state as last stored (None until loaded)."""
+        return self._state
+
+    @state.setter
+    def state(self, new: TableState | None) -> None:
+        before, self._state = self._state, new
+        self._moved(before, new)
 
     @property
     def queued(self) -> int:
@@ -129,7 +152,7 @@ class CommitPath:
             raise ValueError("a money request is answered by its own callback")
         if request is None:
             return await self._submit_queued(Queued(event, reply))
-        async with self._lock:
+        async with self.lock:
             if not self.lease.ready or self.state is None:
                 raise TableUnavailable(self.table_id)
             started = time.perf_counter()
@@ -146,7 +169,7 @@ class CommitPath:
             except Exception as exc:
                 await self._void(exc, event)
             if transition.state is not self.state:
-                if not await self._commit(transition, request):
+                if not await self.commit(transition, request):
                     return Transition(state=self.state)  # a repeat: nothing changed
             else:
                 # Nothing to store (cashing out an empty table balance), so nothing
@@ -163,14 +186,14 @@ class CommitPath:
         requests to finish, the table held until they have."""
         self._queue.append(item)
         try:
-            await self._lock.acquire()
+            await self.lock.acquire()
         except BaseException:
             # Cancelled while waiting: not applied, unless a group took it already.
             if any(queued is item for queued in self._queue):
                 self._queue = [queued for queued in self._queue if queued is not item]
             raise
         if item.transition is not None or item.error is not None:
-            self._lock.release()  # a group took it: nothing left to do here
+            self.lock.release()  # a group took it: nothing left to do here
         else:
             lead = asyncio.get_running_loop().create_task(self._lead())
             self._leading = lead  # a reference while it runs
@@ -186,14 +209,14 @@ class CommitPath:
         A commit made now would wait for the pipeline in flight: the events are stepped
         at the last moment instead, with every one that came meanwhile."""
         try:
-            turn = self.store.commit_turn()
+            turn = self.store.turn()
             if turn is not None:
                 await turn
             group, self._queue = self._queue, []
             await self._apply_group(group)
         finally:
             self._leading = None
-            self._lock.release()
+            self.lock.release()
 
     async def _apply_group(self, group: list[Queued]) -> None:
         """Step each event of ``group`` in turn on the state the one before left, then
@@ -263,13 +286,13 @@ class CommitPath:
                 entries=tuple(e for t in changes for e in t.entries),
                 logs=tuple(g for t in changes for g in t.logs),
             )
-        await self._commit(merged, group=stepped)
+        await self.commit(merged, group=stepped)
 
     async def _void(self, exc: Exception, event: Event) -> NoReturn:
         """A fault of the state machine on ``event``: the round in play is voided (the
         void stored and sent), and the request fails."""
         log.exception("table %s: state machine fault on %r", self.table_id, event, exc_info=exc)
-        await self._commit(self._void_after_fault(exc))
+        await self.commit(self._void_after_fault(exc))
         raise TableError(
             ErrorCode.INTERNAL, "server fault: the round was voided and bets returned"
         ) from exc
@@ -281,7 +304,7 @@ class CommitPath:
         except TableError:
             raise TableError(ErrorCode.INTERNAL, "server fault; nothing changed") from exc
 
-    async def _commit(
+    async def commit(
         self,
         t: Transition,
         request: MoneyRequest | None = None,
@@ -295,25 +318,23 @@ class CommitPath:
         token = self.lease.token
         assert token is not None
         frames = [encode_outbound(o) for o in t.events]
-        packed = [(o.seq, pack_outbound(f)) for o, f in zip(t.events, frames, strict=True)]
-        parts = to_parts(t.state, self._stored)
         carried = None
         if request is not None:
             carried = ClientRequest(
                 request.player, request.key, request.fingerprint, request.memo(t)
             )
+        change = Change(
+            self.table_id,
+            token,
+            self.state.version,
+            t.state,
+            [(o.seq, pack_outbound(f)) for o, f in zip(t.events, frames, strict=True)],
+            t.entries,
+            [(player, pack_record(record)) for player, record in t.logs],
+            carried,
+        )
         try:
-            result = await self.store.commit(
-                self.table_id,
-                token=token,
-                expected_version=self.state.version,
-                new_version=t.state.version,
-                state=parts,
-                entries=t.entries,
-                events=packed,
-                logs=[(player, pack_record(record)) for player, record in t.logs],
-                request=carried,
-            )
+            result = await self.store.commit(change)
         except Unreplicated:
             self._unreplicated()
         except WritesRefused:
@@ -321,13 +342,13 @@ class CommitPath:
             # it was, still ours, and the request may be tried again. A transfer an
             # account opened for it (on another node of a cluster, which may have taken
             # it) is the recovery's to close.
-            self._recover.set()
+            self._recover()
             raise TableNotWritable(self.table_id) from None
-        except (RedisError, OSError):
+        except StoreUnavailable:
             # The reply was lost: was the change stored? Answering "failed" for a stored
             # change would let a retry move the chips twice. Ask Redis (if it answers).
-            self._recover.set()  # whatever it was, a transfer may be half done
-            if not await self._stored_is(t.state):
+            self._recover()  # whatever it was, a transfer may be half done
+            if not await self.store.holds(change):
                 raise  # not stored: nothing happened, a retry is safe
             if self.store.replication is not None:
                 self._unreplicated()  # stored, but is it on a replica? Unknown.
@@ -337,10 +358,10 @@ class CommitPath:
             await self._refused(result, request)  # raises, unless the request was a repeat
             return False
         if result is not None and result.pending:
-            self._recover.set()
+            self._recover()
         before = self.state
-        self.state = self._stored = t.state
-        if next_wakeup(t.state) != self._waiting_for:
+        self.state = t.state
+        if next_wakeup(t.state) != self.waiting_for:
             # Only when the time to wait for changed: most changes (a bet) leave the
             # deadline as it was, and waking the timer for nothing costs a task switch.
             self._wake.set()
@@ -356,7 +377,9 @@ class CommitPath:
                     # known yet. Retrying is safe (a repeat), and finishes it.
                     raise TableUnavailable(self.table_id)
                 else:  # the commit's reply was lost: its record has the balance
-                    record = await self.store.request(self.table_id, request.player, request.key)
+                    record = await self.store.requests.record(
+                        self.table_id, request.player, request.key
+                    )
                     if record is None:
                         raise StoreError("a stored request has no record")
                     account = await self._recorded_balance(request, record)
@@ -412,11 +435,11 @@ class CommitPath:
     async def _repeated(self, request: MoneyRequest) -> bool:
         """Whether ``request`` was applied already (then it is answered as then); raises
         ``rid_reused`` if its rid was claimed by another request, here or elsewhere."""
-        record = await self.store.request(self.table_id, request.player, request.key)
+        record = await self.store.requests.record(self.table_id, request.player, request.key)
         if record is not None:
             await self._answer_repeat(request, record)
             return True
-        claimed = await self.store.claimed(request.player, request.key)
+        claimed = await self.store.transfers.claimed(request.player, request.key)
         if claimed is not None and claimed[0] != request.fingerprint:
             raise rid_reused(request)
         return False
@@ -433,17 +456,9 @@ class CommitPath:
         if record.account is not None:
             return record.account
         if record.payout:
-            paid = await self.store.paid_balance(self.table_id, request.player, record.payout)
+            paid = await self.store.transfers.paid_balance(
+                self.table_id, request.player, record.payout
+            )
             if paid is not None:
                 return paid
         return await self.accounts.balance(request.player) or 0
-
-    async def _stored_is(self, state: TableState) -> bool:
-        """Whether the table in Redis is ``state``, written under this host's token."""
-        stored = await self.store.load(self.table_id)
-        if stored is None or stored.version != state.version or stored.token != self.lease.token:
-            return False
-        try:
-            return stored_state(stored) == state
-        except ValueError:
-            return False  # unreadable: not this state, whatever it is

@@ -24,7 +24,7 @@ from typing import Protocol
 import msgpack
 
 from protocol.codec import encode
-from server.store.tables.store import TableStore
+from server.store.tables.replay import Replay
 from server.table.state import TableState
 from server.table.views import Outbound, snapshot
 
@@ -215,23 +215,21 @@ class FanOut:
 
     # --- replay --------------------------------------------------------------------
 
-    async def missed(self, store: TableStore, sub: Subscriber, last_seq: int) -> list[bytes] | None:
+    async def missed(self, replay: Replay, sub: Subscriber, last_seq: int) -> list[bytes] | None:
         """The frames ``sub`` missed after ``last_seq``, or None when a snapshot is needed."""
-        stored = await store.events_since(self.table_id, last_seq)
+        stored = await replay.events_since(self.table_id, last_seq)
         if stored is None:
             return None
         return [frame_for(blob, sub.player_id) for _, blob in stored]
 
-    async def catch_up(
-        self, store: TableStore, state: TableState, clock: Callable[[], int]
-    ) -> None:
+    async def catch_up(self, replay: Replay, state: TableState, clock: Callable[[], int]) -> None:
         """Bring every subscriber to ``state`` (the table as just loaded): the events
         stored after the last one each was sent, or a snapshot of ``state`` each if
         the replay buffer no longer reaches back that far."""
         behind = self.behind()
         if behind is None or behind >= state.seq:
             return
-        stored = await store.events_since(self.table_id, behind)
+        stored = await replay.events_since(self.table_id, behind)
         for sub, record in list(self._subscribers.items()):
             if record.last >= state.seq:
                 continue

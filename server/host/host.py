@@ -26,25 +26,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
-from typing import Protocol
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from redis.exceptions import RedisError
-
-from server.host.applying import CommitPath, stored_state
-from server.host.fanout import FanOut, Frames, Subscriber
+from server.host.applying import Applier, Stored
+from server.host.fanout import FanOut, Subscriber
 from server.host.lease_keeper import LeaseKeeper, TableLease
 from server.host.recovery import Recovery
-from server.host.submissions import TableNotWritable, TableUnavailable
+from server.host.submissions import MoneyRequest, TableNotWritable, TableUnavailable
 from server.seating import Seating
+from server.store.chips.transfers import Recovered
+from server.store.errors import StoreUnavailable
 from server.store.players.accounts import AccountStore
-from server.store.tables.parts import is_current
 from server.store.tables.store import TableStore
 from server.table.errors import TableError
-from server.table.events import ChangeConfig, TakeOver, Tick
+from server.table.events import ChangeConfig, Event, TakeOver, Tick
 from server.table.machine import Transition, next_wakeup, step
 from server.table.state import TableConfig, TableState, evolve, new_table
 from server.tasks import cancel_and_wait
@@ -70,8 +71,24 @@ class Placement(Protocol):
         """``table_id`` was just given up because the placement wants it elsewhere."""
 
 
-class TableHost(CommitPath, Recovery):
-    """One table hosted by this process. See the module docstring."""
+@dataclass(frozen=True, slots=True)
+class Hooks:
+    """What the shell around a table host (the gateway, the cluster) is told, each
+    optional. ``on_commit(t, seconds)``: each change applied, and how long it took.
+    ``on_stored(before, t, frames)``: each change stored, once its events went to this
+    process's subscribers (:data:`~server.host.applying.Stored`). ``on_ready(host)``
+    and ``on_lost(host)``: see the module docstring."""
+
+    on_commit: Callable[[Transition, float], None] | None = None
+    on_stored: Stored | None = None
+    on_ready: Callable[[TableHost], Awaitable[None]] | None = None
+    on_lost: Callable[[TableHost], None] | None = None
+
+
+class TableHost:
+    """One table hosted by this process (see the module docstring), in parts: its
+    ``lease``, its ``applier`` (the commit path, which holds the state and the lock),
+    its ``recovery`` of transfers, and its ``subscribers``."""
 
     def __init__(
         self,
@@ -83,11 +100,7 @@ class TableHost(CommitPath, Recovery):
         seating: Seating[TableHost],
         lease_ms: int = 5_000,
         clock: Callable[[], int] = now_ms,
-        on_commit: Callable[[Transition, float], None] | None = None,
-        on_ready: Callable[[TableHost], Awaitable[None]] | None = None,
-        on_lost: Callable[[TableHost], None] | None = None,
-        on_stored: Callable[[TableState | None, Transition, list[tuple[int, Frames]]], None]
-        | None = None,
+        hooks: Hooks = Hooks(),
         leases: LeaseKeeper | None = None,
         placement: Placement | None = None,
     ) -> None:
@@ -95,45 +108,69 @@ class TableHost(CommitPath, Recovery):
         answered with. ``seating`` is the process's index of who sits where (one for
         every host and the gateway), kept up to date with :attr:`state`. ``leases``
         renews the lease with the other tables of the process; without one, the host
-        runs a keeper of its own. ``on_stored`` is told each change stored, after its
-        events went to this process's subscribers. ``placement``: see the module
-        docstring; without one, the host always wants the table."""
+        runs a keeper of its own. ``placement``: see the module docstring; without one,
+        the host always wants the table."""
         self.config = config
         self.table_id = config.table_id
         self.store = store
-        self.accounts = accounts
         self.owner = owner
+        self.seating = seating
         self.lease_ms = lease_ms
         self.clock = clock
-        self.on_commit = on_commit
-        self.on_ready = on_ready
-        self.on_lost = on_lost
-        self.on_stored = on_stored
+        self.hooks = hooks
         self.placement = placement
-        self.seating = seating
-        self._state: TableState | None = None
-        self._stored = None
         self.subscribers = FanOut(self.table_id)
-        self._lock = asyncio.Lock()
-        self._queue = []
-        self._leading = None
         self._wake = asyncio.Event()
         self._placed = asyncio.Event()  # the placement changed: is the table wanted here?
-        self._recover = asyncio.Event()
-        self._waiting_for = None
         self._task: asyncio.Task[None] | None = None
         # Lost: the timer wakes up to see that the table is no longer ready here.
-        self.lease = TableLease(store, self.table_id, owner, lease_ms, leases, self._wake.set)
+        self.lease = TableLease(
+            store.leases, self.table_id, owner, lease_ms, leases, self._wake.set
+        )
+        lock = asyncio.Lock()
+        self.recovery = Recovery(self.table_id, store.transfers, store.leftovers, self.lease, lock)
+        self.applier = Applier(
+            self.table_id,
+            store,
+            accounts,
+            self.lease,
+            self.subscribers,
+            lock=lock,
+            clock=clock,
+            on_commit=hooks.on_commit,
+            on_stored=hooks.on_stored,
+            moved=functools.partial(seating.moved, self),
+            recover=self.recovery.due.set,
+            wake=self._wake,
+        )
 
     @property
     def state(self) -> TableState | None:
         """The table's state as last stored (None until loaded)."""
-        return self._state
+        return self.applier.state
 
     @state.setter
     def state(self, new: TableState | None) -> None:
-        before, self._state = self._state, new
-        self.seating.moved(self, before, new)
+        self.applier.state = new
+
+    @property
+    def queued(self) -> int:
+        """Events waiting for their turn at the table (applied together, next)."""
+        return self.applier.queued
+
+    def submit(
+        self,
+        event: Event,
+        reply: Callable[[Transition], None] | None = None,
+        request: MoneyRequest | None = None,
+    ) -> Coroutine[Any, Any, Transition]:
+        """Apply ``event``: stored, then sent (:meth:`Applier.submit`, whose coroutine
+        this is: the hot path of every request, so no coroutine of its own)."""
+        return self.applier.submit(event, reply, request)
+
+    async def recover_transfers(self) -> Recovered | None:
+        """Finish what the table has under way, now (None if the table is not hosted)."""
+        return await self.recovery.now()
 
     @property
     def token(self) -> int | None:
@@ -152,7 +189,7 @@ class TableHost(CommitPath, Recovery):
         """Stop hosting: wait for the write in progress, then give the lease up."""
         task, self._task = self._task, None
         if task is not None:
-            async with self._lock:  # an in-flight commit finishes first
+            async with self.lock:  # an in-flight commit finishes first
                 task.cancel()
             await cancel_and_wait(task)  # waits for it, and cancels again if it must
         held = self.state is not None
@@ -172,17 +209,18 @@ class TableHost(CommitPath, Recovery):
     def _released(self) -> None:
         """No longer held here: forget the state (it is another process's to change
         now, and the seats index must not count it) and say so."""
-        self.state, self._stored = None, None
-        if self.on_lost is not None:
+        self.state = None
+        self.store.forget(self.table_id)
+        if self.hooks.on_lost is not None:
             try:
-                self.on_lost(self)
+                self.hooks.on_lost(self)
             except Exception:
                 log.exception("table %s: on-lost hook failed", self.table_id)
 
     @property
     def lock(self) -> asyncio.Lock:
         """Held while an event is applied: hold it to read state and events consistently."""
-        return self._lock
+        return self.applier.lock
 
     @property
     def ready(self) -> bool:
@@ -208,7 +246,7 @@ class TableHost(CommitPath, Recovery):
             # Under the lock: a request being applied finishes first, the next ones find
             # the table gone from here (and are sent to its new holder).
             held = self.state is not None
-            async with self._lock:
+            async with self.lock:
                 await self.lease.give_up()
             if held:
                 self._released()
@@ -230,19 +268,15 @@ class TableHost(CommitPath, Recovery):
         token, acquired = await self.lease.acquire(self._wanted, self._placed)
         # Renewed from now: loading may take longer than the lease under load.
         self.lease.took(token, acquired)
-        stored = await self.store.load(self.table_id)
-        if stored is None:
-            self.state, self._stored = new_table(self.config), None
-        else:
-            self.state = stored_state(stored)
-            # Parts in an older format (or none: stored whole) are written anew, every
-            # one, by the next commit.
-            self._stored = self.state if is_current(stored) else None
+        # The store knows the parts stored from then on: the next commit writes only
+        # those that differ (every one if stored in an older format, or whole).
+        loaded = await self.store.load_state(self.table_id)
+        self.state = new_table(self.config) if loaded is None else loaded.state
         if (self.state.pending_config or self.state.config) != self.config:
             self._change_config()
         if self.subscribers:
-            await self.subscribers.catch_up(self.store, self.state, self.clock)
-        if stored is not None and stored.token != previous:
+            await self.subscribers.catch_up(self.store.replay, self.state, self.clock)
+        if loaded is not None and loaded.token != previous:
             await self._take_over()
         if not self.lease.set_ready():
             # Lost while loading, renewals notwithstanding: take it again.
@@ -264,10 +298,10 @@ class TableHost(CommitPath, Recovery):
         last (its lease lost and taken again, its connections still here) is not told.
         """
         assert self.state is not None
-        async with self._lock:
+        async with self.lock:
             t = step(self.state, TakeOver(), self.clock())
             if t.state is not self.state:
-                await self._commit(t)
+                await self.applier.commit(t)
 
     def _change_config(self) -> None:
         """The tables file changed since this table was stored: the machine applies its
@@ -301,7 +335,7 @@ class TableHost(CommitPath, Recovery):
         announce = asyncio.create_task(self._announce_ready())
         # Transfers a previous holder (or this one) left half done are finished first,
         # beside the timer (docs/DESIGN.md, "Keys ready for Redis Cluster").
-        recovery = asyncio.create_task(self._recovery_loop(), name=f"recover-{self.table_id}")
+        recovery = asyncio.create_task(self.recovery.run(), name=f"recover-{self.table_id}")
         try:
             # Until the lease is lost, or a commit found the table changed under us.
             while self.lease.ready:
@@ -325,10 +359,10 @@ class TableHost(CommitPath, Recovery):
 
     async def _announce_ready(self) -> None:
         """Run the ``on_ready`` hook once per taking of the table; its failure is logged."""
-        if self.on_ready is None:
+        if self.hooks.on_ready is None:
             return
         try:
-            await self.on_ready(self)
+            await self.hooks.on_ready(self)
         except Exception:
             log.exception("table %s: on-ready hook failed", self.table_id)
 
@@ -337,7 +371,7 @@ class TableHost(CommitPath, Recovery):
     async def _timer_step(self) -> None:
         assert self.state is not None
         wake = next_wakeup(self.state)
-        self._waiting_for = wake
+        self.applier.waiting_for = wake
         timeout = None if wake is None else max(0.0, (wake - self.clock()) / 1000)
         self._wake.clear()
         if self._hand_over_now():
@@ -364,7 +398,7 @@ class TableHost(CommitPath, Recovery):
                 # spin the loop: the deadline stays past, so wait before trying again.
                 log.warning("table %s: tick refused: %s", self.table_id, exc)
                 await asyncio.sleep(_FAULT_RETRY_S)
-            except (RedisError, OSError) as exc:
+            except StoreUnavailable as exc:
                 # Not stored, so nothing happened: the deadline is still past and the
                 # next step tries again (a commit stored but unanswered is caught by
                 # the version check, and the table is reloaded).
@@ -384,4 +418,4 @@ class TableHost(CommitPath, Recovery):
 
     async def missed(self, sub: Subscriber, last_seq: int) -> list[bytes] | None:
         """The frames ``sub`` missed after ``last_seq``, or None when a snapshot is needed."""
-        return await self.subscribers.missed(self.store, sub, last_seq)
+        return await self.subscribers.missed(self.store.replay, sub, last_seq)

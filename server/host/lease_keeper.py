@@ -23,7 +23,7 @@ busy Redis) let every lease expire; and a lease taken long before it was handed 
 keeper waited a whole cycle. Now the cycles keep their cadence (the next is due
 ``lease_ms / 3`` after the oldest renewal, not after the cycle's end), a lease handed
 over is renewed at once if it is due, every chunk goes at once, and the renewals have
-their own pipeline (``TableStore.renew_leases``), queued behind no commit. And a
+their own pipeline (``TableStore.leases``), queued behind no commit. And a
 renewal that comes late anyway keeps a lease nobody took since (the store's renewal
 script checks the table's fencing counter): a saturated process no longer loses, and
 takes again, tables that nobody else wanted.
@@ -39,9 +39,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from redis.exceptions import RedisError
-
-from server.store.tables.store import TableStore
+from server.store.errors import StoreUnavailable
+from server.store.tables.leases import Leases
 from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
@@ -83,8 +82,8 @@ class LeaseKeeper:
     and been taken). ``on_lost`` is then called once, from the keeper's task.
     """
 
-    def __init__(self, store: TableStore, owner: str, lease_ms: int) -> None:
-        self.store = store
+    def __init__(self, leases: Leases, owner: str, lease_ms: int) -> None:
+        self.leases = leases
         self.owner = owner
         self.lease_ms = lease_ms
         self._held: dict[str, _Held] = {}
@@ -198,10 +197,10 @@ class LeaseKeeper:
     async def _renew(self, chunk: list[tuple[str, _Held]]) -> None:
         sent = time.monotonic()
         try:
-            ours = await self.store.renew_leases(
+            ours = await self.leases.renew_many(
                 self.owner, [(table_id, h.token) for table_id, h in chunk], self.lease_ms
             )
-        except (RedisError, OSError) as exc:
+        except StoreUnavailable as exc:
             # Redis unreachable for a moment (a restart, a failover): a lease may still
             # be ours when it is back, so keep trying while it can last. Commits are
             # fenced, so acting meanwhile is safe.
@@ -238,7 +237,7 @@ class TableLease:
 
     def __init__(
         self,
-        store: TableStore,
+        leases: Leases,
         table_id: str,
         owner: str,
         lease_ms: int,
@@ -248,7 +247,7 @@ class TableLease:
         """``keeper`` renews the lease with the other tables of the process; without
         one, the lease runs a keeper of its own. ``on_lost`` is called each time the
         lease is lost, once the table is no longer ready."""
-        self.store = store
+        self.leases = leases
         self.table_id = table_id
         self.owner = owner
         self.lease_ms = lease_ms
@@ -259,7 +258,7 @@ class TableLease:
         self._ready = asyncio.Event()
         self._on_lost = on_lost
         self._own_keeper = keeper is None
-        self.keeper = keeper or LeaseKeeper(store, owner, lease_ms)
+        self.keeper = keeper or LeaseKeeper(leases, owner, lease_ms)
 
     @property
     def ready(self) -> bool:
@@ -295,11 +294,11 @@ class TableLease:
             pause = self.lease_ms / 4000
             if wanted is None or wanted():
                 acquired = time.monotonic()
-                token = await self.store.acquire_lease(self.table_id, self.owner, self.lease_ms)
+                token = await self.leases.acquire(self.table_id, self.owner, self.lease_ms)
                 if token is not None:
                     return token, acquired
                 if wanted is not None:
-                    left_ms = await self.store.lease_ttl_ms(self.table_id)
+                    left_ms = await self.leases.ttl_ms(self.table_id)
                     # -2: released meanwhile, try again at once (but never spin).
                     pause = min(pause, max(left_ms, 0) / 1000 + _AFTER_EXPIRY_S)
             elif wake is not None:
@@ -364,4 +363,4 @@ class TableLease:
     async def _release(self) -> None:
         if self.token is not None:
             with contextlib.suppress(Exception):
-                await self.store.release_lease(self.table_id, self.owner, self.token)
+                await self.leases.release(self.table_id, self.owner, self.token)

@@ -2,7 +2,7 @@
 
 Chips between the table and an account cross in steps (:mod:`server.store.chips.transfers`);
 a crash, or a Redis error, between two of them leaves the table's slot saying what is
-under way. The holder finishes it (:meth:`~server.store.chips.transfers.TransferCalls.recover`):
+under way. The holder finishes it (:meth:`~server.store.chips.transfers.Transfers.recover`):
 when it takes the table, as soon as one of its own steps failed, and about every
 :data:`SWEEP_S` in any case. It does so under the table's lock, so that none of its
 own commits is between its steps meanwhile (docs/DESIGN.md, "Keys ready for Redis
@@ -17,11 +17,10 @@ import logging
 import random
 import time
 
-from redis.exceptions import RedisError
-
 from server.host.lease_keeper import TableLease
-from server.store.chips.transfers import Recovered
-from server.store.tables.store import TableStore
+from server.store.chips.transfers import Recovered, Transfers
+from server.store.errors import StoreUnavailable
+from server.store.tables.leftovers import Leftovers
 
 log = logging.getLogger(__name__)
 
@@ -35,33 +34,43 @@ after its first look, within it)."""
 
 
 class Recovery:
-    """The recovery of :class:`~server.host.host.TableHost`, which sets the attributes
-    declared here."""
+    """The recovery of one table's transfers by its host: through ``transfers``, while
+    ``lease`` is ready, under the table's ``lock``; woken by ``leftovers``."""
 
-    table_id: str
-    store: TableStore
-    lease: TableLease
-    _lock: asyncio.Lock
-    _recover: asyncio.Event  # set when a step of this table's transfers failed
+    def __init__(
+        self,
+        table_id: str,
+        transfers: Transfers,
+        leftovers: Leftovers,
+        lease: TableLease,
+        lock: asyncio.Lock,
+    ) -> None:
+        self.table_id = table_id
+        self.transfers = transfers
+        self.leftovers = leftovers
+        self.lease = lease
+        self.lock = lock
+        self.due = asyncio.Event()
+        """Set when a step of this table's transfers failed: recovered at once."""
 
-    async def recover_transfers(self) -> Recovered | None:
+    async def now(self) -> Recovered | None:
         """Finish what the table has under way, now (None if the table is not hosted)."""
-        async with self._lock:
+        async with self.lock:
             if not self.lease.ready:
                 return None
-            return await self.store.recover(self.table_id)
+            return await self.transfers.recover(self.table_id)
 
-    async def _recovery_loop(self) -> None:
+    async def run(self) -> None:
         """Recover at once, then whenever a step failed, and every :data:`SWEEP_S`,
         while the table is hosted here.
 
-        A step that fails in the store wakes it (``on_leftovers``): with thousands of
+        A step that fails in the store wakes it (``Leftovers.watch``): with thousands of
         tables, each holder asking the store every few seconds was a timer a table."""
-        self.store.on_leftovers(self.table_id, self._recover.set)
+        self.leftovers.watch(self.table_id, self.due.set)
         try:
             await self._recover_while_ready()
         finally:
-            self.store.on_leftovers(self.table_id, self._recover.set, on=False)
+            self.leftovers.watch(self.table_id, self.due.set, on=False)
 
     async def _recover_while_ready(self) -> None:
         # A process takes its tables together at start-up: sweeping each every SWEEP_S
@@ -73,27 +82,27 @@ class Recovery:
         swept = float("-inf")  # the first look is at once (a table taken over)
         every = random.uniform(0.0, SWEEP_S)  # until the second sweep
         while self.lease.ready:
-            due = self._recover.is_set() or self.store.has_leftovers(self.table_id)
+            due = self.due.is_set() or self.leftovers.take(self.table_id)
             if due or time.monotonic() - swept >= every:
-                self._recover.clear()
+                self.due.clear()
                 try:
                     # A sweep first asks whether anything is under way (one command,
                     # no lock): 1,667 tables each reading and parsing their transfers
                     # under the lock every minute were a twentieth of a node's CPU.
                     done = None
-                    if due or await self.store.has_pending(self.table_id):
-                        done = await self.recover_transfers()
+                    if due or await self.transfers.has_pending(self.table_id):
+                        done = await self.now()
                     failed = done is not None and done.failed > 0
-                except (RedisError, OSError) as exc:
+                except StoreUnavailable as exc:
                     log.warning("table %s: transfers not recovered (%s)", self.table_id, exc)
                     failed = True
                 if swept != float("-inf"):
                     every = random.uniform(SWEEP_S / 2, 3 * SWEEP_S / 2)
                 swept = time.monotonic()
                 if failed:
-                    self._recover.set()
+                    self.due.set()
                     await asyncio.sleep(CHECK_S)
                     continue
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(max(0.0, swept + every - time.monotonic())):
-                    await self._recover.wait()
+                    await self.due.wait()

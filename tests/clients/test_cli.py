@@ -18,6 +18,7 @@ from clients.core import Client
 from protocol.structs import RoundRecord
 from server.app import App
 from server.gamelog import pack_record, unpack_records
+from server.store.tables.commit_args import Write
 from server.store.tables.store import TableStore
 from tests.clients.helpers import run_client
 from tests.helpers import until, url
@@ -142,18 +143,18 @@ async def _log_records(
 ) -> None:
     """Log ``records`` in ``player``'s history, through a commit of a table of their own."""
     store = TableStore(redis_client)
-    token = await store.acquire_lease("later", "test", 10_000)
+    token = await store.leases.acquire("later", "test", 10_000)
     assert token is not None
     logs = [(player, pack_record(r)) for r in records]
-    result = await store.commit(
-        "later", token=token, expected_version=0, new_version=1, state={"h": b"s"}, logs=logs
+    result = await store.commits.write(
+        Write("later", token=token, expected_version=0, new_version=1, parts={"h": b"s"}, logs=logs)
     )
     assert result.ok
 
 
 async def _played_record(redis_client: redis.asyncio.Redis, player: str) -> RoundRecord:
     """The player's newest record."""
-    page = await TableStore(redis_client).history(player, None, 1)
+    page = await TableStore(redis_client).history.page(player, None, 1)
     [played] = unpack_records([blob for _, blob in page.items], None).rounds
     return played
 

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import redis.asyncio
-from redis.exceptions import ConnectionError as RedisConnectionError
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -47,8 +46,11 @@ from protocol.messages import (
 )
 from protocol.structs import TableSeq, Welcome
 from server.store.audit.check import AuditReport, audit
+from server.store.chips.records import RequestRecord
+from server.store.errors import StoreUnavailable
+from server.store.tables.commit_args import CommitResult, Write
 from server.store.tables.parts import stored_state
-from server.store.tables.store import CommitResult, RequestRecord, TableStore
+from server.store.tables.store import Change, TableStore
 from tests.helpers import TIMEOUT, until
 
 T = TypeVar("T")
@@ -525,64 +527,73 @@ async def audit_report(client: redis.asyncio.Redis) -> AuditReport:
     return await audit(client, lambda stored: stored_state(stored).money())
 
 
-class LostReplies(TableStore):
-    """The real store, but the next commit's reply is lost on the way back (the change
-    is stored, then the connection fails), as a network cut can do."""
+class LostReplies:
+    """The real ``store``, but the next commit's reply is lost on the way back (the
+    change is stored, then the connection fails), as a network cut can do."""
 
-    lose_next = False
-    also_the_record = False  # then the read of the request's record fails too
-    _failing_record = False
+    def __init__(self, store: TableStore) -> None:
+        self.lose_next = False
+        self.also_the_record = False  # then the read of the request's record fails too
+        self._failing_record = False
+        commit, record = store.commit, store.requests.record
 
-    async def commit(self, table_id: str, **kwargs: Any) -> CommitResult:
-        result = await super().commit(table_id, **kwargs)
-        if self.lose_next:
-            self.lose_next = False
-            self._failing_record, self.also_the_record = self.also_the_record, False
-            raise RedisConnectionError("connection lost after the write")
-        return result
+        async def lossy_commit(change: Change) -> CommitResult:
+            result = await commit(change)
+            if self.lose_next:
+                self.lose_next = False
+                self._failing_record, self.also_the_record = self.also_the_record, False
+                raise StoreUnavailable("connection lost after the write")
+            return result
 
-    async def request(self, table_id: str, player: str, rid: str) -> RequestRecord | None:
-        if self._failing_record:
-            self._failing_record = False
-            raise RedisConnectionError("connection lost reading the record")
-        return await super().request(table_id, player, rid)
+        async def lossy_record(table_id: str, player: str, rid: str) -> RequestRecord | None:
+            if self._failing_record:
+                self._failing_record = False
+                raise StoreUnavailable("connection lost reading the record")
+            return await record(table_id, player, rid)
+
+        store.commit = lossy_commit  # type: ignore[method-assign]
+        store.requests.record = lossy_record  # type: ignore[method-assign]
 
 
-class RecordedParts(TableStore):
-    """The real store, keeping the parts of the state each commit gave."""
+class RecordedParts:
+    """The real ``store``, keeping the parts of the state each commit wrote."""
 
-    def __init__(self, client: redis.asyncio.Redis) -> None:
-        super().__init__(client)
+    def __init__(self, store: TableStore) -> None:
         self.written: list[set[str]] = []
+        write = store.commits.write
 
-    async def commit(self, table_id: str, **kwargs: Any) -> CommitResult:
-        self.written.append(set(kwargs["state"]))
-        return await super().commit(table_id, **kwargs)
+        async def recorded(w: Write) -> CommitResult:
+            self.written.append(set(w.parts))
+            return await write(w)
+
+        store.commits.write = recorded  # type: ignore[method-assign]
 
 
-class GatedCommits(TableStore):
-    """The real store, but a commit waits at :attr:`gate` (once :attr:`closed`) before
-    it is sent, and :attr:`fail_next` makes the next commit fail before it is sent, as
-    a connection lost on the way out does (nothing stored)."""
+class GatedCommits:
+    """The real ``store``, but a commit waits at :attr:`gate` (once :attr:`closed`)
+    before it is sent, and :attr:`fail_next` makes the next commit fail before it is
+    sent, as a connection lost on the way out does (nothing stored)."""
 
-    def __init__(self, client: redis.asyncio.Redis) -> None:
-        super().__init__(client)
+    def __init__(self, store: TableStore) -> None:
         self.gate = asyncio.Event()
         self.gate.set()
         self.waiting = 0  # commits waiting at the gate
         self.fail_next = False
+        commit = store.commit
 
-    async def commit(self, table_id: str, **kwargs: Any) -> CommitResult:
-        if not self.gate.is_set():
-            self.waiting += 1
-            try:
-                await self.gate.wait()
-            finally:
-                self.waiting -= 1
-        if self.fail_next:
-            self.fail_next = False
-            raise RedisConnectionError("connection lost before the write")
-        return await super().commit(table_id, **kwargs)
+        async def gated(change: Change) -> CommitResult:
+            if not self.gate.is_set():
+                self.waiting += 1
+                try:
+                    await self.gate.wait()
+                finally:
+                    self.waiting -= 1
+            if self.fail_next:
+                self.fail_next = False
+                raise StoreUnavailable("connection lost before the write")
+            return await commit(change)
+
+        store.commit = gated  # type: ignore[method-assign]
 
 
 def counting_gets(pool: Any) -> list[int]:

@@ -362,7 +362,7 @@ async def test_a_player_who_never_comes_back_after_a_sigkill_is_away_then_stood_
         stood_up_at = now_ms()
         assert stood_up_at >= seat.disconnected_at + grace_ms
         assert stood_up_at < seat.disconnected_at + betting_ms
-        history = await TableStore(redis_client).history(ghost)
+        history = await TableStore(redis_client).history.page(ghost)
         assert len(history.items) == 1  # the round it was dealt into was settled
         assert seat_status(back, "k", 0) == "playing"
         stored = await TableStore(redis_client).load("k")

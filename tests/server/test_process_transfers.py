@@ -99,7 +99,7 @@ async def test_sigkill_mid_transfer_then_the_next_server_finishes_it(
         await server.started()
 
         async def finished() -> bool:
-            return not await store.pending("k")
+            return not await store.transfers.pending("k")
 
         await until(finished, 20, "the next server to finish the transfers")
         assert "in transit: 0 " in audited(redis_url)

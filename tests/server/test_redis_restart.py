@@ -64,9 +64,9 @@ async def everything(client: redis.asyncio.Redis, players: list[str]) -> dict[st
     }
     for table_id in await tables.table_ids():
         found[f"table {table_id}"] = await tables.load(table_id)
-        found[f"events {table_id}"] = await tables.events_since(table_id, 0)
+        found[f"events {table_id}"] = await tables.replay.events_since(table_id, 0)
     for p in players:
-        found[f"history {p}"] = (await tables.history(p)).items
+        found[f"history {p}"] = (await tables.history.page(p)).items
     return found
 
 

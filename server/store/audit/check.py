@@ -50,10 +50,11 @@ from server.store.chips.ledgers import sources
 from server.store.chips.records import Delivery, Incoming, read_delivery, read_incoming
 from server.store.chips.transfers import OPEN, RECEIVED, VOID
 from server.store.client.replies import as_int, as_str
+from server.store.errors import require_bytes_client
 from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.lua.accounts import ACCOUNT_SNAPSHOT
 from server.store.lua.tables import TABLE_SNAPSHOT
-from server.store.tables.store import StoredTable, require_bytes_client, stored_table
+from server.store.tables.store import StoredTable, stored_table
 from server.table.ledger import Pot
 
 __all__ = ["PASSES", "ArchivedLedger", "AuditReport", "TableMoney", "audit"]

@@ -136,7 +136,8 @@ class RequestRecord:
 
 def read_record(table_id: str, fields: Sequence[object]) -> RequestRecord | None:
     """The record in ``fields`` (fingerprint, memo, account, payout, version as the
-    scripts and :meth:`RequestCalls.request` read them), or None without a fingerprint."""
+    scripts and :meth:`~server.store.tables.applied.Requests.record` read them), or
+    None without a fingerprint."""
     fingerprint, memo, account, payout, version = fields
     if fingerprint is None or fingerprint is False:
         return None

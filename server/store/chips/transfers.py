@@ -23,7 +23,7 @@ holds the table can finish it:
 
 Until both sides are done, the chips are *in transit*: the audit counts a transfer
 from the table's record and the account's marker (:mod:`server.store.audit.check`).
-:meth:`TransferCalls.recover` finishes every transfer a table has under way, in the
+:meth:`Transfers.recover` finishes every transfer a table has under way, in the
 same steps; the table's holder runs it when it takes the table and whenever a step
 failed (:mod:`server.host.recovery`).
 """
@@ -38,8 +38,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis.asyncio
-from redis.commands.core import AsyncScript
-from redis.exceptions import RedisError
 
 from server.store.chips.records import (
     ClientRequest,
@@ -52,8 +50,17 @@ from server.store.chips.records import (
 from server.store.client.batching import ScriptBatcher
 from server.store.client.connection import is_cluster
 from server.store.client.replies import as_bytes, as_int, as_str
+from server.store.errors import StoreUnavailable, store_call
 from server.store.keys import REQUEST_TTL_MS, TRANSFER_TTL_MS, Keys
-from server.store.lua.accounts import LOG_WINDOW
+from server.store.lua.accounts import (
+    CLAIM,
+    DELIVER,
+    DELIVER_MANY,
+    LOG_WINDOW,
+    REFUND,
+    SETTLE,
+)
+from server.store.lua.tables import TRANSFERS_FORGET, TRANSFERS_VOID
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +96,7 @@ class Pending:
 
 @dataclass(slots=True)
 class Recovered:
-    """What :meth:`TransferCalls.recover` did: transfers delivered, settled, refunded,
+    """What :meth:`Transfers.recover` did: transfers delivered, settled, refunded,
     and how many steps failed (left for the next time)."""
 
     delivered: int = 0
@@ -110,27 +117,40 @@ def _made(item: Delivery) -> tuple[int, int]:
         return 0, 0
 
 
-class TransferCalls:
-    """The transfer methods of :class:`~server.store.tables.store.TableStore`, which sets the
-    client, the key names, the batcher and the scripts declared here."""
+class Transfers:
+    """The chips between tables and accounts (``store.transfers`` of a
+    :class:`~server.store.tables.store.TableStore`): the steps of the module docstring
+    but the commit's own. Script calls share the commits' ``batch``.
+    ``ledger_maxlen``: approximate bound of an account's ledger stream; ``log_cap``:
+    game logs kept per player. Raises :class:`~server.store.errors.StoreUnavailable`
+    where Redis failed."""
 
-    redis: redis.asyncio.Redis
-    keys: Keys
-    ledger_maxlen: int
-    log_cap: int
-    _batch: ScriptBatcher
-    _open: AsyncScript
-    _void: AsyncScript
-    _forget: AsyncScript
-    _claim: AsyncScript
-    _refund: AsyncScript
-    _settle: AsyncScript
-    _deliver: AsyncScript
-    _deliver_many: AsyncScript
+    def __init__(
+        self,
+        client: redis.asyncio.Redis,
+        keys: Keys,
+        batch: ScriptBatcher,
+        *,
+        ledger_maxlen: int,
+        log_cap: int,
+    ) -> None:
+        self.redis = client
+        self.keys = keys
+        self.ledger_maxlen = ledger_maxlen
+        self.log_cap = log_cap
+        self._batch = batch
+        self._void = client.register_script(TRANSFERS_VOID)
+        self._forget = client.register_script(TRANSFERS_FORGET)
+        self._claim = client.register_script(CLAIM)
+        self._refund = client.register_script(REFUND)
+        self._settle = client.register_script(SETTLE)
+        self._deliver = client.register_script(DELIVER)
+        self._deliver_many = client.register_script(DELIVER_MANY)
 
     # --- the table's side ------------------------------------------------------------
 
-    async def void_transfers(self, table_id: str, ids: Sequence[str]) -> dict[str, str]:
+    @store_call
+    async def void(self, table_id: str, ids: Sequence[str]) -> dict[str, str]:
         """Make the open transfers among ``ids`` void (no commit takes them after this);
         each one's state before (``''``: unknown to the table)."""
         if not ids:
@@ -138,7 +158,8 @@ class TransferCalls:
         raw = await self._batch.call(self._void, [self.keys.transfers_in(table_id)], list(ids))
         return {i: as_str(r).split(":", 1)[0] for i, r in zip(ids, raw, strict=True)}
 
-    async def forget_transfers(
+    @store_call
+    async def forget(
         self,
         table_id: str,
         incoming: Iterable[str] = (),
@@ -158,11 +179,13 @@ class TransferCalls:
         k = self.keys
         return [k.transfers_in(table_id), k.transfers_out(table_id), k.logs_out(table_id)]
 
+    @store_call
     async def has_pending(self, table_id: str) -> bool:
         """Whether the table has anything under way at all: one command, where
         :meth:`pending` reads and parses it all."""
         return bool(await self.redis.exists(*self._under_way(table_id)))
 
+    @store_call
     async def pending(self, table_id: str) -> Pending:
         """What the table has under way (read in one pipeline)."""
         k = self.keys
@@ -183,6 +206,7 @@ class TransferCalls:
 
     # --- the account's side ----------------------------------------------------------
 
+    @store_call
     async def claim(
         self,
         table_id: str,
@@ -216,11 +240,13 @@ class TransferCalls:
         needed = as_int(reply[2]) if status == "INSUFFICIENT" else 0
         return Claim(status, as_int(reply[1]), needed)
 
+    @store_call
     async def claimed(self, player: str, rid: str) -> tuple[bytes, str] | None:
         """``(fingerprint, table id)`` of ``player``'s claimed request ``rid``, if any."""
         f, t = await self.redis.hmget(self.keys.claim(player, rid), ["f", "t"])
         return None if f is None else (as_bytes(f), as_str(t or b""))
 
+    @store_call
     async def refund(self, table_id: str, transfer: Incoming) -> str:
         """Give back a void transfer's chips (or refuse it for good if never reserved);
         what the account's marker said before."""
@@ -231,11 +257,13 @@ class TransferCalls:
         reply = await self._batch.call(self._refund, keys, [*args, TRANSFER_TTL_MS])
         return as_str(reply[0])
 
+    @store_call
     async def settle(self, transfer: Incoming) -> str:
         """End a transfer the table received; what the account's marker said before."""
         key = self.keys.account_transfer(transfer.player, transfer.transfer_id)
         return as_str(await self._batch.call(self._settle, [key], [TRANSFER_TTL_MS]))
 
+    @store_call
     async def deliver(self, table_id: str, player: str, items: Sequence[Delivery]) -> list[int]:
         """Apply ``items`` (all ``player``'s) to the account, each once: the balance
         after each item that moves chips (0 for a log)."""
@@ -248,6 +276,7 @@ class TransferCalls:
             await self.redis.sadd(self.keys.accounts(), player)
         return [as_int(b) for b in await call]
 
+    @store_call
     async def deliver_all(
         self, table_id: str, by_player: Mapping[str, Sequence[Delivery]]
     ) -> dict[str, list[int] | Exception]:
@@ -302,6 +331,7 @@ class TransferCalls:
             args += [d.transfer_id, d.kind, d.amount, d.key, d.record]
         return keys, args
 
+    @store_call
     async def paid_balance(self, table_id: str, player: str, transfer_id: str) -> int | None:
         """``player``'s balance right after the table's transfer ``transfer_id`` paid
         them: as the account recorded it, or by delivering it now if it is still on its
@@ -316,16 +346,17 @@ class TransferCalls:
 
     # --- whole transfers -------------------------------------------------------------
 
+    @store_call
     async def abort(self, table_id: str, incoming: Sequence[Incoming]) -> None:
         """Undo transfers from accounts that a commit did not take: void first, then
         refund (or settle, if the table did receive one after all), then forget."""
         if not incoming:
             return
-        states = await self.void_transfers(table_id, [t.transfer_id for t in incoming])
+        states = await self.void(table_id, [t.transfer_id for t in incoming])
         await asyncio.gather(
             *(self._finish_incoming(table_id, t, states[t.transfer_id]) for t in incoming)
         )
-        await self.forget_transfers(table_id, incoming=[t.transfer_id for t in incoming])
+        await self.forget(table_id, incoming=[t.transfer_id for t in incoming])
 
     async def _finish_incoming(self, table_id: str, transfer: Incoming, state: str) -> None:
         if state == RECEIVED:
@@ -334,6 +365,7 @@ class TransferCalls:
             await self.refund(table_id, transfer)
         # '': the table never recorded it, so no account reserved it either.
 
+    @store_call
     async def finish(
         self,
         table_id: str,
@@ -356,13 +388,14 @@ class TransferCalls:
             if isinstance(failure, Exception):
                 raise failure
         done = [*deliveries, *delivered]
-        await self.forget_transfers(
+        await self.forget(
             table_id,
             incoming=[t.transfer_id for t in received],
             out=[d.transfer_id for d in done if not d.is_log],
             logs=log_entries,
         )
 
+    @store_call
     async def recover(self, table_id: str) -> Recovered:
         """Finish every transfer the table has under way (see the module docstring).
 
@@ -386,7 +419,7 @@ class TransferCalls:
         async def deliver(player: str, items: list[Delivery]) -> None:
             try:
                 await self.deliver(table_id, player, items)
-            except (RedisError, OSError) as exc:
+            except StoreUnavailable as exc:
                 done.failed += len(items)
                 done.errors.append(f"delivering to {player}: {exc}")
                 return
@@ -396,13 +429,13 @@ class TransferCalls:
 
         opened = [i for i, (state, _) in found.incoming.items() if state == OPEN]
         states = {i: state for i, (state, _) in found.incoming.items()}
-        states.update(await self.void_transfers(table_id, opened))
+        states.update(await self.void(table_id, opened))
 
         async def finish_incoming(transfer: Incoming) -> None:
             state = states[transfer.transfer_id]
             try:
                 await self._finish_incoming(table_id, transfer, state)
-            except (RedisError, OSError) as exc:
+            except StoreUnavailable as exc:
                 done.failed += 1
                 done.errors.append(f"transfer {transfer.transfer_id} of {transfer.player}: {exc}")
                 return
@@ -419,7 +452,7 @@ class TransferCalls:
         forget_logs = [
             name for name, ids in found.log_entries.items() if logs_delivered.issuperset(ids)
         ]
-        await self.forget_transfers(table_id, forget_in, forget_out, forget_logs)
+        await self.forget(table_id, forget_in, forget_out, forget_logs)
         if done.delivered or done.settled or done.refunded or done.failed:
             log.info(
                 "table %s: transfers recovered: %d delivered, %d settled, %d refunded, %d left",

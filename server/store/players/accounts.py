@@ -22,9 +22,11 @@ import redis.asyncio
 
 from server.auth.tokens import check_player
 from server.store.client.replies import as_int, as_str
+from server.store.errors import require_bytes_client
 from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.lua.accounts import CREDIT
-from server.store.tables.store import DEFAULT_LEDGER_MAXLEN, MAX_AMOUNT, require_bytes_client
+from server.store.tables.commit_args import MAX_AMOUNT
+from server.store.tables.store import DEFAULT_LEDGER_MAXLEN
 
 OUTSIDE = "outside"
 """The ledger ``source`` of chips that come into the product (not a table pot)."""

@@ -1,6 +1,6 @@
 """Storing one state change of a table, and the chips it moves to and from accounts.
 
-:meth:`CommitCalls.commit` is the whole of it, in named steps:
+:meth:`Commits.write` is the whole of it, in named steps:
 
 1. *Before* (only for a money request, or chips coming from an account): the table's
    holder opens the transfers from accounts in the table's slot, and each account
@@ -19,43 +19,43 @@
    background.
 
 A crash between two steps leaves the table's slot saying what is under way, and the
-table's next holder finishes it (:meth:`~server.store.chips.transfers.TransferCalls.recover`).
+table's next holder finishes it (:meth:`~server.store.chips.transfers.Transfers.recover`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import logging
 import secrets
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import redis.asyncio
-from redis.commands.core import AsyncScript
 from redis.exceptions import RedisError
 
-from server.store.chips.records import Delivery, now_ms
-from server.store.chips.transfers import TransferCalls
+from server.store.chips.records import ClientRequest, Delivery, now_ms, read_record
+from server.store.chips.transfers import Transfers
 from server.store.client.batching import ScriptBatcher
 from server.store.client.replies import as_int, as_str
-from server.store.errors import StoreError, Unreplicated
+from server.store.errors import StoreError, StoreUnavailable, Unreplicated, store_call
 from server.store.keys import Keys, applied_bucket, consults_previous
-from server.store.tables.applied import ClientRequest, RequestCalls, read_record
+from server.store.lua.tables import COMMIT, TRANSFERS_OPEN
+from server.store.tables.applied import Requests
 from server.store.tables.commit_args import (
     CommitResult,
     CommitStatus,
     Plan,
+    Write,
     check_arguments,
     plan_transfers,
     read_reply,
     script_args,
     script_keys,
 )
-from server.table.ledger import LedgerEntry
+from server.store.tables.leftovers import Leftovers
 
 log = logging.getLogger(__name__)
 
@@ -70,73 +70,58 @@ def new_commit_id() -> str:
     return f"{_ID_PREFIX}{next(_ID_COUNT):x}"
 
 
-class CommitCalls(TransferCalls, RequestCalls):
-    """The commit method of :class:`~server.store.tables.store.TableStore`, which sets the
-    key names, the caps, the batcher and the scripts declared here."""
+class Commits:
+    """The commit path of a :class:`~server.store.tables.store.TableStore` (its
+    ``commits``): each change written in the steps of the module docstring, the
+    transfers' steps by ``transfers``, the script calls sharing ``batch``; a step that
+    fails is told to ``leftovers``.
+    ``events_cap``: commits whose events are kept per table; ``ledger_maxlen``:
+    approximate bound of the ledger streams."""
 
-    redis: redis.asyncio.Redis
-    keys: Keys
-    events_cap: int
-    ledger_maxlen: int
-    _batch: ScriptBatcher
-    _commit: AsyncScript
-    _background: set[asyncio.Task[None]]
-    _leftovers: set[str]
-    _leftover_hooks: dict[str, list[Callable[[], None]]]
-
-    def _left(self, table_id: str) -> None:
-        """A step of ``table_id``'s transfers failed: its holder recovers them (told at
-        once if it asked to be, see :meth:`on_leftovers`)."""
-        self._leftovers.add(table_id)
-        for wake in self._leftover_hooks.get(table_id, ()):
-            wake()
-
-    def on_leftovers(self, table_id: str, wake: Callable[[], None], on: bool = True) -> None:
-        """Call ``wake`` each time a step of ``table_id``'s transfers fails (``on``), or
-        no longer (``on=False``): a holder waits for that instead of asking
-        :meth:`has_leftovers` again and again."""
-        hooks = self._leftover_hooks.setdefault(table_id, [])
-        if on:
-            hooks.append(wake)
-        else:
-            with contextlib.suppress(ValueError):
-                hooks.remove(wake)
-            if not hooks:
-                del self._leftover_hooks[table_id]
-
-    def has_leftovers(self, table_id: str) -> bool:
-        """Whether a step of the table's transfers failed since the last call (then its
-        holder recovers them): the answer is True once per failure."""
-        if table_id in self._leftovers:
-            self._leftovers.discard(table_id)
-            return True
-        return False
-
-    async def commit(
+    def __init__(
         self,
-        table_id: str,
+        client: redis.asyncio.Redis,
+        keys: Keys,
+        batch: ScriptBatcher,
+        transfers: Transfers,
+        requests: Requests,
+        leftovers: Leftovers,
         *,
-        token: int,
-        expected_version: int,
-        new_version: int,
-        state: Mapping[str, bytes],
-        entries: Sequence[LedgerEntry] = (),
-        events: Sequence[tuple[int, bytes]] = (),
-        logs: Sequence[tuple[str, bytes]] = (),
-        publish_channel: str | None = None,
-        request: ClientRequest | None = None,
-        commit_id: str | None = None,
-    ) -> CommitResult:
+        events_cap: int,
+        ledger_maxlen: int,
+    ) -> None:
+        self.redis = client
+        self.keys = keys
+        self.transfers = transfers
+        self.requests = requests
+        self.leftovers = leftovers
+        self.caps = (events_cap, ledger_maxlen)
+        self._batch = batch
+        self._commit = client.register_script(COMMIT)
+        self._open = client.register_script(TRANSFERS_OPEN)
+        # Steps after a commit that nobody waits for (settling, forgetting).
+        self._background: set[asyncio.Task[None]] = set()
+
+    async def drain(self, within: float = 10.0) -> None:
+        """Wait (at most ``within`` seconds) for the steps running in the background."""
+        if self._background:
+            done, _ = await asyncio.wait(set(self._background), timeout=within)
+            for task in done:  # a step stopped by anything but Redis: seen, not reraised
+                if not task.cancelled():
+                    task.exception()
+
+    @store_call
+    async def write(self, w: Write) -> CommitResult:
         """Store one state change atomically, or nothing; move its chips to and from
         accounts in the steps of the module docstring.
 
-        ``state``: the parts of the new state that differ from those stored (at
+        ``w.parts``: the parts of the new state that differ from those stored (at
         least one; a name is any non-empty text), written over them: the stored
         parts then add up to the new state. The first commit over a table stored
         whole (:attr:`~server.store.tables.store.StoredTable.whole`) gives every part: it
         deletes the whole.
 
-        ``commit_id`` names this commit; None draws a new one, so each call is a
+        ``w.commit_id`` names this commit; None draws a new one, so each call is a
         commit of its own. A commit made again with the same id and token (its reply
         was lost) is DUPLICATE, and makes every step after it again, each changing
         nothing the first time did.
@@ -158,6 +143,8 @@ class CommitCalls(TransferCalls, RequestCalls):
         the player's capped game log.
 
         Raises ``ValueError`` for arguments that break this contract,
+        :class:`~server.store.errors.StoreUnavailable` where Redis failed (a
+        :class:`~server.store.errors.WritesRefused` if it refused the write),
         :class:`~server.store.errors.StoreError` if the event numbers do not follow
         the stored ones, and :class:`~server.store.errors.Unreplicated` (its ``reply``
         the OK or DUPLICATE result) if the store waits for replicas and none
@@ -166,13 +153,14 @@ class CommitCalls(TransferCalls, RequestCalls):
         next holder). A Redis error after the commit was stored is not raised: the
         result says ``pending``.
         """
-        check_arguments(expected_version, new_version, state, entries, events, logs, request)
-        commit_id = commit_id if commit_id is not None else new_commit_id()
-        plan = plan_transfers(table_id, new_version, token, commit_id, entries, logs, request)
+        check_arguments(w)
+        commit_id = w.commit_id if w.commit_id is not None else new_commit_id()
+        plan = plan_transfers(w, commit_id)
+        request = w.request
         balances: dict[str, int] = {}
         duplicate = False
         if request is not None or plan.incoming:
-            before = await self._before(table_id, token, new_version, commit_id, plan, request)
+            before = await self._before(w, commit_id, plan)
             if isinstance(before, CommitResult):
                 if before.status is not CommitStatus.DUPLICATE:
                     return before
@@ -183,47 +171,27 @@ class CommitCalls(TransferCalls, RequestCalls):
         # the commit pays the requester out: the account's marker will know it then).
         account = balances.get(request.player) if request and not plan.payout else None
         if duplicate:
-            result = CommitResult(CommitStatus.DUPLICATE, stored_version=new_version)
+            result = CommitResult(CommitStatus.DUPLICATE, stored_version=w.new_version)
         else:
-            result = await self._store_change(
-                table_id,
-                token=token,
-                expected_version=expected_version,
-                new_version=new_version,
-                state=state,
-                entries=entries,
-                plan=plan,
-                events=events,
-                request=request,
-                account=account,
-                publish_channel=publish_channel,
-                commit_id=commit_id,
-            )
+            result = await self._store_change(w, commit_id, plan, account)
             if not result.ok:
-                await self._abort_quietly(table_id, plan)
+                await self._abort_quietly(w.table_id, plan)
                 return result
         if request is None and not (plan.incoming or plan.out or plan.logs):
             # Nothing for the accounts (a bet, a hand set): no step after the commit,
             # no task in the background, which were a fifth of a bet's time in the store.
             return result
-        return await self._after(table_id, plan, result, request, balances)
+        return await self._after(w.table_id, plan, result, request, balances)
 
     # --- 1. before ------------------------------------------------------------------
 
-    async def _before(
-        self,
-        table_id: str,
-        token: int,
-        new_version: int,
-        commit_id: str,
-        plan: Plan,
-        request: ClientRequest | None,
-    ) -> CommitResult | dict[str, int]:
-        """Open and reserve the chips from accounts, and claim ``request``: each
+    async def _before(self, w: Write, commit_id: str, plan: Plan) -> CommitResult | dict[str, int]:
+        """Open and reserve the chips from accounts, and claim ``w.request``: each
         claiming account's balance once done, or the refusal."""
+        table_id, request = w.table_id, w.request
         skip: set[str] = set()
         if plan.incoming:
-            opened = await self._open_all(table_id, token, new_version, commit_id, plan, request)
+            opened = await self._open_all(w, commit_id, plan)
             if isinstance(opened, CommitResult):
                 return opened
             skip = opened
@@ -239,7 +207,7 @@ class CommitCalls(TransferCalls, RequestCalls):
             calls.append(self._claim_all(table_id, player, claimed, mine))
         try:
             claims = await asyncio.gather(*calls)
-        except (RedisError, OSError):
+        except StoreUnavailable:
             await self._abort_quietly(table_id, plan)
             raise
         refusal: CommitResult | None = None
@@ -265,7 +233,7 @@ class CommitCalls(TransferCalls, RequestCalls):
                     and not plan.incoming
                 ):
                     # Claimed before by an attempt that may have been applied here.
-                    record = await self.request(table_id, request.player, request.rid)
+                    record = await self.requests.record(table_id, request.player, request.rid)
                     if record is not None:
                         return CommitResult(CommitStatus.REPEATED, request=record)
         if refusal is not None or finished:
@@ -274,17 +242,10 @@ class CommitCalls(TransferCalls, RequestCalls):
             raise StoreError(f"table {table_id}: a transfer of this commit is finished")
         return refusal if refusal is not None else balances
 
-    async def _open_all(
-        self,
-        table_id: str,
-        token: int,
-        new_version: int,
-        commit_id: str,
-        plan: Plan,
-        request: ClientRequest | None,
-    ) -> CommitResult | set[str]:
+    async def _open_all(self, w: Write, commit_id: str, plan: Plan) -> CommitResult | set[str]:
         """``TRANSFERS_OPEN``: the transfers not opened (their entry is applied), or
         the refusal."""
+        table_id, new_version, request = w.table_id, w.new_version, w.request
         k = self.keys
         bucket = applied_bucket(new_version)
         inbound = k.transfers_in(table_id)
@@ -298,7 +259,7 @@ class CommitCalls(TransferCalls, RequestCalls):
         ]
         ms = now_ms()
         args: list[Any] = [
-            token,
+            w.token,
             "1" if request else "0",
             new_version,
             commit_id,
@@ -325,7 +286,7 @@ class CommitCalls(TransferCalls, RequestCalls):
         ``(status, balance, needed)`` of the last, or of the first refusal."""
         result = ("OK", 0, 0)
         for i, t in enumerate(incoming or [None]):
-            claim = await self.claim(table_id, player, request if i == 0 else None, t)
+            claim = await self.transfers.claim(table_id, player, request if i == 0 else None, t)
             result = (claim.status, claim.balance, claim.needed)
             if claim.status not in ("OK", "MINE"):
                 break
@@ -334,46 +295,31 @@ class CommitCalls(TransferCalls, RequestCalls):
     # --- 2. the commit ----------------------------------------------------------------
 
     async def _store_change(
-        self,
-        table_id: str,
-        *,
-        token: int,
-        expected_version: int,
-        new_version: int,
-        commit_id: str,
-        **kwargs: Any,
+        self, w: Write, commit_id: str, plan: Plan, account: int | None
     ) -> CommitResult:
         """The ``COMMIT`` script; a lost reply is told from the stored table."""
-        plan: Plan = kwargs["plan"]
-        keys = script_keys(self.keys, table_id, new_version, kwargs["request"])
+        table_id = w.table_id
+        keys = script_keys(self.keys, table_id, w.new_version, w.request)
         args = script_args(
-            table_id,
-            token=token,
-            expected_version=expected_version,
-            new_version=new_version,
-            events_cap=self.events_cap,
-            ledger_maxlen=self.ledger_maxlen,
-            commit_id=commit_id,
-            now_ms=now_ms(),
-            **kwargs,
+            w, plan, account=account, caps=self.caps, commit_id=commit_id, now_ms=now_ms()
         )
         try:
             reply = await self._batch.call(self._commit, keys, args, durable=True)
         except Unreplicated as exc:
             result = read_reply(table_id, exc.reply)
             if result.ok:
-                self._left(table_id)
+                self.leftovers.left(table_id)
                 raise Unreplicated(result) from None
             return result  # a refusal wrote nothing
         except (RedisError, OSError):
             # The reply was lost: was the change stored? (If Redis cannot say either,
             # the error stands, and the table's next recovery finishes its transfers.)
-            self._left(table_id)
-            if not await self._is_stored(table_id, token, new_version, commit_id):
+            self.leftovers.left(table_id)
+            if not await self._is_stored(table_id, w.token, w.new_version, commit_id):
                 await self._abort_quietly(table_id, plan)
                 raise
             log.warning("table %s: commit stored, its reply lost", table_id)
-            return CommitResult(CommitStatus.DUPLICATE, stored_version=new_version)
+            return CommitResult(CommitStatus.DUPLICATE, stored_version=w.new_version)
         try:
             return read_reply(table_id, reply)
         except StoreError:
@@ -405,7 +351,7 @@ class CommitCalls(TransferCalls, RequestCalls):
         by_player: dict[str, list[Delivery]] = defaultdict(list)
         for d in [*plan.out, *plan.logs]:
             by_player[d.player].append(d)
-        paid = await self.deliver_all(table_id, by_player)
+        paid = await self.transfers.deliver_all(table_id, by_player)
         delivered: list[Delivery] = []
         for player, items in by_player.items():
             balances = paid[player]
@@ -437,7 +383,7 @@ class CommitCalls(TransferCalls, RequestCalls):
         if request is not None and request.player not in accounts:
             pending = True
         if pending:
-            self._left(table_id)
+            self.leftovers.left(table_id)
         return replace(result, accounts=accounts, pending=pending)
 
     async def _finish_quietly(
@@ -448,17 +394,19 @@ class CommitCalls(TransferCalls, RequestCalls):
         log_entries: Sequence[str],
         left: Sequence[Any],
     ) -> None:
-        await self.finish(table_id, received=taken, delivered=delivered, log_entries=log_entries)
+        await self.transfers.finish(
+            table_id, received=taken, delivered=delivered, log_entries=log_entries
+        )
         if left:
-            await self.abort(table_id, left)
+            await self.transfers.abort(table_id, left)
 
     async def _abort_quietly(self, table_id: str, plan: Plan) -> None:
         """Undo the plan's transfers from accounts; a failure is left to recovery."""
         try:
-            await self.abort(table_id, plan.incoming)
-        except (RedisError, OSError) as exc:
+            await self.transfers.abort(table_id, plan.incoming)
+        except StoreUnavailable as exc:
             log.warning("table %s: transfers not undone (%s); left to recovery", table_id, exc)
-            self._left(table_id)
+            self.leftovers.left(table_id)
 
     def _in_background(self, table_id: str, work: Any) -> None:
         """Run ``work`` (a coroutine) beside the caller; a failure is left to recovery."""
@@ -466,11 +414,11 @@ class CommitCalls(TransferCalls, RequestCalls):
         async def run() -> None:
             try:
                 await work
-            except (RedisError, OSError) as exc:
+            except StoreUnavailable as exc:
                 log.warning(
                     "table %s: transfers not finished (%s); left to recovery", table_id, exc
                 )
-                self._left(table_id)
+                self.leftovers.left(table_id)
 
         task = asyncio.get_running_loop().create_task(run())
         self._background.add(task)

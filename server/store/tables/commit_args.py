@@ -1,6 +1,6 @@
-"""The ``COMMIT`` script's side of a commit: the arguments checked, the transfers a
-change starts or takes planned, the keys and arguments laid out as the script's header
-(:mod:`server.store.lua.tables`) says, and its reply read back."""
+"""The ``COMMIT`` script's side of a commit: a change as written (:class:`Write`)
+checked, the transfers it starts or takes planned, the keys and arguments laid out as
+the script's header (:mod:`server.store.lua.tables`) says, and its reply read back."""
 
 from __future__ import annotations
 
@@ -11,7 +11,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from server.auth.tokens import check_player
-from server.store.chips.records import LOG, Delivery, Incoming, pack_logs
+from server.store.chips.records import (
+    LOG,
+    ClientRequest,
+    Delivery,
+    Incoming,
+    RequestRecord,
+    pack_logs,
+    read_record,
+)
 from server.store.client.replies import as_str
 from server.store.errors import StoreError
 from server.store.keys import (
@@ -22,7 +30,6 @@ from server.store.keys import (
     applied_bucket,
     consults_previous,
 )
-from server.store.tables.applied import ClientRequest, RequestRecord, read_record
 from server.table.ledger import LedgerEntry, Pot
 
 MAX_AMOUNT = 10**15
@@ -46,7 +53,7 @@ class CommitStatus(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class CommitResult:
-    """The outcome of :meth:`~server.store.tables.commit.CommitCalls.commit`.
+    """The outcome of a commit (:meth:`~server.store.tables.commit.Commits.write`).
 
     ``applied``/``skipped``: entries applied, and entries skipped because their key
     was already applied (OK only). ``stored_version``: the version found (for
@@ -58,7 +65,8 @@ class CommitResult:
     (DUPLICATE); empty otherwise, and without the accounts a failed step left unknown.
     ``request``: the record of the request already applied (REPEATED).
     ``pending``: a step after the commit failed (an account not yet paid, say): the
-    table's holder must recover its transfers (:meth:`TransferCalls.recover`).
+    table's holder must recover its transfers
+    (:meth:`~server.store.chips.transfers.Transfers.recover`).
     """
 
     status: CommitStatus
@@ -83,6 +91,29 @@ class CommitResult:
     def stale(self) -> bool:
         """Whether the caller lost the table (lease or version): reload before anything."""
         return self.status in (CommitStatus.STALE_LEASE, CommitStatus.STALE_VERSION)
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """One change of a table as the store writes it (see
+    :meth:`~server.store.tables.commit.Commits.write`): under lease ``token``, version
+    ``new_version`` over ``expected_version`` (0 for a new table), ``parts`` of the state
+    that differ from those stored, the ledger ``entries``, the ``events``
+    ``(seq, bytes)``, the game ``logs`` ``(player, record)``, the client ``request``
+    that caused it, the channel its events are published on (None: not published), and
+    the id that names the commit (None: a new one)."""
+
+    table_id: str
+    token: int
+    expected_version: int
+    new_version: int
+    parts: Mapping[str, bytes]
+    entries: Sequence[LedgerEntry] = ()
+    events: Sequence[tuple[int, bytes]] = ()
+    logs: Sequence[tuple[str, bytes]] = ()
+    request: ClientRequest | None = None
+    publish_channel: str | None = None
+    commit_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,22 +143,15 @@ def transfer_id(table_id: str, version: int, token: int, commit_id: str, index: 
     return f"{table_id}.{version}.{index}.{token}.{commit_id}"
 
 
-def plan_transfers(
-    table_id: str,
-    version: int,
-    token: int,
-    commit_id: str,
-    entries: Sequence[LedgerEntry],
-    logs: Sequence[tuple[str, bytes]],
-    request: ClientRequest | None,
-) -> Plan:
-    """The transfers a commit of these ``entries`` and ``logs`` starts or takes."""
+def plan_transfers(w: Write, commit_id: str) -> Plan:
+    """The transfers the commit ``commit_id`` of ``w`` starts or takes."""
+    table_id, version, token, request = w.table_id, w.new_version, w.token, w.request
     per_entry: list[tuple[str, bytes]] = []
     incoming: list[Incoming] = []
     out: list[Delivery] = []
     seen: set[str] = set()
     index = 0
-    for entry in entries:
+    for entry in w.entries:
         if entry.key in seen or Pot.ACCOUNT not in (entry.source, entry.dest):
             per_entry.append(("", b""))
             seen.add(entry.key)
@@ -143,7 +167,7 @@ def plan_transfers(
             out.append(d)
             per_entry.append((xid, d.pack()))
     log_items = []
-    for player, record in logs:
+    for player, record in w.logs:
         xid = transfer_id(table_id, version, token, commit_id, index)
         index += 1
         log_items.append(Delivery(xid, player, LOG, record=record))
@@ -153,19 +177,12 @@ def plan_transfers(
     return Plan(per_entry, incoming, out, log_items, payout)
 
 
-def check_arguments(
-    expected_version: int,
-    new_version: int,
-    state: Mapping[str, bytes],
-    entries: Sequence[LedgerEntry],
-    events: Sequence[tuple[int, bytes]],
-    logs: Sequence[tuple[str, bytes]],
-    request: ClientRequest | None,
-) -> None:
-    """Raise ``ValueError`` unless a commit's arguments keep its contract: the version
-    grows, at least one named part, event numbers from 1 without a gap, a request with
-    a fingerprint, amounts Lua can hold, and player names fit for keys."""
-    if new_version <= expected_version or expected_version < 0:
+def check_arguments(w: Write) -> None:
+    """Raise ``ValueError`` unless ``w`` keeps a commit's contract: the version grows,
+    at least one named part, event numbers from 1 without a gap, a request with a
+    fingerprint, amounts Lua can hold, and player names fit for keys."""
+    state, events, request = w.parts, w.events, w.request
+    if w.new_version <= w.expected_version or w.expected_version < 0:
         raise ValueError("the new version must be above the expected one")
     if not state or not all(state):
         raise ValueError("a commit writes at least one part, each with a name")
@@ -174,13 +191,13 @@ def check_arguments(
             raise ValueError("event sequence numbers follow each other")
     if events and events[0][0] < 1:
         raise ValueError("event sequence numbers start at 1")
-    for player, _ in logs:
+    for player, _ in w.logs:
         check_player(player)  # a name becomes part of a key
     if request is not None:
         if not request.fingerprint:
             raise ValueError("a request's fingerprint is not empty")
         check_player(request.player)
-    for entry in entries:
+    for entry in w.entries:
         if entry.amount > MAX_AMOUNT:
             raise ValueError(f"amount above {MAX_AMOUNT}: {entry.amount}")
         if Pot.ACCOUNT in (entry.source, entry.dest):
@@ -215,36 +232,32 @@ def _table_keys(k: Keys, table_id: str, bucket: int) -> tuple[str, ...]:
 
 
 def script_args(
-    table_id: str,
-    *,
-    token: int,
-    expected_version: int,
-    new_version: int,
-    state: Mapping[str, bytes],
-    entries: Sequence[LedgerEntry],
+    w: Write,
     plan: Plan,
-    events: Sequence[tuple[int, bytes]],
-    request: ClientRequest | None,
+    *,
     account: int | None,
-    events_cap: int,
-    ledger_maxlen: int,
-    publish_channel: str | None,
+    caps: tuple[int, int],
     commit_id: str,
     now_ms: int,
 ) -> list[Arg]:
-    """The ``COMMIT`` script's arguments: 22 numbers and texts (the commit's own, the
-    store's caps and time limits, how many of each item follow), then 8 per entry, 2
-    per event, 2 for the game logs, if any (:func:`~server.store.chips.records.pack_logs`),
-    and 2 per part of the state."""
+    """The ``COMMIT`` script's arguments for ``w``, planned as ``plan``, the requester's
+    ``account`` balance if known, the store's ``caps`` (events kept per table, ledger
+    stream length): 22 numbers and texts (the commit's own, the caps and time limits,
+    how many of each item follow), then 8 per entry, 2 per event, 2 for the game logs,
+    if any (:func:`~server.store.chips.records.pack_logs`), and 2 per part of the
+    state."""
+    state, entries, events, request = w.parts, w.entries, w.events, w.request
+    expected_version, new_version = w.expected_version, w.new_version
+    events_cap, ledger_maxlen = caps
     args: list[Arg] = [
-        token,
+        w.token,
         expected_version,
         new_version,
         len(state),
-        table_id,
+        w.table_id,
         events_cap,
         ledger_maxlen,
-        publish_channel or "",
+        w.publish_channel or "",
         APPLIED_TTL_MS,
         len(entries),
         len(events),

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from redis.commands.core import AsyncScript
+import redis.asyncio
 
 from server.store.client.replies import as_bytes
+from server.store.errors import store_call
 from server.store.keys import Keys
+from server.store.lua.tables import HISTORY
 
 ORDINAL_BYTES = 8
 """A game log starts with its ordinal in this many bytes, big endian."""
@@ -30,14 +32,18 @@ class HistoryPage:
     next_cursor: int | None
 
 
-class HistoryCalls:
-    """The history method of :class:`~server.store.tables.store.TableStore`, which sets the
-    key names and the ``HISTORY`` script."""
+class History:
+    """The players' game logs (``store.history`` of a
+    :class:`~server.store.tables.store.TableStore`), read a page at a time; the commits
+    deliver them. Raises :class:`~server.store.errors.StoreUnavailable` where Redis
+    failed."""
 
-    keys: Keys
-    _history: AsyncScript
+    def __init__(self, client: redis.asyncio.Redis, keys: Keys) -> None:
+        self.keys = keys
+        self._history = client.register_script(HISTORY)
 
-    async def history(self, player: str, cursor: int | None = None, limit: int = 20) -> HistoryPage:
+    @store_call
+    async def page(self, player: str, cursor: int | None = None, limit: int = 20) -> HistoryPage:
         """Up to ``limit`` of ``player``'s game logs, newest first, older than ``cursor``
         (None: from the newest). Pages are stable while new logs arrive.
         """

@@ -18,43 +18,46 @@ from collections.abc import Sequence
 from typing import Any
 
 import redis.asyncio
-from redis.commands.core import AsyncScript
 
 from server.store.client.batching import ScriptBatcher
 from server.store.client.connection import is_cluster, key_slot
 from server.store.client.replies import as_int, as_str
-from server.store.errors import Unreplicated
+from server.store.errors import Unreplicated, store_call
 from server.store.keys import Keys
+from server.store.lua.tables import LEASE_ACQUIRE, LEASE_RELEASE, LEASE_RENEW
 
 
-class LeaseCalls:
-    """The lease methods of :class:`~server.store.tables.store.TableStore`, which sets the
-    client, the key names, the batcher and the scripts (``LEASE_*`` in
-    :mod:`server.store.lua.tables`) declared here."""
+class Leases:
+    """The tables' leases (``store.leases`` of a
+    :class:`~server.store.tables.store.TableStore`): taken, renewed and given up through
+    ``batch``, a pipeline of their own (the module docstring), read through ``client``.
+    Raises :class:`~server.store.errors.StoreUnavailable` where Redis failed."""
 
-    redis: redis.asyncio.Redis
-    keys: Keys
-    _batch: ScriptBatcher
-    _lease_batch: ScriptBatcher
-    _acquire: AsyncScript
-    _renew: AsyncScript
-    _release: AsyncScript
+    def __init__(self, client: redis.asyncio.Redis, keys: Keys, batch: ScriptBatcher) -> None:
+        self.redis = client
+        self.keys = keys
+        self.batch = batch
+        """The lease takings' and renewals' own batcher."""
+        self._acquire = client.register_script(LEASE_ACQUIRE)
+        self._renew = client.register_script(LEASE_RENEW)
+        self._release = client.register_script(LEASE_RELEASE)
 
-    async def acquire_lease(self, table_id: str, owner: str, ttl_ms: int) -> int | None:
+    @store_call
+    async def acquire(self, table_id: str, owner: str, ttl_ms: int) -> int | None:
         """Take the table if nobody holds it: the new fencing token, else None.
 
         Tokens of a table only grow. Holding the lease already also gives None (use
-        :meth:`renew_lease`). With replication, a lease no replica acknowledged is
+        :meth:`renew`). With replication, a lease no replica acknowledged is
         given back (None): the next owner after a failover must get a larger token,
         and acknowledging it also acknowledges every write before it.
         """
         k = self.keys
         keys = [k.table_lease(table_id), k.table_fence(table_id), k.table_state(table_id)]
         try:
-            token = await self._lease_batch.call(self._acquire, keys, [owner, ttl_ms], durable=True)
+            token = await self.batch.call(self._acquire, keys, [owner, ttl_ms], durable=True)
         except Unreplicated as exc:
             if exc.reply is not None:
-                await self.release_lease(table_id, owner, as_int(exc.reply))
+                await self.release(table_id, owner, as_int(exc.reply))
             return None
         if token is None:
             return None
@@ -63,7 +66,8 @@ class LeaseCalls:
         await self.redis.sadd(k.tables(), table_id)
         return int(token)
 
-    async def renew_leases(
+    @store_call
+    async def renew_many(
         self, owner: str, leases: Sequence[tuple[str, int]], ttl_ms: int
     ) -> list[bool]:
         """Extend each ``(table_id, token)`` lease of ``owner`` to ``ttl_ms`` from now, in
@@ -88,16 +92,14 @@ class LeaseCalls:
 
         if not is_cluster(self.redis):
             every = range(len(tables))
-            done = await self._lease_batch.call(self._renew, keys(every), [*args, ttl_ms])
+            done = await self.batch.call(self._renew, keys(every), [*args, ttl_ms])
             return [bool(ours) for ours in done]
         by_slot: dict[int, list[int]] = defaultdict(list)
         for i, table_id in enumerate(tables):
             by_slot[key_slot(k.table_lease(table_id))].append(i)
         replies = await asyncio.gather(
             *(
-                self._lease_batch.call(
-                    self._renew, keys(index), [*(args[i] for i in index), ttl_ms]
-                )
+                self.batch.call(self._renew, keys(index), [*(args[i] for i in index), ttl_ms])
                 for index in by_slot.values()
             )
         )
@@ -107,11 +109,13 @@ class LeaseCalls:
                 ours[i] = bool(still)
         return ours
 
-    async def renew_lease(self, table_id: str, owner: str, token: int, ttl_ms: int) -> bool:
-        """:meth:`renew_leases` for one lease."""
-        return (await self.renew_leases(owner, [(table_id, token)], ttl_ms))[0]
+    @store_call
+    async def renew(self, table_id: str, owner: str, token: int, ttl_ms: int) -> bool:
+        """:meth:`renew_many` for one lease."""
+        return (await self.renew_many(owner, [(table_id, token)], ttl_ms))[0]
 
-    async def release_lease(self, table_id: str, owner: str, token: int) -> bool:
+    @store_call
+    async def release(self, table_id: str, owner: str, token: int) -> bool:
         """Give the table up; False if the lease was no longer ours (nothing done)."""
         k = self.keys
         done = await self._release(
@@ -119,19 +123,22 @@ class LeaseCalls:
         )
         return bool(done)
 
-    async def lease_ttl_ms(self, table_id: str) -> int:
+    @store_call
+    async def ttl_ms(self, table_id: str) -> int:
         """Milliseconds the table's lease has left: -2 when nobody holds it."""
         left: int = await self.redis.pttl(self.keys.table_lease(table_id))
         return left
 
-    async def lease_holders(self, table_ids: Sequence[str]) -> list[tuple[int, str] | None]:
-        """:meth:`lease_holder` of each table, in one call."""
+    @store_call
+    async def holders(self, table_ids: Sequence[str]) -> list[tuple[int, str] | None]:
+        """:meth:`holder` of each table, in one call."""
         if not table_ids:
             return []
         raws = await self.redis.mget([self.keys.table_lease(t) for t in table_ids])
         return [None if raw is None else _holder(raw) for raw in raws]
 
-    async def lease_holder(self, table_id: str) -> tuple[int, str] | None:
+    @store_call
+    async def holder(self, table_id: str) -> tuple[int, str] | None:
         """``(token, owner)`` of the current lease, or None."""
         raw = await self.redis.get(self.keys.table_lease(table_id))
         return None if raw is None else _holder(raw)

@@ -4,8 +4,8 @@ The store owns the format; the state machine knows nothing of it (its records ar
 plain frozen values, :mod:`server.table.state`). :func:`to_parts` gives the parts of
 a state that differ from those stored, :func:`from_parts` the state from every
 stored part, :func:`from_bytes` the state of a table stored whole, before parts, and
-:func:`stored_state` the state of a :class:`~server.store.tables.store.StoredTable`,
-whichever way it was stored.
+:func:`stored_state` the state of a table as stored
+(:class:`~server.store.tables.store.StoredTable`), whichever way it was stored.
 
 The store keeps a state in parts, so that a commit writes only what changed: a bet
 changes one seat of six, and the whole state is about four times that. The parts:
@@ -44,15 +44,27 @@ from collections.abc import Mapping
 from dataclasses import fields
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 import msgpack
 
 from server.rules.options import HouseWay, RuleOptions
 from server.rules.splits import FoulPolicy
 from server.rules.values import WheelRank
-from server.store.tables.store import StoredTable
 from server.table.state import Phase, Seat, SeatResult, SetBy, TableConfig, TableState
+
+
+class Stored(Protocol):
+    """A table as stored, read (:class:`~server.store.tables.store.StoredTable`, which
+    the store builds on this module): every part, and the whole state of a table
+    stored before parts."""
+
+    @property
+    def parts(self) -> Mapping[str, bytes]: ...
+
+    @property
+    def whole(self) -> bytes | None: ...
+
 
 _BLOB_FORMAT = 1  # the whole state in one value: what the store held before parts
 _MAP_PARTS_FORMAT = 2  # parts, each record a map keyed by field name: read, not written
@@ -350,7 +362,7 @@ def from_bytes(raw: bytes) -> TableState:
         raise ValueError(f"not a stored table state: {exc}") from exc
 
 
-def is_current(stored: StoredTable) -> bool:
+def is_current(stored: Stored) -> bool:
     """Whether ``stored`` is in the parts of the format written here: else its next
     commit must give every part (:func:`to_parts` with no state before), so that the
     table is in one format again."""
@@ -364,7 +376,7 @@ def is_current(stored: StoredTable) -> bool:
     return type(header) is list and len(header) == 2 and header[0] == _PARTS_FORMAT
 
 
-def stored_state(stored: StoredTable) -> TableState:
+def stored_state(stored: Stored) -> TableState:
     """The state of a stored table: from its parts, or from the whole state of a table
     stored before parts and not committed since. Raises ValueError if unreadable."""
     if stored.whole is not None and not stored.parts:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import redis.asyncio
 
 from server.store.client.replies import StreamEntry, as_int, stream_entries
+from server.store.errors import store_call
 from server.store.keys import Keys
 
 SEQ_BYTES = 8
@@ -30,13 +31,16 @@ def decode_published(message: bytes) -> tuple[int, bytes]:
     return int.from_bytes(message[:SEQ_BYTES], "big"), message[SEQ_BYTES:]
 
 
-class ReplayCalls:
-    """The replay method of :class:`~server.store.tables.store.TableStore`, which sets the
-    client and the key names."""
+class Replay:
+    """The tables' replay buffers (``store.replay`` of a
+    :class:`~server.store.tables.store.TableStore`), read; the commits write them.
+    Raises :class:`~server.store.errors.StoreUnavailable` where Redis failed."""
 
-    redis: redis.asyncio.Redis
-    keys: Keys
+    def __init__(self, client: redis.asyncio.Redis, keys: Keys) -> None:
+        self.redis = client
+        self.keys = keys
 
+    @store_call
     async def events_since(self, table_id: str, seq: int) -> list[tuple[int, bytes]] | None:
         """The events after ``seq``, oldest first; None if the replay buffer no longer
         reaches back to ``seq + 1`` (or ``seq`` is not one of this table's): the caller

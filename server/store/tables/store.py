@@ -1,17 +1,23 @@
-"""Tables in Redis: the table store, assembled from one module per job.
+"""Tables in Redis: the table store, which holds one part per job.
 
 A :class:`TableStore` keeps, for every table: its lease with a fencing token
-(:mod:`~server.store.tables.leases`), its state and the atomic commit of each change with its
-ledger entries (:mod:`~server.store.tables.commit`), the client requests those
-commits applied (:mod:`~server.store.tables.applied`), its replay buffer
-(:mod:`~server.store.tables.replay`) and its players' game logs
-(:mod:`~server.store.tables.gamelogs`). This module reads a table as stored
-(:class:`StoredTable`).
+(``leases``, :mod:`~server.store.tables.leases`), its state and the atomic commit of
+each change with its ledger entries (:meth:`TableStore.commit`, written by ``commits``,
+:mod:`~server.store.tables.commit`), the chips between it and the accounts
+(``transfers``, :mod:`~server.store.chips.transfers`; those a failed step left under
+way, ``leftovers``, :mod:`~server.store.tables.leftovers`), the client requests its
+commits applied (``requests``, :mod:`~server.store.tables.applied`), its replay buffer
+(``replay``, :mod:`~server.store.tables.replay`) and its players' game logs
+(``history``, :mod:`~server.store.tables.gamelogs`). This module reads a table as
+stored (:class:`StoredTable`).
 
-A table's state is stored in parts, named bytes this store does not read (the state's
-storage format, ``to_parts``): each commit gives the parts it changes, and the table
-hash holds the latest of each (see :data:`~server.store.keys.TABLE_PART_PREFIX`), so a
-bet writes one seat, not the whole table (docs/DESIGN.md, "State in parts").
+A table's state is stored in parts, named bytes (the state's storage format,
+:mod:`~server.store.tables.parts`): the table hash holds the latest of each (see
+:data:`~server.store.keys.TABLE_PART_PREFIX`), and each commit writes only the parts
+that differ from those stored, so a bet writes one seat and the header, not the whole
+table (docs/DESIGN.md, "State in parts"). The store knows what it last stored of each
+table it loaded (:meth:`TableStore.load_state`) or committed, and a table's host hands
+it each change whole (a :class:`Change`).
 
 The client given to :class:`TableStore` must return bytes (``decode_responses`` off):
 parts and events are opaque bytes.
@@ -20,55 +26,58 @@ parts and events are opaque bytes.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import redis.asyncio
 
+from server.store.chips.records import ClientRequest
+from server.store.chips.transfers import Transfers
 from server.store.client.batching import Replication, ScriptBatcher
 from server.store.client.replies import as_bytes, as_int, as_str
-from server.store.errors import StoreError, require_bytes_client
+from server.store.errors import StoreError as StoreError  # noqa: PLC0414
+from server.store.errors import WritesRefused, require_bytes_client, store_call
 from server.store.keys import DEFAULT_KEYS, TABLE_PART_PREFIX, Keys
-from server.store.lua.accounts import CLAIM, DELIVER, DELIVER_MANY, REFUND, SETTLE
-from server.store.lua.tables import (
-    COMMIT,
-    HISTORY,
-    LEASE_ACQUIRE,
-    LEASE_RELEASE,
-    LEASE_RENEW,
-    TRANSFERS_FORGET,
-    TRANSFERS_OPEN,
-    TRANSFERS_VOID,
-)
-from server.store.tables.applied import ClientRequest, RequestCalls, RequestRecord
-from server.store.tables.commit import CommitCalls
-from server.store.tables.commit_args import MAX_AMOUNT, CommitResult, CommitStatus
-from server.store.tables.gamelogs import HistoryCalls, HistoryPage
-from server.store.tables.leases import LeaseCalls
-from server.store.tables.replay import ReplayCalls, decode_published, encode_published
+from server.store.tables.applied import Requests
+from server.store.tables.commit import Commits
+from server.store.tables.commit_args import CommitResult as CommitResult  # noqa: PLC0414
+from server.store.tables.commit_args import CommitStatus as CommitStatus  # noqa: PLC0414
+from server.store.tables.commit_args import Write
+from server.store.tables.gamelogs import History
+from server.store.tables.gamelogs import HistoryPage as HistoryPage  # noqa: PLC0414
+from server.store.tables.leases import Leases
+from server.store.tables.leftovers import Leftovers
+from server.store.tables.parts import is_current, stored_state, to_parts
+from server.store.tables.replay import Replay
+from server.store.tables.replay import decode_published as decode_published  # noqa: PLC0414
+from server.store.tables.replay import encode_published as encode_published  # noqa: PLC0414
+from server.table.ledger import LedgerEntry
+from server.table.state import TableState
 
-__all__ = [  # what this module held before it was split, for its importers
-    "DEFAULT_EVENTS_CAP",
-    "DEFAULT_LEDGER_MAXLEN",
-    "DEFAULT_LOG_CAP",
-    "MAX_AMOUNT",
-    "ClientRequest",
-    "CommitResult",
-    "CommitStatus",
-    "HistoryPage",
-    "RequestRecord",
-    "StoreError",
-    "StoredTable",
-    "TableStore",
-    "decode_published",
-    "encode_published",
-    "require_bytes_client",
-    "stored_table",
-]
+# The names imported "as" themselves above are server/store/__init__.py's: it takes
+# them from here until it imports each from where it is defined.
 
 DEFAULT_EVENTS_CAP = 256
 DEFAULT_LOG_CAP = 500
 DEFAULT_LEDGER_MAXLEN = 1_000_000  # about 100 MB of Redis memory
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One change of a table, as its host hands it to :meth:`TableStore.commit`: made
+    under lease ``token`` over version ``expected_version`` (0 for a new table), the
+    new ``state`` (its version the new one), the ``events`` ``(seq, bytes)`` it sends,
+    the ledger ``entries`` it applies, the game ``logs`` ``(player, record)`` it
+    delivers, and the client ``request`` that caused it, if any."""
+
+    table_id: str
+    token: int
+    expected_version: int
+    state: TableState
+    events: Sequence[tuple[int, bytes]] = ()
+    entries: Sequence[LedgerEntry] = ()
+    logs: Sequence[tuple[str, bytes]] = ()
+    request: ClientRequest | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,9 +120,19 @@ def stored_table(fields: Mapping[bytes | str, bytes | str]) -> StoredTable | Non
     )
 
 
-class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCalls):
+@dataclass(frozen=True, slots=True)
+class LoadedTable:
+    """A table's state as stored, and the fencing token of the process that wrote it."""
+
+    state: TableState
+    token: int
+
+
+class TableStore:
     """Table state, leases, events, game logs, and the chips between tables and
-    accounts, in one Redis or a Redis Cluster (every script in one slot).
+    accounts, in one Redis or a Redis Cluster (every script in one slot), in parts:
+    ``leases``, ``commits``, ``transfers``, ``leftovers``, ``requests``, ``replay``,
+    ``history``.
 
     ``events_cap``: commits whose events are kept per table for replay. ``log_cap``:
     game logs kept per player. ``ledger_maxlen``: approximate bound of the ledger
@@ -123,6 +142,9 @@ class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCall
     ``lease_client``: a client of the same Redis, with connections of its own, for the
     lease takings and renewals: they must not wait for a connection of a busy pool
     (the default: ``client``).
+
+    Its methods and its parts' raise :class:`~server.store.errors.StoreUnavailable`
+    where Redis failed.
     """
 
     def __init__(
@@ -141,58 +163,124 @@ class TableStore(LeaseCalls, CommitCalls, RequestCalls, ReplayCalls, HistoryCall
             raise ValueError("caps are positive")
         self.redis = client
         self.keys = keys
-        self.events_cap = events_cap
-        self.log_cap = log_cap
-        self.ledger_maxlen = ledger_maxlen
-        self._acquire = client.register_script(LEASE_ACQUIRE)
-        self._renew = client.register_script(LEASE_RENEW)
-        self._release = client.register_script(LEASE_RELEASE)
-        self._commit = client.register_script(COMMIT)
-        self._history = client.register_script(HISTORY)
-        self._open = client.register_script(TRANSFERS_OPEN)
-        self._void = client.register_script(TRANSFERS_VOID)
-        self._forget = client.register_script(TRANSFERS_FORGET)
-        self._claim = client.register_script(CLAIM)
-        self._refund = client.register_script(REFUND)
-        self._settle = client.register_script(SETTLE)
-        self._deliver = client.register_script(DELIVER)
-        self._deliver_many = client.register_script(DELIVER_MANY)
-        # Steps after a commit that nobody waits for (settling, forgetting), and the
-        # tables whose transfers a failed step left under way.
-        self._background: set[asyncio.Task[None]] = set()
-        self._leftovers: set[str] = set()
-        self._leftover_hooks: dict[str, list[Callable[[], None]]] = {}
+        self.replication = replication
         # Commits of many tables share round trips (see batching.py); the takings and
         # renewals of their leases have pipelines of their own, so that none waits
         # behind commits (server/host/lease_keeper.py).
         self._batch = ScriptBatcher(client, replication=replication)
         self.lease_client = lease_client or client
         """The client of the lease renewals (and the node's heartbeat)."""
-        self._lease_batch = ScriptBatcher(self.lease_client, replication=replication)
-        self.replication = replication
+        lease_batch = ScriptBatcher(self.lease_client, replication=replication)
+        self.leases = Leases(client, keys, lease_batch)
+        self.transfers = Transfers(
+            client, keys, self._batch, ledger_maxlen=ledger_maxlen, log_cap=log_cap
+        )
+        self.requests = Requests(client, keys)
+        self.leftovers = Leftovers()
+        self.commits = Commits(
+            client,
+            keys,
+            self._batch,
+            self.transfers,
+            self.requests,
+            self.leftovers,
+            events_cap=events_cap,
+            ledger_maxlen=ledger_maxlen,
+        )
+        self.replay = Replay(client, keys)
+        self.history = History(client, keys)
+        # What each table's stored parts hold, as this store last loaded or committed
+        # them: a commit writes only the parts of its state that differ. No entry: not
+        # known (a table not loaded here, stored whole or in an older format, or whose
+        # last commit failed), so the next commit writes every part.
+        self._stored: dict[str, TableState] = {}
 
     def sent(self) -> tuple[int, int]:
         """(pipelines, script calls) sent so far by the commits' batcher: how many
         calls, on average, shared a round trip with Redis (not the leases' own)."""
         return self._batch.pipelines, self._batch.calls
 
-    def commit_turn(self) -> asyncio.Future[None] | None:
+    def turn(self) -> asyncio.Future[None] | None:
         """When a commit made now would go to Redis: None if at once, else a future done
-        right before it would (see :meth:`ScriptBatcher.turn`)."""
+        right before it would (see :meth:`ScriptBatcher.turn`): a host waits for it to
+        gather every change that comes meanwhile into one commit."""
         return self._batch.turn()
 
+    async def commit(self, change: Change) -> CommitResult:
+        """Store ``change`` atomically, or nothing, with the parts of its state that
+        differ from those stored (every part if they are not known); the rest as
+        :meth:`~server.store.tables.commit.Commits.write` says. Whatever fails, nothing
+        is known of the table's parts until it is loaded or committed again."""
+        table_id, state = change.table_id, change.state
+        # Taken out until the outcome is known: a commit that fails may have been stored.
+        last = self._stored.pop(table_id, None)
+        # Not what the commit goes over: every part.
+        before = last if last is not None and last.version == change.expected_version else None
+        write = Write(
+            table_id,
+            change.token,
+            change.expected_version,
+            state.version,
+            to_parts(state, before),
+            change.entries,
+            change.events,
+            change.logs,
+            change.request,
+        )
+        try:
+            result = await self.commits.write(write)
+        except WritesRefused:
+            if last is not None:  # nothing was written
+                self._stored[table_id] = last
+            raise
+        if result.ok:
+            self._stored[table_id] = state
+        elif last is not None:  # refused: nothing was written
+            self._stored[table_id] = last
+        return result
+
+    @store_call
     async def load(self, table_id: str) -> StoredTable | None:
         """The stored table, or None if it was never committed."""
         return stored_table(await self.redis.hgetall(self.keys.table_state(table_id)))
 
+    async def load_state(self, table_id: str) -> LoadedTable | None:
+        """The table's state as stored, or None if it was never committed; raises
+        ValueError if unreadable. Its parts are known from then on (unless stored in
+        an older format, or whole, which the next commit writes anew, every part)."""
+        stored = await self.load(table_id)
+        self._stored.pop(table_id, None)
+        if stored is None:
+            return None
+        state = stored_state(stored)
+        if is_current(stored):
+            self._stored[table_id] = state
+        return LoadedTable(state, stored.token)
+
+    async def holds(self, change: Change) -> bool:
+        """Whether the table in Redis is ``change``'s state, written under its token
+        (a commit whose reply was lost); if so, its parts are known from then on."""
+        stored = await self.load(change.table_id)
+        state = change.state
+        if stored is None or stored.version != state.version or stored.token != change.token:
+            return False
+        try:
+            if stored_state(stored) != state:
+                return False
+        except ValueError:
+            return False  # unreadable: not this state, whatever it is
+        self._stored[change.table_id] = state
+        return True
+
+    def forget(self, table_id: str) -> None:
+        """Stop knowing ``table_id``'s parts (its host gave it up)."""
+        self._stored.pop(table_id, None)
+
     async def drain(self, within: float = 10.0) -> None:
         """Wait (at most ``within`` seconds) for the steps running in the background."""
-        if self._background:
-            done, _ = await asyncio.wait(set(self._background), timeout=within)
-            for task in done:  # a step stopped by anything but Redis: seen, not reraised
-                if not task.cancelled():
-                    task.exception()
+        await self.commits.drain(within)
 
+    @store_call
     async def table_ids(self) -> list[str]:
         """Every table with a stored state, sorted (the tables set also lists the ones
         that took a lease and have not committed yet)."""

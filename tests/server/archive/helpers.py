@@ -22,6 +22,7 @@ from server.store.client.replies import as_bytes, as_int
 from server.store.keys import Keys
 from server.store.players.accounts import AccountStore
 from server.store.players.guests import GuestLimits, GuestStore
+from server.store.tables.commit_args import Write
 from server.store.tables.store import StoredTable, TableStore
 from server.table.ledger import Kind, LedgerEntry, Pot
 from tests.server.store.helpers import ledger_len
@@ -69,7 +70,7 @@ class Casino:
 
     async def open(self, players: Sequence[str] = PLAYERS, buy_in: int = 500) -> None:
         """Credit and buy in ``players``."""
-        token = await self.tables.acquire_lease(T, "tests", 600_000)
+        token = await self.tables.leases.acquire(T, "tests", 600_000)
         assert token is not None
         self.token = token
         for player in players:
@@ -91,14 +92,16 @@ class Casino:
         for name, delta in change.items():
             self.totals[name] += delta
         parts = {name: b"%d" % total for name, total in self.totals.items()}
-        result = await self.tables.commit(
-            T,
-            token=self.token,
-            expected_version=self.version,
-            new_version=self.version + 1,
-            state=parts,
-            entries=entries,
-            logs=logs,
+        result = await self.tables.commits.write(
+            Write(
+                T,
+                token=self.token,
+                expected_version=self.version,
+                new_version=self.version + 1,
+                parts=parts,
+                entries=entries,
+                logs=logs,
+            )
         )
         assert result.ok, result
         await self.tables.drain()  # the chips and game logs delivered, the transfers done

@@ -67,7 +67,7 @@ class Nodes:
 
     async def holders(self, client: redis.asyncio.Redis, table_ids: list[str]) -> dict[str, str]:
         """Table -> the name of the node holding its lease (absent: none)."""
-        found = await TableStore(client).lease_holders(table_ids)
+        found = await TableStore(client).leases.holders(table_ids)
         return {t: node_name(h[1]) for t, h in zip(table_ids, found, strict=True) if h is not None}
 
     async def placement(self, client: redis.asyncio.Redis, table_ids: list[str]) -> dict[str, str]:

@@ -47,8 +47,7 @@ async def test_a_seat_whose_settling_failed_on_a_store_error_is_settled_again(
         assert seat is not None
         await watcher.wait(lambda: seat_status(watcher, table, seat) == "playing")
 
-        store = GatedCommits(host.store.redis)
-        host.store = store
+        store = GatedCommits(host.store)
         store.fail_next = True  # the next commit at the table: the settling's Disconnect
         caplog.set_level(logging.INFO, logger="server.gateway.presence")
         await a.cluster.membership.leave()  # type: ignore[union-attr]

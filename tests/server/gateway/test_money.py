@@ -218,8 +218,7 @@ async def test_a_commit_whose_reply_is_lost_still_answers_with_the_recorded_bala
     """The host finds its change stored and answers from the request's record; the
     client, unsure, sends it again: the same reply, nothing moves twice."""
     host = app.hosts["slow"]
-    store = LostReplies(host.store.redis)
-    host.store = store
+    store = LostReplies(host.store)
     accounts = AccountStore(redis_client)
     await accounts.credit("alice", ACCOUNT, "test:credit")
     a = await connect(app, server_settings, "alice", "A")

@@ -10,13 +10,14 @@ from typing import Any
 import msgpack
 import pytest
 import redis.asyncio
-from redis.exceptions import ConnectionError as RedisConnectionError
 
 from protocol.errors import ErrorCode
 from protocol.messages import Bet, BetPlaced, ErrorReply, Join, OkReply, Rebuy, SeatChange
 from server.app import App
 from server.host import encode_outbound, now_ms, pack_outbound
+from server.store.errors import StoreUnavailable
 from server.store.players.accounts import AccountStore
+from server.store.tables.commit_args import CommitStatus, Write
 from server.store.tables.parts import (
     CONFIG_PART,
     DEAL_PART,
@@ -25,7 +26,7 @@ from server.store.tables.parts import (
     stored_state,
     to_parts,
 )
-from server.store.tables.store import CommitStatus, TableStore
+from server.store.tables.store import TableStore
 from server.table import events as ev
 from server.table.errors import TableError
 from server.table.machine import Transition, step
@@ -63,13 +64,15 @@ async def test_a_commit_the_host_did_not_see_reloads_the_table(
         old_token = host.token
         # Store the next state of the table behind the host's back, with its token.
         t = step(host.state, ev.Disconnect(client.player), now_ms())
-        result = await TableStore(redis_client).commit(
-            "slow",
-            token=host.token,
-            expected_version=host.state.version,
-            new_version=t.state.version,
-            state=to_parts(t.state, host.state),
-            events=[(o.seq, pack_outbound(encode_outbound(o))) for o in t.events],
+        result = await TableStore(redis_client).commits.write(
+            Write(
+                "slow",
+                token=host.token,
+                expected_version=host.state.version,
+                new_version=t.state.version,
+                parts=to_parts(t.state, host.state),
+                events=[(o.seq, pack_outbound(encode_outbound(o))) for o in t.events],
+            )
         )
         assert result.status is CommitStatus.OK
         error = await client.error(Bet, "unavailable", table_id="slow", amount=100)
@@ -109,8 +112,7 @@ async def test_a_stored_commit_whose_reply_is_lost_counts_once(
     """The host asks Redis whether the change was stored: it was, so the request
     succeeds, its events go out, and nothing is applied twice."""
     host = app.hosts["slow"]
-    store = LostReplies(host.store.redis)
-    host.store = store
+    store = LostReplies(host.store)
     client = await Client.hello(url(app))
     try:
         await client.ok(Join, table_id="slow", buy_in=500)
@@ -135,8 +137,7 @@ async def test_a_join_stored_but_not_answered_keeps_the_table_s_events(app: App)
     """The join was stored, but its reply was lost and so was the read of its record:
     the player gets an error, yet is seated, and must keep receiving the table."""
     host = app.hosts["slow"]
-    store = LostReplies(host.store.redis)
-    host.store = store
+    store = LostReplies(host.store)
     client = await Client.hello(url(app))
     try:
         store.lose_next = store.also_the_record = True
@@ -216,8 +217,7 @@ async def test_a_table_stored_whole_is_taken_over_and_stored_in_parts(
     fields = await table_fields(redis_client)
     assert b"s" not in fields
     assert {f"s.{name}".encode() for name in EVERY_PART} <= fields
-    recorded = RecordedParts(redis_client)
-    host.store = recorded
+    recorded = RecordedParts(host.store)
     bob = await Client.hello(url(second))
     try:
         await bob.ok(Join, table_id="slow", buy_in=300, seat=4)
@@ -290,8 +290,7 @@ async def test_a_table_stored_in_format_2_parts_is_taken_over_and_stored_anew(
     assert all(msgpack.unpackb(stored.parts[seat_part(i)]) is None for i in (0, 1, 3, 4, 5))
     assert msgpack.unpackb(stored.parts[seat_part(2)])[0] == ann  # an array, not a map
     assert stored_state(stored) == host.state
-    recorded = RecordedParts(redis_client)
-    host.store = recorded
+    recorded = RecordedParts(host.store)
     bob = await Client.hello(url(second))
     try:
         await bob.ok(Join, table_id="slow", buy_in=300, seat=4)
@@ -330,8 +329,7 @@ async def test_settings_applied_on_taking_a_table_over_are_stored_with_its_next_
     assert taken is not None
     assert taken.version == before.version + 1
     assert stored_state(taken) == host.state  # the settings stored with that change
-    recorded = RecordedParts(redis_client)
-    host.store = recorded
+    recorded = RecordedParts(host.store)
     bob = await Client.hello(url(second))
     try:
         await bob.ok(Join, table_id="slow", buy_in=300, seat=1)
@@ -359,8 +357,7 @@ async def test_events_that_wait_for_a_busy_table_are_stored_in_one_commit(
     own error and changes nothing, and each player's ``ok`` comes after the events of
     the bets applied before theirs and before the event of their own bet."""
     host = app.hosts["slow"]
-    store = RecordedParts(host.store.redis)
-    host.store = store
+    store = RecordedParts(host.store)
     clients = [await Client.hello(url(app), label=f"p{i}") for i in range(4)]
     try:
         for seat, client in enumerate(clients):
@@ -467,8 +464,7 @@ async def test_a_cancelled_request_leading_a_group_leaves_the_others_answered(
     change in it is stored and answered in order, and the table stays held. A request
     cancelled while it still waits is not applied at all."""
     host = app.hosts["slow"]
-    store = GatedCommits(host.store.redis)
-    host.store = store
+    store = GatedCommits(host.store)
     clients = await _seated_players(app, 4)
     try:
         assert host.state is not None
@@ -514,8 +510,7 @@ async def test_a_commit_that_fails_fails_each_request_of_its_group_on_its_own(
     each with an error of its own (the first the store's, the others a server fault),
     nothing stored; the table carries on."""
     host = app.hosts["slow"]
-    store = GatedCommits(host.store.redis)
-    host.store = store
+    store = GatedCommits(host.store)
     clients = await _seated_players(app, 3)
     try:
         assert host.state is not None
@@ -528,7 +523,7 @@ async def test_a_commit_that_fails_fails_each_request_of_its_group_on_its_own(
                 await until(lambda: host.queued == len(tasks), 5, "the bet waiting")
             store.fail_next = True
         failures = await asyncio.gather(*tasks, return_exceptions=True)
-        assert isinstance(failures[0], RedisConnectionError)
+        assert isinstance(failures[0], StoreUnavailable)
         for failure in failures[1:]:
             assert isinstance(failure, TableError)
             assert failure.code is ErrorCode.INTERNAL

@@ -26,32 +26,32 @@ async def test_every_lease_renewed_together_and_a_lost_one_reported_once(
     redis_client: redis.asyncio.Redis, redis_cluster: LocalCluster | None
 ) -> None:
     store = TableStore(redis_client)
-    keeper = LeaseKeeper(store, "node-a", lease_ms=2_000)
+    keeper = LeaseKeeper(store.leases, "node-a", lease_ms=2_000)
     lost: list[str] = []
     for i in range(30):
         acquired = time.monotonic()
-        token = await store.acquire_lease(f"t{i}", "node-a", 2_000)
+        token = await store.leases.acquire(f"t{i}", "node-a", 2_000)
         assert token is not None
         keeper.hold(f"t{i}", token, functools.partial(lost.append, f"t{i}"), acquired)
     await keeper.renew_now()  # loads the script
     before = await evalsha_calls(redis_client)
-    assert await store.renew_leases("node-a", [], 2_000) == []
+    assert await store.leases.renew_many("node-a", [], 2_000) == []
     assert await evalsha_calls(redis_client) == before  # nothing to do: no call
     # Another process takes t5 (its lease expired, say).
     await redis_client.delete(store.keys.table_lease("t5"))
-    assert await store.acquire_lease("t5", "node-b", 60_000) is not None
+    assert await store.leases.acquire("t5", "node-b", 60_000) is not None
 
     before = await evalsha_calls(redis_client)
-    pipelines = store._lease_batch.pipelines
+    pipelines = store.leases.batch.pipelines
     await keeper.renew_now()
     # One call (on a cluster, one per slot, in one pipeline per node sent together).
     slots = {key_slot(store.keys.table_lease(f"t{i}")) for i in range(30)}
     assert await evalsha_calls(redis_client) - before == (len(slots) if redis_cluster else 1)
-    assert store._lease_batch.pipelines - pipelines == 1
+    assert store.leases.batch.pipelines - pipelines == 1
     assert lost == ["t5"]
     await keeper.renew_now()
     assert lost == ["t5"]  # reported once, then no longer renewed
-    holder = await store.lease_holder("t5")
+    holder = await store.leases.holder("t5")
     assert holder is not None
     assert holder[1] == "node-b"
     assert 1_000 < await redis_client.pttl(store.keys.table_lease("t7")) <= 2_000
@@ -62,9 +62,9 @@ async def test_the_timer_keeps_a_lease_alive_past_its_length(
     redis_client: redis.asyncio.Redis,
 ) -> None:
     store = TableStore(redis_client)
-    keeper = LeaseKeeper(store, "node-a", lease_ms=300)
+    keeper = LeaseKeeper(store.leases, "node-a", lease_ms=300)
     acquired = time.monotonic()
-    token = await store.acquire_lease("t1", "node-a", 300)
+    token = await store.leases.acquire("t1", "node-a", 300)
     assert token is not None
     lost: list[str] = []
     keeper.hold("t1", token, lambda: lost.append("t1"), acquired)
@@ -72,11 +72,11 @@ async def test_the_timer_keeps_a_lease_alive_past_its_length(
 
     async def held_for_two_lease_lengths() -> bool:
         # Ours at every look, until the lease would have expired twice over unrenewed.
-        assert await store.lease_holder("t1") == (token, "node-a")
+        assert await store.leases.holder("t1") == (token, "node-a")
         return time.monotonic() - acquired > 0.6
 
     async def expired() -> bool:
-        return await store.lease_holder("t1") is None
+        return await store.leases.holder("t1") is None
 
     try:
         await until(held_for_two_lease_lengths, what="two lease lengths")
@@ -96,7 +96,7 @@ async def test_redis_unreachable_loses_a_lease_only_once_it_may_have_expired(
     nowhere = redis.asyncio.Redis(
         unix_socket_path=f"{tmp_path}/no-redis.sock", retry=Retry(NoBackoff(), retries=0)
     )
-    keeper = LeaseKeeper(TableStore(nowhere), "node-a", lease_ms=400)
+    keeper = LeaseKeeper(TableStore(nowhere).leases, "node-a", lease_ms=400)
     lost: list[str] = []
     acquired = time.monotonic()
     keeper.hold("t1", 1, lambda: lost.append("t1"), acquired)
@@ -123,11 +123,11 @@ async def test_a_table_lease_through_its_cycle(redis_client: redis.asyncio.Redis
     owner's lease, and released by stop."""
     store = TableStore(redis_client)
     lost: list[str] = []
-    lease = TableLease(store, "t1", "node-a", 300, None, lambda: lost.append("t1"))
-    other = await store.acquire_lease("t1", "node-b", 60_000)
+    lease = TableLease(store.leases, "t1", "node-a", 300, None, lambda: lost.append("t1"))
+    other = await store.leases.acquire("t1", "node-b", 60_000)
     assert other is not None
     acquiring = asyncio.create_task(lease.acquire())
-    assert await store.release_lease("t1", "node-b", other)
+    assert await store.leases.release("t1", "node-b", other)
     token, acquired = await asyncio.wait_for(acquiring, 5)
     assert token == other + 1
     lease.took(token, acquired)
@@ -139,18 +139,18 @@ async def test_a_table_lease_through_its_cycle(redis_client: redis.asyncio.Redis
 
         async def renewed() -> bool:
             # Ours at every look, until it would have expired unrenewed.
-            assert await store.lease_holder("t1") == (token, "node-a")
+            assert await store.leases.holder("t1") == (token, "node-a")
             return time.monotonic() - acquired > 0.45
 
         await until(renewed, what="the keeper to renew the lease")
         await redis_client.delete(store.keys.table_lease("t1"))
-        taker = await store.acquire_lease("t1", "node-b", 60_000)
+        taker = await store.leases.acquire("t1", "node-b", 60_000)
         assert taker == token + 1
         await until(lambda: lost, what="the loss to be reported")
         assert lost == ["t1"]
         assert not lease.ready
         await lease.give_up()
-        assert await store.lease_holder("t1") == (taker, "node-b")
+        assert await store.leases.holder("t1") == (taker, "node-b")
     finally:
         await lease.stop()
     assert lease.token is None
@@ -160,13 +160,13 @@ async def test_a_table_lease_through_its_cycle(redis_client: redis.asyncio.Redis
 @pytest.mark.asyncio
 async def test_stop_releases_a_lease_still_held(redis_client: redis.asyncio.Redis) -> None:
     store = TableStore(redis_client)
-    lease = TableLease(store, "t1", "node-a", 60_000, None, lambda: None)
+    lease = TableLease(store.leases, "t1", "node-a", 60_000, None, lambda: None)
     lease.took(*await lease.acquire())
     lease.set_ready()
     assert await lease.wait_ready(1)
     await lease.stop()
     assert not lease.ready
-    assert await store.lease_holder("t1") is None
+    assert await store.leases.holder("t1") is None
 
 
 @pytest.mark.asyncio
@@ -176,10 +176,10 @@ async def test_a_lease_handed_over_late_is_renewed_at_once(
     """A lease handed to the keeper when a third of its life has passed (its table
     was slow to load) is renewed at once, not at the keeper's next cycle."""
     store = TableStore(redis_client)
-    keeper = LeaseKeeper(store, "node-a", lease_ms=6_000)
+    keeper = LeaseKeeper(store.leases, "node-a", lease_ms=6_000)
     keeper.start()
     acquired = time.monotonic()
-    token = await store.acquire_lease("t1", "node-a", 6_000)
+    token = await store.leases.acquire("t1", "node-a", 6_000)
     assert token is not None
     key = store.keys.table_lease("t1")
 
@@ -213,22 +213,22 @@ async def test_many_leases_are_renewed_a_share_at_a_time_and_every_one_in_time(
     # Three seconds (a share every 250 ms): a 900 ms lease was lost when a loaded
     # machine (the suite beside two CPU hogs) stalled the loop for over 600 ms.
     lease_ms = 3000
-    keeper = LeaseKeeper(store, "node-a", lease_ms=lease_ms)
+    keeper = LeaseKeeper(store.leases, "node-a", lease_ms=lease_ms)
     sizes: list[int] = []
-    renew = store.renew_leases
+    renew = store.leases.renew_many
 
     async def counted(owner: str, leases: Sequence[tuple[str, int]], ttl_ms: int) -> list[bool]:
         sizes.append(len(leases))
         return await renew(owner, leases, ttl_ms)
 
-    store.renew_leases = counted  # type: ignore[method-assign]
+    store.leases.renew_many = counted  # type: ignore[method-assign]
     lost: list[str] = []
     tokens = {}
     keeper.start()  # taking 400 leases one by one may take longer than one lasts
     try:
         for i in range(400):
             acquired = time.monotonic()
-            token = await store.acquire_lease(f"t{i}", "node-a", lease_ms)
+            token = await store.leases.acquire(f"t{i}", "node-a", lease_ms)
             assert token is not None
             tokens[f"t{i}"] = token
             keeper.hold(f"t{i}", token, functools.partial(lost.append, f"t{i}"), acquired)
@@ -241,7 +241,7 @@ async def test_many_leases_are_renewed_a_share_at_a_time_and_every_one_in_time(
             assert min(await pipe.execute()) > 0  # none ever expired
             await asyncio.sleep(0.05)
         for table_id, token in tokens.items():
-            assert await store.lease_holder(table_id) == (token, "node-a")
+            assert await store.leases.holder(table_id) == (token, "node-a")
     finally:
         await keeper.stop()
     assert lost == []
@@ -263,22 +263,22 @@ async def test_a_cycle_renews_the_oldest_leases_whatever_order_they_were_handed_
     """The keeper keeps its leases oldest renewal first, so a cycle looks at one share
     only: a lease handed over last but taken first is still in the first share."""
     store = TableStore(redis_client)
-    keeper = LeaseKeeper(store, "node-a", lease_ms=6_000)
+    keeper = LeaseKeeper(store.leases, "node-a", lease_ms=6_000)
     calls: list[list[str]] = []
-    renew = store.renew_leases
+    renew = store.leases.renew_many
 
     async def recorded(owner: str, leases: Sequence[tuple[str, int]], ttl_ms: int) -> list[bool]:
         calls.append([table_id for table_id, _ in leases])
         return await renew(owner, leases, ttl_ms)
 
-    store.renew_leases = recorded  # type: ignore[method-assign]
+    store.leases.renew_many = recorded  # type: ignore[method-assign]
     first_taken = time.monotonic()
-    first = await store.acquire_lease("early", "node-a", 6_000)
+    first = await store.leases.acquire("early", "node-a", 6_000)
     assert first is not None
     await asyncio.sleep(0.05)
     for i in range(299):
         acquired = time.monotonic()
-        token = await store.acquire_lease(f"t{i}", "node-a", 6_000)
+        token = await store.leases.acquire(f"t{i}", "node-a", 6_000)
         assert token is not None
         keeper.hold(f"t{i}", token, lambda: None, acquired)
     keeper.hold("early", first, lambda: None, first_taken)

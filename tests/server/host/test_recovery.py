@@ -13,16 +13,17 @@ import time
 
 import pytest
 import redis.asyncio
-from redis.exceptions import RedisError
 
 from protocol.messages import Join
 from protocol.structs import Joined
 from server.auth import tokens
 from server.config import Settings
 from server.host import encode_outbound, now_ms, pack_outbound, recovery
-from server.store.chips.transfers import Pending, TransferCalls
+from server.store.chips.records import ClientRequest
+from server.store.chips.transfers import Pending, Transfers
+from server.store.errors import StoreUnavailable
 from server.store.players.accounts import AccountStore
-from server.store.tables.applied import ClientRequest
+from server.store.tables.commit_args import Write
 from server.store.tables.parts import to_parts
 from server.table import events as ev
 from server.table.machine import step
@@ -51,20 +52,22 @@ async def test_the_next_holder_finishes_a_buy_in_its_dead_holder_left(
     assert server_settings.tables_file is not None
     config = next(c for c in load_tables(server_settings.tables_file) if c.table_id == "slow")
     dead = CrashingStore(redis_client)
-    token = await dead.acquire_lease("slow", "dead", 300)
+    token = await dead.leases.acquire("slow", "dead", 300)
     assert token is not None
     t = step(new_table(config), ev.SitDown("alice", "A", 2, 300, secrets.token_bytes(32)), now_ms())
     dead.crash_at = point
     with pytest.raises(Crash):
-        await dead.commit(
-            "slow",
-            token=token,
-            expected_version=0,
-            new_version=t.state.version,
-            state=to_parts(t.state, None),
-            entries=t.entries,
-            events=[(o.seq, pack_outbound(encode_outbound(o))) for o in t.events],
-            request=ClientRequest("alice", "s:1", b"join", b""),
+        await dead.commits.write(
+            Write(
+                "slow",
+                token=token,
+                expected_version=0,
+                new_version=t.state.version,
+                parts=to_parts(t.state, None),
+                entries=t.entries,
+                events=[(o.seq, pack_outbound(encode_outbound(o))) for o in t.events],
+                request=ClientRequest("alice", "s:1", b"join", b""),
+            )
         )
     assert (await audit_report(redis_client)).in_transit == (300 if point == "commit" else 0)
 
@@ -72,7 +75,7 @@ async def test_the_next_holder_finishes_a_buy_in_its_dead_holder_left(
     host = app.hosts["slow"]
 
     async def finished() -> bool:
-        return not await host.store.pending("slow")
+        return not await host.store.transfers.pending("slow")
 
     await until(finished, what="the transfer to be finished")
     report = await audit_report(redis_client)
@@ -110,16 +113,16 @@ async def test_a_step_that_failed_in_the_background_is_finished_at_once(
     sweep of the table (a minute) nor at a poll of its own."""
     app = await start_app()
     store = app.hosts["slow"].store
-    real_finish = store.finish
+    real_finish = store.transfers.finish
     failed: list[str] = []
 
     async def finish_failing_once(table_id: str, *args: object, **kwargs: object) -> None:
         if not failed:
             failed.append(table_id)
-            raise RedisError("refused, once")
+            raise StoreUnavailable("refused, once")
         await real_finish(table_id, *args, **kwargs)  # type: ignore[arg-type]
 
-    store.finish = finish_failing_once  # type: ignore[method-assign]
+    store.transfers.finish = finish_failing_once  # type: ignore[method-assign]
     client = await Client.hello(url(app))
     try:
         await client.ok(Join, table_id="slow", buy_in=500)
@@ -151,7 +154,7 @@ async def test_a_sweep_of_a_table_with_nothing_under_way_reads_nothing_of_it(
     store = app.hosts["slow"].store
     asked: list[str] = []
     read: list[str] = []
-    has_pending, pending = store.has_pending, store.pending
+    has_pending, pending = store.transfers.has_pending, store.transfers.pending
 
     async def counted_question(table_id: str) -> bool:
         asked.append(table_id)
@@ -161,8 +164,8 @@ async def test_a_sweep_of_a_table_with_nothing_under_way_reads_nothing_of_it(
         read.append(table_id)
         return await pending(table_id)
 
-    store.has_pending = counted_question  # type: ignore[method-assign]
-    store.pending = counted_read  # type: ignore[method-assign]
+    store.transfers.has_pending = counted_question  # type: ignore[method-assign]
+    store.transfers.pending = counted_read  # type: ignore[method-assign]
     await until(lambda: asked.count("slow") >= 3, 5, "three sweeps of the table")
     assert read == []
 
@@ -182,13 +185,13 @@ async def test_the_sweeps_of_tables_taken_together_are_spread_over_the_interval(
     monkeypatch.setattr(recovery, "SWEEP_S", sweep_s)
     tables = 40
     asked: dict[str, list[float]] = {}
-    has_pending = TransferCalls.has_pending
+    has_pending = Transfers.has_pending
 
-    async def counted(self: TransferCalls, table_id: str) -> bool:
+    async def counted(self: Transfers, table_id: str) -> bool:
         asked.setdefault(table_id, []).append(time.monotonic())
         return await has_pending(self, table_id)
 
-    monkeypatch.setattr(TransferCalls, "has_pending", counted)
+    monkeypatch.setattr(Transfers, "has_pending", counted)
     await start_app(
         "\n".join(
             f'[[table]]\nid = "t{i:02d}"\nname = "T{i}"\nmin_bet = 10\nmax_bet = 100\n'

@@ -3,15 +3,14 @@ a store that dies between two steps of a transfer."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import redis.asyncio
 
 from server.store.chips.ledgers import ledger_streams
-from server.store.chips.records import Incoming
-from server.store.tables.applied import ClientRequest
-from server.store.tables.commit_args import CommitResult
+from server.store.chips.records import ClientRequest
+from server.store.tables.commit_args import CommitResult, Write
 from server.store.tables.store import TableStore
 from server.table.ledger import Kind, LedgerEntry, Pot
 
@@ -33,7 +32,7 @@ def bet(key: str, player: str, amount: int) -> LedgerEntry:
 
 async def lease(store: TableStore) -> int:
     """The lease of table ``T`` for owner ``n``: its fencing token."""
-    token = await store.acquire_lease(T, "n", 10_000)
+    token = await store.leases.acquire(T, "n", 10_000)
     assert token is not None
     return token
 
@@ -53,25 +52,27 @@ async def next_commit(
     commit_id: str | None = None,
 ) -> CommitResult:
     """``table``'s commit of version ``after + 1`` over ``after`` (0: its first commit)
-    under lease ``token``; the rest as :meth:`TableStore.commit` takes it."""
-    return await store.commit(
-        table,
-        token=token,
-        expected_version=after,
-        new_version=after + 1,
-        state=state,
-        entries=entries,
-        events=events,
-        logs=logs,
-        publish_channel=publish_channel,
-        request=request,
-        commit_id=commit_id,
+    under lease ``token``; the rest as :class:`Write` has it."""
+    return await store.commits.write(
+        Write(
+            table,
+            token=token,
+            expected_version=after,
+            new_version=after + 1,
+            parts=state,
+            entries=entries,
+            events=events,
+            logs=logs,
+            publish_channel=publish_channel,
+            request=request,
+            commit_id=commit_id,
+        )
     )
 
 
 async def expired(store: TableStore) -> bool:
     """Whether table ``T`` has no lease (it expired)."""
-    return await store.lease_holder(T) is None
+    return await store.leases.holder(T) is None
 
 
 async def ledger_len(client: redis.asyncio.Redis) -> int:
@@ -88,38 +89,25 @@ class CrashingStore(TableStore):
 
     crash_at = ""
 
-    def _die(self, point: str) -> None:
-        if self.crash_at == point:
-            raise Crash(point)
+    def __init__(self, client: redis.asyncio.Redis, **kwargs: Any) -> None:
+        super().__init__(client, **kwargs)
+        steps: list[tuple[object, str, str]] = [
+            (self.commits, "_claim_all", "claim"),
+            (self.commits, "_store_change", "commit"),
+            (self.commits, "_after", "after"),
+            (self.transfers, "deliver", "deliver"),
+            (self.transfers, "deliver_all", "deliver"),
+            (self.transfers, "settle", "settle"),
+            (self.transfers, "refund", "refund"),
+            (self.transfers, "forget", "forget"),
+        ]
+        for part, name, point in steps:
+            setattr(part, name, self._dying(point, getattr(part, name)))
 
-    async def _claim_all(self, *args: Any) -> Any:
-        self._die("claim")
-        return await super()._claim_all(*args)
+    def _dying(self, point: str, step: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            if self.crash_at == point:
+                raise Crash(point)
+            return await step(*args, **kwargs)
 
-    async def _store_change(self, table_id: str, **kwargs: Any) -> CommitResult:
-        self._die("commit")
-        return await super()._store_change(table_id, **kwargs)
-
-    async def _after(self, *args: Any) -> CommitResult:
-        self._die("after")
-        return await super()._after(*args)
-
-    async def deliver(self, table_id: str, player: str, items: Any) -> list[int]:
-        self._die("deliver")
-        return await super().deliver(table_id, player, items)
-
-    async def deliver_all(self, table_id: str, by_player: Any) -> Any:
-        self._die("deliver")
-        return await super().deliver_all(table_id, by_player)
-
-    async def settle(self, transfer: Incoming) -> str:
-        self._die("settle")
-        return await super().settle(transfer)
-
-    async def refund(self, table_id: str, transfer: Incoming) -> str:
-        self._die("refund")
-        return await super().refund(table_id, transfer)
-
-    async def forget_transfers(self, table_id: str, *args: Any, **kwargs: Any) -> None:
-        self._die("forget")
-        await super().forget_transfers(table_id, *args, **kwargs)
+        return call

@@ -11,9 +11,9 @@ from redis.asyncio.cluster import RedisCluster
 
 from bench.procs.topology import LocalCluster
 from server.store.client.replies import stream_entries
+from server.store.errors import StoreError
 from server.store.keys import Keys
 from server.store.players.accounts import AccountStore
-from server.store.tables.store import StoreError
 
 
 @pytest.fixture

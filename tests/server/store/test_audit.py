@@ -9,6 +9,7 @@ import redis.asyncio
 from server.store.audit.check import audit
 from server.store.keys import TABLE_PART_PREFIX
 from server.store.players.accounts import AccountStore
+from server.store.tables.commit_args import Write
 from server.store.tables.store import StoredTable, TableStore
 from server.table.ledger import Kind, LedgerEntry, Pot
 
@@ -37,7 +38,7 @@ async def played(redis_client: redis.asyncio.Redis) -> TableStore:
     tables = TableStore(redis_client)
     await accounts.credit("ann", 1000, "op:ann")
     await accounts.ensure_guest("bob", 500)
-    token = await tables.acquire_lease("t1", "node", 10_000)
+    token = await tables.leases.acquire("t1", "node", 10_000)
     assert token is not None
     steps = [
         (
@@ -65,13 +66,15 @@ async def played(redis_client: redis.asyncio.Redis) -> TableStore:
         ),
     ]
     for version, (parts, entries) in enumerate(steps, start=1):
-        result = await tables.commit(
-            "t1",
-            token=token,
-            expected_version=version - 1,
-            new_version=version,
-            state=parts,
-            entries=entries,
+        result = await tables.commits.write(
+            Write(
+                "t1",
+                token=token,
+                expected_version=version - 1,
+                new_version=version,
+                parts=parts,
+                entries=entries,
+            )
         )
         assert result.ok
     return tables
@@ -164,15 +167,17 @@ async def test_unreadable_state(played: TableStore) -> None:
 async def test_a_transfer_the_two_sides_disagree_on(played: TableStore) -> None:
     """A buy-in the table took but its account never reserved (its marker gone, as a
     store writing around the transfers would leave it): chips made from nothing."""
-    token = await played.lease_holder("t1")
+    token = await played.leases.holder("t1")
     assert token is not None
-    result = await played.commit(
-        "t1",
-        token=token[0],
-        expected_version=3,
-        new_version=4,
-        state=state(table=598),
-        entries=[e("t1:ann:rebuy:1", Kind.REBUY, "ann", 100, Pot.ACCOUNT, Pot.TABLE)],
+    result = await played.commits.write(
+        Write(
+            "t1",
+            token=token[0],
+            expected_version=3,
+            new_version=4,
+            parts=state(table=598),
+            entries=[e("t1:ann:rebuy:1", Kind.REBUY, "ann", 100, Pot.ACCOUNT, Pot.TABLE)],
+        )
     )
     assert result.ok
     await played.drain()  # settled and forgotten beside the commit

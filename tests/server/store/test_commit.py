@@ -13,16 +13,16 @@ import pytest
 import redis.asyncio
 
 from server.store.archiving.records import LedgerRow, ledger_players
-from server.store.chips.records import LOG, Delivery, Incoming, pack_logs, read_logs
+from server.store.chips.records import LOG, ClientRequest, Delivery, Incoming, pack_logs, read_logs
 from server.store.client.replies import stream_entries
 from server.store.errors import StoreError
 from server.store.keys import APPLIED_TTL_MS, APPLIED_WINDOW, REQUEST_TTL_MS, Keys
 from server.store.players.accounts import AccountStore
-from server.store.tables.applied import ClientRequest
 from server.store.tables.commit import new_commit_id
 from server.store.tables.commit_args import (
     CommitResult,
     CommitStatus,
+    Write,
     plan_transfers,
     read_reply,
     script_args,
@@ -44,12 +44,12 @@ from tests.server.store.helpers import (
 
 @pytest.mark.asyncio
 async def test_stale_owner_commit_is_refused(store: TableStore) -> None:
-    old = await store.acquire_lease(T, "node-a", 50)
+    old = await store.leases.acquire(T, "node-a", 50)
     assert old is not None
     assert (await next_commit(store, old, state={"h": b"s1"})).ok
     # node-a stalls until its lease expires; node-b takes over.
     await until(lambda: expired(store), what="the lease to expire")
-    new = await store.acquire_lease(T, "node-b", 10_000)
+    new = await store.leases.acquire(T, "node-b", 10_000)
     assert new == old + 1
     result = await next_commit(store, old, after=1, state={"h": b"old"})
     assert result.status is CommitStatus.STALE_LEASE
@@ -68,7 +68,7 @@ async def test_the_fence_spares_a_read_of_the_lease_and_is_kept_until_the_table_
     """A commit by the table's last taker reads no lease (the table hash's fence is its
     token); one whose lease ran out while nobody took the table is stored (nobody
     else wrote); once another takes it, or it was given up, the old token is refused."""
-    token = await store.acquire_lease(T, "node-a", 50)
+    token = await store.leases.acquire(T, "node-a", 50)
     assert token is not None
     assert await redis_client.hget(store.keys.table_state(T), "f") == str(token).encode()
     assert (await next_commit(store, token)).ok
@@ -78,11 +78,11 @@ async def test_the_fence_spares_a_read_of_the_lease_and_is_kept_until_the_table_
         assert await get_calls(redis_client) == before
     await until(lambda: expired(store), what="the lease to expire")
     assert (await next_commit(store, token, after=2)).ok  # nobody took it: still fenced
-    new = await store.acquire_lease(T, "node-b", 10_000)
+    new = await store.leases.acquire(T, "node-b", 10_000)
     assert new == token + 1
     refused = await next_commit(store, token, after=3)
     assert (refused.status, refused.lease_token) == (CommitStatus.STALE_LEASE, new)
-    assert await store.release_lease(T, "node-b", new)
+    assert await store.leases.release(T, "node-b", new)
     assert (await next_commit(store, new, after=3)).status is CommitStatus.STALE_LEASE
 
 
@@ -105,8 +105,8 @@ async def test_version_check(store: TableStore) -> None:
     token = await lease(store)
     assert await store.load(T) is None
     assert (await next_commit(store, token, state={"h": b"a"})).ok
-    result = await store.commit(
-        T, token=token, expected_version=0, new_version=2, state={"h": b"b"}
+    result = await store.commits.write(
+        Write(T, token=token, expected_version=0, new_version=2, parts={"h": b"b"})
     )
     assert result.status is CommitStatus.STALE_VERSION
     assert result.stored_version == 1
@@ -114,7 +114,9 @@ async def test_version_check(store: TableStore) -> None:
     assert stored is not None
     assert (stored.version, stored.parts) == (1, {"h": b"a"})
     with pytest.raises(ValueError, match="above"):
-        await store.commit(T, token=token, expected_version=1, new_version=1, state={"h": b"c"})
+        await store.commits.write(
+            Write(T, token=token, expected_version=1, new_version=1, parts={"h": b"c"})
+        )
 
 
 @pytest.mark.asyncio
@@ -198,7 +200,7 @@ async def test_a_duplicate_is_the_same_version_token_and_commit(
             )
             assert result.status is CommitStatus.STALE_VERSION
     # The same commit id from the next owner is its own commit, not a retry of this one.
-    assert await store.release_lease(T, "n", token)
+    assert await store.leases.release(T, "n", token)
     later = await lease(store)
     result = await next_commit(store, later, after=1, state=parts, entries=entries, commit_id="a")
     assert result.status is CommitStatus.STALE_VERSION
@@ -217,19 +219,23 @@ async def test_applied_keys_survive_a_window_boundary(
     token = await lease(store)
     v = APPLIED_WINDOW - 1
     assert (
-        await store.commit(T, token=token, expected_version=0, new_version=v, state={"h": b"a"})
+        await store.commits.write(
+            Write(T, token=token, expected_version=0, new_version=v, parts={"h": b"a"})
+        )
     ).ok
     first = await next_commit(
         store, token, after=v, state={"h": b"b"}, entries=[buy_in("k", "ann", 10)]
     )
     assert first.applied == 1
-    again = await store.commit(
-        T,
-        token=token,
-        expected_version=v + 1,
-        new_version=2 * APPLIED_WINDOW,
-        state={"h": b"c"},
-        entries=[buy_in("k", "ann", 10)],
+    again = await store.commits.write(
+        Write(
+            T,
+            token=token,
+            expected_version=v + 1,
+            new_version=2 * APPLIED_WINDOW,
+            parts={"h": b"c"},
+            entries=[buy_in("k", "ann", 10)],
+        )
     )
     assert (again.applied, again.skipped) == (0, 1)
     assert await accounts.balance("ann") == 90
@@ -244,13 +250,15 @@ async def test_an_entry_is_refused_again_for_at_least_half_a_window(
     token = await lease(store)
     v = 2 * APPLIED_WINDOW - 2
     assert (
-        await store.commit(T, token=token, expected_version=0, new_version=v, state={"h": b"a"})
+        await store.commits.write(
+            Write(T, token=token, expected_version=0, new_version=v, parts={"h": b"a"})
+        )
     ).ok
     assert (await next_commit(store, token, after=v, entries=[bet("k", "ann", 1)])).applied == 1
     later = v + 1 + APPLIED_WINDOW // 2 - 1  # the last version of window 2's first half
     assert (
-        await store.commit(
-            T, token=token, expected_version=v + 1, new_version=later, state={"h": b"b"}
+        await store.commits.write(
+            Write(T, token=token, expected_version=v + 1, new_version=later, parts={"h": b"b"})
         )
     ).ok
     again = await next_commit(store, token, after=later, entries=[bet("k", "ann", 1)])
@@ -268,7 +276,9 @@ async def test_the_bucket_two_windows_back_goes_when_a_window_opens(
     token = await lease(store)
     v = 2 * APPLIED_WINDOW - 2
     assert (
-        await store.commit(T, token=token, expected_version=0, new_version=v, state={"h": b"a"})
+        await store.commits.write(
+            Write(T, token=token, expected_version=0, new_version=v, parts={"h": b"a"})
+        )
     ).ok
     old = store.keys.applied(T, 0)
     await redis_client.hset(old, "k0", "1-0")
@@ -364,9 +374,9 @@ async def test_insufficient_balance_writes_nothing(
     # refused, went back (the reservation and its refund are in her ledger).
     assert await redis_client.xlen(store.keys.table_ledger(T)) == 0
     assert await redis_client.xlen(store.keys.account_ledger("ann")) == 3
-    assert await store.events_since(T, 0) == []
-    assert (await store.history("ann")).items == []
-    assert not await store.pending(T)
+    assert await store.replay.events_since(T, 0) == []
+    assert (await store.history.page("ann")).items == []
+    assert not await store.transfers.pending(T)
     # Nothing was marked applied: the same keys go through once affordable.
     ok = await next_commit(store, token, entries=[buy_in("a", "ann", 60), buy_in("b", "bob", 100)])
     assert ok.applied == 2
@@ -402,7 +412,7 @@ async def test_racing_commits_for_the_same_chips(
     clients = [new_client(), new_client()]
     try:
         stores = [TableStore(c) for c in clients]
-        tokens = [await s.acquire_lease(f"t{i}", f"n{i}", 10_000) for i, s in enumerate(stores)]
+        tokens = [await s.leases.acquire(f"t{i}", f"n{i}", 10_000) for i, s in enumerate(stores)]
 
         async def buy(i: int) -> CommitStatus:
             token = tokens[i]
@@ -434,7 +444,7 @@ async def test_racing_commits_same_table_one_wins(
     clients = [new_client(), new_client()]
     try:
         stores = [TableStore(c) for c in clients]
-        token = await stores[0].acquire_lease(T, "n", 10_000)
+        token = await stores[0].leases.acquire(T, "n", 10_000)
         assert token is not None
         results = await asyncio.gather(
             *(next_commit(s, token, state={"h": bytes([i])}) for i, s in enumerate(stores))
@@ -465,7 +475,18 @@ def test_the_steps_lay_out_what_the_script_reads() -> None:
     request = ClientRequest("bob", "s:1", b"fp", b"memo")
     entries = [buy_in("k1", "ann", 5), bet("k2", "ann", 3), cash_out("k3", "bob", 2)]
     logs = [("ann", b"log")]
-    plan = plan_transfers("t", APPLIED_WINDOW + 1, 3, "c", entries, logs, request)
+    w = Write(
+        "t",
+        token=3,
+        expected_version=APPLIED_WINDOW,
+        new_version=APPLIED_WINDOW + 1,
+        parts={"h": b"H"},
+        entries=entries,
+        events=[(9, b"e")],
+        logs=logs,
+        request=request,
+    )
+    plan = plan_transfers(w, "c")
     ids = [f"t.{APPLIED_WINDOW + 1}.{i}.3.c" for i in range(3)]
     assert plan.incoming == [Incoming(ids[0], "ann", 5, "buy_in", "k1")]
     paid = Delivery(ids[1], "bob", "cash_out", 2, "k3")
@@ -488,23 +509,7 @@ def test_the_steps_lay_out_what_the_script_reads() -> None:
         k.table_request("t", "bob", "s:1"),
     ]
     assert all("{t}" in name for name in names)  # one hash tag: one slot
-    args = script_args(
-        "t",
-        token=3,
-        expected_version=APPLIED_WINDOW,
-        new_version=APPLIED_WINDOW + 1,
-        state={"h": b"H"},
-        entries=entries,
-        plan=plan,
-        events=[(9, b"e")],
-        request=request,
-        account=None,
-        events_cap=5,
-        ledger_maxlen=6,
-        publish_channel=None,
-        commit_id="c",
-        now_ms=1_700_000_000_000,
-    )
+    args = script_args(w, plan, account=None, caps=(5, 6), commit_id="c", now_ms=1_700_000_000_000)
     header = [3, APPLIED_WINDOW, APPLIED_WINDOW + 1, 1, "t", 5, 6, "", APPLIED_TTL_MS]
     header += [3, 1, 1, b"fp", b"memo", REQUEST_TTL_MS, "", ids[1], "c", "", 1]
     header += [1_700_000_000_000, "1"]  # version w + 1: the window's first half

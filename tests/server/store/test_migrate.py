@@ -133,11 +133,11 @@ async def test_the_first_layout_is_moved_and_a_server_hosts_it(
     assert await accounts.balance("alice") == 700
     assert not (await accounts.credit("alice", 1000, "op:1")).applied  # its key moved
     tables = TableStore(redis_client)
-    record = await tables.request("slow", "alice", "s:1")
+    record = await tables.requests.record("slow", "alice", "s:1")
     assert record is not None
     assert (record.fingerprint, record.memo, record.account) == (b"fp", b"memo", 700)
-    assert await tables.claimed("alice", "s:1") == (b"fp", "slow")
-    assert (await tables.history("alice")).items == [(1, b"round 1")]
+    assert await tables.transfers.claimed("alice", "s:1") == (b"fp", "slow")
+    assert (await tables.history.page("alice")).items == [(1, b"round 1")]
 
     app = await start_app()  # finds the layout done
     host = app.hosts["slow"]

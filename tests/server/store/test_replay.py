@@ -16,7 +16,7 @@ async def test_replay_buffer_and_events_since(
     store: TableStore, redis_client: redis.asyncio.Redis
 ) -> None:
     token = await lease(store)
-    assert await store.events_since(T, 0) == []
+    assert await store.replay.events_since(T, 0) == []
     # Two events per commit, 12 in all, one stream entry a commit; the buffer keeps 5
     # entries, events 3 to 12.
     for version, seq in enumerate(range(1, 13, 2)):
@@ -28,13 +28,13 @@ async def test_replay_buffer_and_events_since(
     assert stored is not None
     assert stored.last_seq == 12
     assert await redis_client.xlen(store.keys.table_events(T)) == 5
-    assert await store.events_since(T, 12) == []
-    assert await store.events_since(T, 10) == [(11, b"e11"), (12, b"e12")]
-    assert await store.events_since(T, 9) == [(10, b"e10"), (11, b"e11"), (12, b"e12")]
-    assert await store.events_since(T, 2) == [(n, b"e%d" % n) for n in range(3, 13)]
-    assert await store.events_since(T, 1) is None  # event 2 is gone: snapshot
-    assert await store.events_since(T, 13) is None  # not a seq of this table
-    assert await store.events_since(T, -1) is None
+    assert await store.replay.events_since(T, 12) == []
+    assert await store.replay.events_since(T, 10) == [(11, b"e11"), (12, b"e12")]
+    assert await store.replay.events_since(T, 9) == [(10, b"e10"), (11, b"e11"), (12, b"e12")]
+    assert await store.replay.events_since(T, 2) == [(n, b"e%d" % n) for n in range(3, 13)]
+    assert await store.replay.events_since(T, 1) is None  # event 2 is gone: snapshot
+    assert await store.replay.events_since(T, 13) is None  # not a seq of this table
+    assert await store.replay.events_since(T, -1) is None
 
 
 @pytest.mark.asyncio
@@ -52,7 +52,7 @@ async def test_events_stored_one_an_entry_by_earlier_versions_replay(
     assert (await next_commit(store, token, after=2, events=[(5, b"c"), (6, b"d")])).ok
     want = [(1, b"a"), (2, b"b"), (3, b"old3"), (4, b"old4"), (5, b"c"), (6, b"d")]
     for after in range(6):
-        assert await store.events_since(T, after) == want[after:]
+        assert await store.replay.events_since(T, after) == want[after:]
 
 
 @pytest.mark.asyncio

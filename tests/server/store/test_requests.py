@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import redis.asyncio
 
+from server.store.chips.records import ClientRequest, RequestRecord
 from server.store.keys import REQUEST_TTL_MS, Keys
 from server.store.players.accounts import AccountStore
-from server.store.tables.applied import ClientRequest, RequestRecord
 from server.store.tables.commit_args import CommitStatus
 from server.store.tables.store import TableStore
 from tests.server.store.helpers import T, buy_in, cash_out, lease, ledger_len, next_commit
@@ -31,7 +31,7 @@ async def test_a_recorded_request_is_refused_and_changes_nothing(
     )
     assert first.status is CommitStatus.OK
     assert first.accounts == {"ann": 700}
-    record = await store.request(T, "ann", "r1")
+    record = await store.requests.record(T, "ann", "r1")
     assert record == RequestRecord(b"rebuy 300", b"memo-1", 700, T, 1)
     assert 0 < await redis_client.pttl(Keys().table_request(T, "ann", "r1")) <= REQUEST_TTL_MS
     await accounts.credit("ann", 50, "c-ann-2")  # the record keeps the balance of then
@@ -58,9 +58,9 @@ async def test_a_recorded_request_is_refused_and_changes_nothing(
     assert (stored.version, stored.parts, stored.last_seq) == (1, {"h": b"s1"}, 1)
     assert await accounts.balance("ann") == 750
     assert await ledger_len(redis_client) == ledger
-    assert await store.events_since(T, 1) == []
-    assert (await store.history("ann")).items == []
-    assert await store.request(T, "ann", "r1") == record
+    assert await store.replay.events_since(T, 1) == []
+    assert (await store.history.page("ann")).items == []
+    assert await store.requests.record(T, "ann", "r1") == record
 
     # The same rid of another player, and another rid of the same player, are new.
     await accounts.credit("bob", 100, "c-bob")
@@ -106,10 +106,10 @@ async def test_a_refused_commit_records_no_request(
 
     assert await attempt(200) is CommitStatus.INSUFFICIENT
     assert await attempt(50, expected=3) is CommitStatus.STALE_VERSION
-    assert await store.request(T, "ann", "r1") is None
+    assert await store.requests.record(T, "ann", "r1") is None
     assert await attempt(50) is CommitStatus.OK  # so the request may still apply
     assert await accounts.balance("ann") == 50
-    record = await store.request(T, "ann", "r1")
+    record = await store.requests.record(T, "ann", "r1")
     assert record is not None
     assert (record.account, record.memo, record.version) == (50, b"", 1)
 
@@ -139,7 +139,7 @@ async def test_a_rid_is_claimed_once_across_tables(
     at the same table it is a repeat."""
     await accounts.credit("ann", 1000, "c-ann")
     token = await lease(store)
-    other = await store.acquire_lease("t2", "n", 10_000)
+    other = await store.leases.acquire("t2", "n", 10_000)
     assert other is not None
     rebuy = ClientRequest("ann", "s:7", b"rebuy t1 100", b"m")
     first = await next_commit(
@@ -156,7 +156,7 @@ async def test_a_rid_is_claimed_once_across_tables(
     assert elsewhere.status is CommitStatus.REUSED
     assert await store.load("t2") is None
     assert await accounts.balance("ann") == 900
-    assert await store.claimed("ann", "s:7") == (b"rebuy t1 100", T)
+    assert await store.transfers.claimed("ann", "s:7") == (b"rebuy t1 100", T)
     again = await next_commit(
         store, token, after=1, entries=[buy_in("t1:v2:ann:rebuy", "ann", 100)], request=rebuy
     )
@@ -179,10 +179,10 @@ async def test_a_repeat_of_a_cash_out_tells_the_balance_its_payout_left(
     )
     assert first.accounts == {"ann": 130}
     await accounts.credit("ann", 5, "c-ann-2")
-    record = await store.request(T, "ann", "s:1")
+    record = await store.requests.record(T, "ann", "s:1")
     assert record is not None
     assert record.account is None
-    assert await store.paid_balance(T, "ann", record.payout) == 130
+    assert await store.transfers.paid_balance(T, "ann", record.payout) == 130
     again = await next_commit(store, token, after=1, entries=[], request=out)
     assert again.status is CommitStatus.REPEATED
     assert again.request == record

@@ -18,10 +18,9 @@ import pytest_asyncio
 import redis.asyncio
 
 from server.store.audit.check import AuditReport, audit
-from server.store.chips.records import LOG, Delivery
+from server.store.chips.records import LOG, ClientRequest, Delivery
 from server.store.players.accounts import AccountStore
-from server.store.tables.applied import ClientRequest
-from server.store.tables.commit_args import CommitResult, CommitStatus
+from server.store.tables.commit_args import CommitResult, CommitStatus, Write
 from server.store.tables.store import StoredTable, TableStore
 from tests.conftest import evalsha_calls
 from tests.server.store.helpers import Crash, CrashingStore, T, buy_in, cash_out
@@ -54,7 +53,7 @@ async def stores(
     clients = [new_client(), new_client()]
     crashing, taking = CrashingStore(clients[0]), TableStore(clients[1])
     await AccountStore(redis_client).credit("ann", ACCOUNT, "c-ann")
-    assert await crashing.acquire_lease(T, "dies", 60_000) == 1
+    assert await crashing.leases.acquire(T, "dies", 60_000) == 1
     try:
         yield crashing, taking
     finally:
@@ -67,32 +66,36 @@ async def stores(
 async def take_over(store: TableStore) -> int:
     """The dead holder's lease runs out; the new holder takes the table."""
     await store.redis.delete(store.keys.table_lease(T))
-    token = await store.acquire_lease(T, "takes", 60_000)
+    token = await store.leases.acquire(T, "takes", 60_000)
     assert token is not None
     return token
 
 
 async def buy(store: TableStore, token: int, after: int, rid: str, amount: int) -> CommitResult:
-    return await store.commit(
-        T,
-        token=token,
-        expected_version=after,
-        new_version=after + 1,
-        state=parts(amount),
-        entries=[buy_in(f"{T}:v{after + 1}:ann:buy_in", "ann", amount)],
-        request=ClientRequest("ann", rid, b"join %d" % amount, b"seat 2"),
+    return await store.commits.write(
+        Write(
+            T,
+            token=token,
+            expected_version=after,
+            new_version=after + 1,
+            parts=parts(amount),
+            entries=[buy_in(f"{T}:v{after + 1}:ann:buy_in", "ann", amount)],
+            request=ClientRequest("ann", rid, b"join %d" % amount, b"seat 2"),
+        )
     )
 
 
 async def cash(store: TableStore, token: int, after: int, rid: str, amount: int) -> CommitResult:
-    return await store.commit(
-        T,
-        token=token,
-        expected_version=after,
-        new_version=after + 1,
-        state=parts(300 - amount),
-        entries=[cash_out(f"{T}:v{after + 1}:ann:cash_out", "ann", amount)],
-        request=ClientRequest("ann", rid, b"cash_out %d" % amount),
+    return await store.commits.write(
+        Write(
+            T,
+            token=token,
+            expected_version=after,
+            new_version=after + 1,
+            parts=parts(300 - amount),
+            entries=[cash_out(f"{T}:v{after + 1}:ann:cash_out", "ann", amount)],
+            request=ClientRequest("ann", rid, b"cash_out %d" % amount),
+        )
     )
 
 
@@ -119,13 +122,13 @@ async def test_a_buy_in_crashed_at_each_step(
     assert await accounts.balance("ann") == (ACCOUNT - 300 if reserved else ACCOUNT)
 
     token = await take_over(taking)
-    done = await taking.recover(T)
+    done = await taking.transfers.recover(T)
     assert done.failed == 0
     assert done.refunded == (1 if not stored else 0)  # an open transfer, reserved or not
     assert done.settled == (1 if stored else 0)  # settled again: that changes nothing
     after = await checked(redis_client)
     assert after.in_transit == 0
-    assert not await taking.pending(T)
+    assert not await taking.transfers.pending(T)
     assert await accounts.balance("ann") == (ACCOUNT - 300 if stored else ACCOUNT)
     assert after.tables_total == (300 if stored else 0)
 
@@ -168,11 +171,11 @@ async def test_a_cash_out_crashed_at_each_step(
     assert before.tables_total == (180 if stored else 300)
 
     token = await take_over(taking)
-    done = await taking.recover(T)
+    done = await taking.transfers.recover(T)
     assert (done.failed, done.delivered) == (0, 1 if stored else 0)
     after = await checked(redis_client)
     assert after.in_transit == 0
-    assert not await taking.pending(T)
+    assert not await taking.transfers.pending(T)
     assert await accounts.balance("ann") == ACCOUNT - 300 + (120 if stored else 0)
 
     retry = await cash(taking, token, 2 if stored else 1, "s:2", 120)
@@ -180,7 +183,7 @@ async def test_a_cash_out_crashed_at_each_step(
         assert retry.status is CommitStatus.REPEATED
         assert retry.request is not None
         assert retry.request.account is None  # known to the account: the payout's marker
-        assert await taking.paid_balance(T, "ann", retry.request.payout) == ACCOUNT - 180
+        assert await taking.transfers.paid_balance(T, "ann", retry.request.payout) == ACCOUNT - 180
     else:
         assert retry.status is CommitStatus.OK
         assert retry.accounts == {"ann": ACCOUNT - 180}
@@ -206,12 +209,12 @@ async def test_a_refused_buy_in_crashed_while_giving_the_chips_back(
     assert before.to_tables == (0 if refunded else 300)
     assert await accounts.balance("ann") == (ACCOUNT if refunded else ACCOUNT - 300)
     await take_over(taking)
-    done = await taking.recover(T)
+    done = await taking.transfers.recover(T)
     assert done.refunded == 1  # done again at the account, it changes nothing
     assert await accounts.balance("ann") == ACCOUNT
     after = await checked(redis_client)
     assert after.in_transit == 0
-    assert not await taking.pending(T)
+    assert not await taking.transfers.pending(T)
 
 
 @pytest.mark.asyncio
@@ -225,11 +228,11 @@ async def test_a_late_reservation_after_the_refund_is_refused(
     crashing.crash_at = "claim"
     with pytest.raises(Crash):
         await buy(crashing, 1, 0, "s:1", 300)
-    ((state, transfer),) = (await taking.pending(T)).incoming.values()
+    ((state, transfer),) = (await taking.transfers.pending(T)).incoming.values()
     assert state == "open"
     await take_over(taking)
-    assert (await taking.recover(T)).refunded == 1
-    late = await crashing.claim(T, "ann", None, transfer)
+    assert (await taking.transfers.recover(T)).refunded == 1
+    late = await crashing.transfers.claim(T, "ann", None, transfer)
     assert late.status == "FINISHED"
     assert await AccountStore(redis_client).balance("ann") == ACCOUNT
     await checked(redis_client)
@@ -243,37 +246,39 @@ async def test_game_logs_crashed_on_their_way_are_delivered_once_in_order(
     crashing.crash_at = "deliver"
     for version in (1, 2):  # both rounds stored, both deliveries die
         with pytest.raises(Crash):
-            await crashing.commit(
-                T,
-                token=1,
-                expected_version=version - 1,
-                new_version=version,
-                state=parts(0),
-                logs=[("ann", b"round %d" % version), ("bob", b"b%d" % version)],
+            await crashing.commits.write(
+                Write(
+                    T,
+                    token=1,
+                    expected_version=version - 1,
+                    new_version=version,
+                    parts=parts(0),
+                    logs=[("ann", b"round %d" % version), ("bob", b"b%d" % version)],
+                )
             )
-    assert (await taking.history("ann")).items == []
-    logs = (await taking.pending(T)).logs
+    assert (await taking.history.page("ann")).items == []
+    logs = (await taking.transfers.pending(T)).logs
     assert sorted(d.player for d in logs) == ["ann", "ann", "bob", "bob"]
     assert all(isinstance(d, Delivery) and d.is_log for d in logs)
     token = await take_over(taking)
-    await taking.recover(T)
-    assert (await taking.history("ann")).items == [(2, b"round 2"), (1, b"round 1")]
-    await taking.recover(T)  # nothing left; done again, nothing twice
-    assert len((await taking.history("bob")).items) == 2
+    await taking.transfers.recover(T)
+    assert (await taking.history.page("ann")).items == [(2, b"round 2"), (1, b"round 1")]
+    await taking.transfers.recover(T)  # nothing left; done again, nothing twice
+    assert len((await taking.history.page("bob")).items) == 2
     # Delivered, then dead before the table forgot them: delivered again, kept once.
     dying = CrashingStore(taking.redis)
     dying.crash_at = "forget"
     round_3 = [("ann", b"round 3"), ("bob", b"b3")]
-    result = await dying.commit(
-        T, token=token, expected_version=2, new_version=3, state=parts(0), logs=round_3
+    result = await dying.commits.write(
+        Write(T, token=token, expected_version=2, new_version=3, parts=parts(0), logs=round_3)
     )
     assert result.ok
     await dying.drain()
-    assert len((await taking.pending(T)).logs) == 2
-    await taking.recover(T)
-    assert not await taking.pending(T)
-    assert [o for o, _ in (await taking.history("ann")).items] == [3, 2, 1]
-    assert len((await taking.history("bob")).items) == 3
+    assert len((await taking.transfers.pending(T)).logs) == 2
+    await taking.transfers.recover(T)
+    assert not await taking.transfers.pending(T)
+    assert [o for o, _ in (await taking.history.page("ann")).items] == [3, 2, 1]
+    assert len((await taking.history.page("bob")).items) == 3
     await checked(redis_client)
 
 
@@ -288,23 +293,25 @@ async def test_game_logs_kept_one_a_field_by_earlier_versions_are_delivered(
     old = [Delivery(f"{T}.1.{i}.1.c", p, LOG, record=b"old %s" % p.encode()) for i, p in
            enumerate(("ann", "bob"))]  # fmt: skip
     await redis_client.hset(store.keys.logs_out(T), mapping={d.transfer_id: d.pack() for d in old})
-    result = await store.commit(
-        T,
-        token=token,
-        expected_version=0,
-        new_version=1,
-        state=parts(0),
-        logs=[("ann", b"new")],
+    result = await store.commits.write(
+        Write(
+            T,
+            token=token,
+            expected_version=0,
+            new_version=1,
+            parts=parts(0),
+            logs=[("ann", b"new")],
+        )
     )
     assert result.ok
     await store.drain()  # the commit's own log is delivered, and forgotten
-    found = await store.pending(T)
+    found = await store.transfers.pending(T)
     assert sorted(d.transfer_id for d in found.logs) == [old[0].transfer_id, old[1].transfer_id]
     assert set(found.log_entries) == {old[0].transfer_id, old[1].transfer_id}
-    await store.recover(T)
-    assert not await store.pending(T)
-    assert [r for _, r in (await store.history("ann")).items] == [b"old ann", b"new"]
-    assert [r for _, r in (await store.history("bob")).items] == [b"old bob"]
+    await store.transfers.recover(T)
+    assert not await store.transfers.pending(T)
+    assert [r for _, r in (await store.history.page("ann")).items] == [b"old ann", b"new"]
+    assert [r for _, r in (await store.history.page("bob")).items] == [b"old bob"]
 
 
 @pytest.mark.asyncio
@@ -327,10 +334,12 @@ async def test_a_round_is_delivered_to_its_players_in_one_call_each_item_once(
         "bob": [Delivery("t.1.2", "bob", LOG, record=b"bob's round")],
         "cy": [Delivery("t.1.3", "cy", LOG, record=b"cy's round")],
     }
-    assert await store.deliver_all(T, items) == {"ann": [130, 0], "bob": [0], "cy": [0]}
+    assert await store.transfers.deliver_all(T, items) == {"ann": [130, 0], "bob": [0], "cy": [0]}
     calls = await evalsha_calls(redis_client)  # the script loaded by the first
-    assert await store.deliver_all(T, items) == {"ann": [130, 0], "bob": [0], "cy": [0]}
+    assert await store.transfers.deliver_all(T, items) == {"ann": [130, 0], "bob": [0], "cy": [0]}
     assert await evalsha_calls(redis_client) - calls == (3 if redis_cluster else 1)
     assert await accounts.balance("ann") == 130
     for player in items:
-        assert [r for _, r in (await store.history(player)).items] == [f"{player}'s round".encode()]
+        assert [r for _, r in (await store.history.page(player)).items] == [
+            f"{player}'s round".encode()
+        ]
