@@ -3,7 +3,7 @@
 A round here is everything a six-seat table does in one round: six bets, the deal,
 six players setting their hands, the reveal, the settlement and the next betting
 opening, each step producing its messages and ledger entries, as the server runs it.
-Run with ``python -m bench.table``.
+Run with ``python -m bench.micro.table``.
 """
 
 from __future__ import annotations

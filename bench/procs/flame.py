@@ -1,4 +1,4 @@
-"""Where a sampled server spends its time: ``python -m bench.flame FILE [FILE ...]``.
+"""Where a sampled server spends its time: ``python -m bench.procs.flame FILE [FILE ...]``.
 
 Reads the collapsed stacks ``py-spy record --format raw`` writes (one line per distinct
 stack, ``frame;frame;...;frame COUNT``, the leaf last) and prints, over all samples:
@@ -9,7 +9,7 @@ stack, ``frame;frame;...;frame COUNT``, the leaf last) and prints, over all samp
 - the functions with the most samples of their own (the leaf), and with the most
   samples inside them (inclusive).
 
-Used by ``bench/server.py`` when ``PAIGOW_BENCH_PYSPY`` names a file prefix.
+Used by ``bench/scenarios/server.py`` when ``PAIGOW_BENCH_PYSPY`` names a file prefix.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def report(paths: list[Path], top: int = 25, indent: str = "  ") -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m bench.flame FILE ...``."""
+    """``python -m bench.procs.flame FILE ...``."""
     args = argv if argv is not None else sys.argv[1:]
     report([Path(a) for a in args])
 

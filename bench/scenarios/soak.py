@@ -1,6 +1,6 @@
 """Soak benchmark: does the server stay flat under a steady load for a long time?
 
-``python -m bench.soak`` starts ``paigow-server`` on its embedded Redis (in a temporary
+``python -m bench.scenarios.soak`` starts ``paigow-server`` on its embedded Redis (in a temporary
 data folder) with ``--tables`` tables of short rounds, and ``--bots`` bot players (six
 to a table, the reference client's autoplay) play for ``--minutes`` (10 by default).
 Every ``--every`` seconds it samples the server's RSS, Redis's used memory
@@ -36,11 +36,11 @@ from pathlib import Path
 
 import redis
 
-from bench.driver import rss_kib
-from bench.output import wait_line
+from bench.procs.output import wait_line
+from bench.procs.procfs import rss_kib
 from clients.bots import run_bots
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 TABLE = """[[table]]
 id = "soak{n}"
@@ -230,7 +230,7 @@ def _bots(url: str, tables: list[str], bots: int) -> subprocess.Popen[bytes]:
     a bot's client reconnects and plays on, whatever happens to its task)."""
     return subprocess.Popen(
         [
-            *(sys.executable, "-m", "bench.soak", "--play", url),
+            *(sys.executable, "-m", "bench.scenarios.soak", "--play", url),
             *("--bots", str(bots), "--table-ids", ",".join(tables)),
         ],
         cwd=ROOT,
@@ -315,8 +315,8 @@ def report(args: argparse.Namespace, soak: Soak) -> dict[str, object]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m bench.soak``."""
-    parser = argparse.ArgumentParser(prog="python -m bench.soak", description=__doc__)
+    """``python -m bench.scenarios.soak``."""
+    parser = argparse.ArgumentParser(prog="python -m bench.scenarios.soak", description=__doc__)
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--tables", type=int, default=10)
     parser.add_argument("--bots", type=int, default=60)

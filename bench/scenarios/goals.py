@@ -1,4 +1,4 @@
-"""The goals of issue 16, and their summary over several runs of ``bench/server.py``.
+"""The goals of issue 16, and their summary over several runs of ``bench/scenarios/server.py``.
 
 Each run gives a flat dict of named figures (:func:`load_figures` for a load run of
 the game server beside one of the bare server, :func:`round_figures` for the rounds
@@ -54,7 +54,7 @@ GOALS: tuple[Goal, ...] = (
 
 
 def load_figures(game: dict[str, Any], bare: dict[str, Any], large: int) -> dict[str, float]:
-    """The figures of one load run of each server (``bench/driver.py``'s results);
+    """The figures of one load run of each server (``bench/load/driver.py``'s results);
     ``large``: the players the 10,000-player part wanted (fewer connected: no figure)."""
     out: dict[str, float] = {}
     for name, run in (("game", game), ("bare", bare)):

@@ -5,7 +5,7 @@ from the 53-card deck; ``treys`` on the same joker-free hands, and the ratio), b
 classifications, house-way splits and simulated rounds per second. Goals (issue 2, on
 one core): at least ``treys``'s rate per 5-card evaluation, 100,000 house-way splits
 per second, a million simulated rounds in under 30 seconds. Run with
-``python -m bench.rules``.
+``python -m bench.micro.rules``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 For a full 6-seat table snapshot and for a bet, it times ``decode(encode(message))``
 (typed, validated) and ``msgpack.unpackb(msgpack.packb(map))`` (untyped, unchecked)
 in the same run and prints both rates and their ratio. The goal of issue 3 is a
-ratio of at most 2. Run with ``python -m bench.protocol`` (or from ``bench``'s main).
+ratio of at most 2. Run with ``python -m bench.micro.protocol`` (or from ``bench``'s main).
 """
 
 from __future__ import annotations

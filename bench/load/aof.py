@@ -1,4 +1,4 @@
-"""What a Redis appends to its append-only file, for ``bench/driver.py``'s rounds mode.
+"""What a Redis appends to its append-only file, for ``bench/load/driver.py``'s rounds mode.
 
 :func:`reading` takes ``INFO persistence`` (the AOF's size now, and its size after the
 last rewrite, which tells a rewrite that happened in between) and the size of the file

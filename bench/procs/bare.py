@@ -8,7 +8,7 @@ its table (six for a full table), with a per-table ``seq``: the game server's tr
 for a bet, minus the state machine, the store and Redis. What it measures is what
 Python, the event loop and ``websockets`` cost on this machine for that traffic.
 
-Run by ``bench/server.py``: ``python -m bench.bare --port 0`` prints
+Run by ``bench/scenarios/server.py``: ``python -m bench.procs.bare --port 0`` prints
 ``bare listening on PORT`` once it accepts connections, and runs until SIGTERM.
 The event loop is uvloop when installed (as ``paigow-server``'s), and the collector
 runs as the game server's (``server/collector.py``), so the two compare like for like.
@@ -202,7 +202,7 @@ async def serve_bare(host: str, port: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m bench.bare --port P``."""
+    """``python -m bench.procs.bare --port P``."""
     parser = argparse.ArgumentParser(description="bare websockets server (benchmark)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)

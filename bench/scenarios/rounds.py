@@ -1,6 +1,6 @@
-"""The Redis work of a round alone: step 1 of ``bench/server.py``, in a minute.
+"""The Redis work of a round alone: step 1 of ``bench/scenarios/server.py``, in a minute.
 
-``python -m bench.rounds [--rounds N] [--detail]``: the game server on its embedded
+``python -m bench.scenarios.rounds [--rounds N] [--detail]``: the game server on its embedded
 Redis, one table of short phases, six bots playing N rounds (8 by default); prints the
 commands sent and executed and the bytes appended to the append-only file per round
 (``--detail``: by command and key). ``PAIGOW_BENCH_SERVER_ROOT=DIR`` measures the server
@@ -16,7 +16,10 @@ import os
 import tempfile
 from pathlib import Path
 
-from bench.server import ROOT, ROUNDS, measure_rounds, report_rounds
+from bench.procs.servers import ROOT
+from bench.scenarios.plan import ROUNDS
+from bench.scenarios.report import report_rounds
+from bench.scenarios.server import measure_rounds
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -8,7 +8,7 @@ append-only file fsynced every second): its version, whether it has sharded pub/
 Redis CPU per table commit (the store's real ``COMMIT`` script, through the group
 commit, many tables at once), and the memory and append-only file that leaves.
 
-Run with ``python -m bench.redis_servers [BINARY ...]``.
+Run with ``python -m bench.scenarios.redis_servers [BINARY ...]``.
 """
 
 from __future__ import annotations

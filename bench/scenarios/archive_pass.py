@@ -1,4 +1,4 @@
-"""What one archiver pass costs: ``python -m bench.archive_pass``.
+"""What one archiver pass costs: ``python -m bench.scenarios.archive_pass``.
 
 An embedded Redis holds the ledger streams of ``--tables`` tables and ``--players``
 accounts (a few entries each, written with XADD in the store's entry format, each
@@ -130,7 +130,9 @@ async def _run(folder: Path, tables: int, players: int, each: int) -> None:
 
 def main() -> None:
     """Print the figures of three passes (see the module docstring)."""
-    parser = argparse.ArgumentParser(prog="python -m bench.archive_pass", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.scenarios.archive_pass", description=__doc__
+    )
     parser.add_argument("--tables", type=int, default=1667)
     parser.add_argument("--players", type=int, default=10_000)
     parser.add_argument("--entries", type=int, default=3, help="entries per stream")

@@ -11,7 +11,7 @@ store's real ``COMMIT`` script through a ``redis+sentinel://`` client:
 3. one table committing in a loop while the primary is killed with SIGKILL: the pause
    between the last commit acknowledged by the old primary and the first by the new.
 
-Run with ``python -m bench.redis_failover``.
+Run with ``python -m bench.scenarios.redis_failover``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""``python -m bench.profiled OUT [paigow-server args]``: the server under cProfile, on demand.
+"""``python -m bench.procs.profiled OUT [paigow-server args]``: the server under cProfile,
+on demand.
 
 The profiler starts on the first SIGUSR1 and stops on the second, writing its
 statistics to ``OUT`` (a ``pstats`` file), so only the window the load driver chooses
-is profiled: the rest of the run pays nothing for it. Used by ``bench/server.py``
+is profiled: the rest of the run pays nothing for it. Used by ``bench/scenarios/server.py``
 when ``PAIGOW_BENCH_PROFILE`` names the output file.
 """
 

@@ -1,4 +1,4 @@
-"""Benchmark of several nodes on one Redis (issue 12): ``python -m bench.cluster``.
+"""Benchmark of several nodes on one Redis (issue 12): ``python -m bench.scenarios.cluster``.
 
 What runs: an embedded Redis, two ``paigow-server`` nodes (``PAIGOW_BENCH_CLUSTER_NODES``,
 at least 2; processes, their default
@@ -42,8 +42,9 @@ from typing import Any
 
 import redis.asyncio
 
-from bench.driver import cpu_seconds, percentile, raise_fd_limit
-from bench.versions import named
+from bench.load.stats import percentile
+from bench.procs.procfs import cpu_seconds, raise_fd_limit
+from bench.procs.versions import named
 from clients.core import Client
 from clients.errors import ClientError, ServerError
 from server.cluster.placement import assign, node_name
@@ -51,7 +52,7 @@ from server.store.embedded.process import EmbeddedRedis
 from server.store.nodes.shared import ClusterStore
 from server.store.tables.store import TableStore
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PLAYERS = int(os.environ.get("PAIGOW_BENCH_CLUSTER_PLAYERS", "1000"))
 NODES = max(2, int(os.environ.get("PAIGOW_BENCH_CLUSTER_NODES", "2")))
 SEATS = 6
@@ -72,7 +73,7 @@ LISTENING = re.compile(r"listening on ws://[^:]+:(\d+)/")
 
 
 def log(text: str) -> None:
-    print(f"[bench.cluster] {text}", file=sys.stderr, flush=True)
+    print(f"[bench.scenarios.cluster] {text}", file=sys.stderr, flush=True)
 
 
 class Node:
@@ -401,7 +402,8 @@ async def main_async() -> None:
 def main() -> None:
     """Run the cluster benchmark and print its figures."""
     print(
-        f"several nodes on one Redis (bench/cluster.py): {NODES} nodes, {PLAYERS:,} players, "
+        f"several nodes on one Redis (bench/scenarios/cluster.py): {NODES} nodes, "
+        f"{PLAYERS:,} players, "
         "half of them at tables held by their own node, half at tables held by another"
     )
     asyncio.run(main_async())

@@ -1,9 +1,9 @@
 """Lone actions at a fixed rate: what one action costs the server and its Redis when it
 shares nothing with another (docs/DESIGN.md, "Measuring the hot path").
 
-``python -m bench.lone game|bare [--players N] [--rate R] [--seconds S] [--windows W]
+``python -m bench.scenarios.lone game|bare [--players N] [--rate R] [--seconds S] [--windows W]
 [--what bet|ping]`` starts the game server (on its embedded Redis, a table of long
-betting phase for every six players, as ``bench/server.py`` does) or the bare one,
+betting phase for every six players, as ``bench/scenarios/server.py`` does) or the bare one,
 connects N players, then,
 in each of W windows of S seconds, starts R actions a second at an even pace, each by
 a player drawn at random (a bet changed by one of the players who act, or a ``ping``
@@ -31,25 +31,18 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.driver import (
-    Driver,
-    Player,
+from bench.load.players import Driver, Player
+from bench.load.stats import percentile
+from bench.procs.procfs import (
     children,
     core_shares,
     core_ticks,
     cpu_seconds,
-    percentile,
     raise_fd_limit,
     server_cpus,
 )
-from bench.server import (
-    CPUS,
-    LOAD_PREFIX,
-    ROOT,
-    BareServer,
-    GameServer,
-    write_load_tables,
-)
+from bench.procs.servers import CPUS, ROOT, BareServer, GameServer
+from bench.scenarios.plan import LOAD_PREFIX, write_load_tables
 from clients.core import ClientError
 from protocol import limits as L
 
@@ -156,7 +149,7 @@ async def measure(url: str, server_pid: int, args: argparse.Namespace, tables: i
 
 def main(argv: list[str] | None = None) -> None:
     """Parse the arguments, start the server, print a line per window."""
-    parser = argparse.ArgumentParser(prog="python -m bench.lone", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.scenarios.lone", description=__doc__)
     parser.add_argument("server", choices=("game", "bare"))
     parser.add_argument("--players", type=int, default=10_000)
     parser.add_argument("--rate", type=float, default=1_333.0, help="actions a second")
