@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.server.conftest import start_app
-from tests.server.helpers import ServerProcess
+from tests.server.processes import ServerProcess
 
 
 @pytest.fixture

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from protocol.messages import PhaseChange, Snapshot
-from tests.server.helpers import Client, ServerProcess, run_cli, server_args
+from tests.server.helpers import Client
+from tests.server.processes import ServerProcess, run_cli, server_args
 
 SECRET = "process-test-secret-0123456789"
 

@@ -24,7 +24,8 @@ import pytest
 from protocol.messages import GetBalance, Join
 from protocol.structs import Balances
 from tests.helpers import until
-from tests.server.helpers import Client, ServerProcess, quick_tables, run_cli
+from tests.server.helpers import Client, quick_tables
+from tests.server.processes import ServerProcess, run_cli
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
 

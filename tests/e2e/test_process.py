@@ -31,16 +31,8 @@ from protocol.messages import (
 from protocol.structs import Balances, HandChoice
 from server.store.tables.store import TableStore
 from tests.e2e.process_helpers import audit_passes, start
-from tests.server.helpers import (
-    Client,
-    ServerProcess,
-    assert_gapless,
-    close_all,
-    free_port,
-    http_get,
-    now_ms,
-    seat_status,
-)
+from tests.server.helpers import Client, assert_gapless, close_all, now_ms, seat_status
+from tests.server.processes import ServerProcess, free_port, http_get
 
 
 @pytest.mark.asyncio

@@ -19,14 +19,8 @@ from server.store.nodes.shared import ClusterStore
 from server.store.tables.parts import stored_state
 from server.store.tables.store import TableStore
 from tests.e2e.process_helpers import audit_passes, phase_of, start
-from tests.server.helpers import (
-    Client,
-    ServerProcess,
-    close_all,
-    free_port,
-    now_ms,
-    seat_status,
-)
+from tests.server.helpers import Client, close_all, now_ms, seat_status
+from tests.server.processes import ServerProcess, free_port
 
 
 @pytest.mark.asyncio

@@ -20,7 +20,8 @@ from protocol.codec import encode
 from protocol.messages import Join, Leave, Watch
 from server.store.tables.store import TableStore
 from tests.helpers import until
-from tests.server.helpers import Client, ServerProcess, run_cli, server_args
+from tests.server.helpers import Client
+from tests.server.processes import ServerProcess, run_cli, server_args
 
 SECRET = "process-test-secret-0123456789"
 

@@ -20,7 +20,8 @@ from protocol.structs import Balances, Joined
 from server.app import App
 from server.config import Settings
 from tests.helpers import until, url
-from tests.server.helpers import Client, audit_report, close_all, http_get, quick_tables
+from tests.server.helpers import Client, audit_report, close_all, quick_tables
+from tests.server.processes import http_get
 
 
 def restarts(body: str) -> float:
