@@ -95,7 +95,7 @@ pytest: $(DEV) browser postgres balancer
 ## pytest-cluster: the store, money, archive and guest tests on a local Redis Cluster of
 ## three primaries
 CLUSTER_TESTS := tests/server/store tests/server/host tests/server/gateway/test_money.py \
-	tests/server/test_process_transfers.py tests/server/test_cli.py tests/server/archive \
+	tests/e2e/test_process_transfers.py tests/server/test_cli.py tests/server/archive \
 	tests/server/gateway/test_credentials.py
 pytest-cluster: $(DEV) postgres
 	$(BIN)/pytest $(XDIST) --redis-cluster $(CLUSTER_TESTS)

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-import bench.cluster
-import bench.protocol
-import bench.rules
-import bench.server
-import bench.table
+import bench.micro.protocol
+import bench.micro.rules
+import bench.micro.table
+import bench.scenarios.cluster
+import bench.scenarios.server
 
 
 def main() -> None:
     """Run the benchmarks of the rules engine, the table, the protocol codec, the server
     (beside a bare one) and several nodes on one Redis (a player's table held by another
     node)."""
-    bench.rules.main()
-    bench.table.main()
-    bench.protocol.main()
-    bench.server.main()
-    bench.cluster.main()
+    bench.micro.rules.main()
+    bench.micro.table.main()
+    bench.micro.protocol.main()
+    bench.scenarios.server.main()
+    bench.scenarios.cluster.main()
 
 
 if __name__ == "__main__":

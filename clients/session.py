@@ -4,7 +4,7 @@
 ``rid`` (:class:`~clients.pending.Pending`), keeps a :class:`~clients.model.TableModel`
 per watched table, and hands every event to its listeners (:meth:`Session.listen`): the
 server's table events, already applied to the model, and the client's own events
-(:mod:`clients.events`).
+(:mod:`clients.events`). What each frame does is :class:`~clients.inbox.Inbox`'s.
 
 A dropped connection is reopened with the session's resume token and the last ``seq``
 of every table (protocol/PROTOCOL.md, section 5), with the backoff of its section 11;
@@ -35,22 +35,21 @@ from clients.errors import (
     close_policy,
     plain_error,
 )
-from clients.events import ClientEvent, Connected, Disconnected, Notice, Verified, ended_reason
+from clients.events import ClientEvent, Connected, Disconnected, ended_reason
 from clients.heartbeat import Heartbeat
-from clients.model import Applied, TableModel
-from clients.pending import Pacer, Pending, Reply, hello_message, raw_map
+from clients.inbox import Inbox
+from clients.model import TableModel
+from clients.pending import Pacer, Pending, Reply, hello_message
 from clients.version import client_name
 from protocol import limits as L
 from protocol.codec import decode_server, encode
-from protocol.errors import ProtocolError, Reconnect, UnknownMessageType
+from protocol.errors import ProtocolError, Reconnect
 from protocol.messages import (
     ClientMessage,
     ErrorReply,
     OkReply,
     Ping,
     Pong,
-    SeedReveal,
-    TableEvent,
     Unwatch,
     Watch,
 )
@@ -117,6 +116,7 @@ class Session:
         self._clock_offset_ms = 0.0
         self._beats = Heartbeat()
         self._backoff: Backoff | None = None  # while reconnecting
+        self._inbox = Inbox(self._pending, self.tables, self.model, self._emit, self._resync_once)
 
     # --- life ------------------------------------------------------------------------
 
@@ -377,7 +377,7 @@ class Session:
             try:
                 async for frame in ws:
                     self._beats.last_received = time.monotonic()
-                    self._on_frame(frame)
+                    self._inbox.receive(frame)
             except ConnectionClosed:
                 pass
             self.connected = False
@@ -451,57 +451,8 @@ class Session:
 
     def feed(self, frame: bytes) -> None:
         """Handle one server frame as if it had just been received (replays, tests)."""
-        self._on_frame(frame)
-
-    def _on_frame(self, frame: bytes | str) -> None:
-        if isinstance(frame, str):
-            log.warning("text frame from the server ignored")
-            return
-        try:
-            message = decode_server(frame)
-        except UnknownMessageType:
-            self._unknown_event(frame)
-            return
-        except ProtocolError as exc:
-            log.warning("undecodable frame from the server: %s", exc)
-            self._fail_request(frame, exc)
-            return
-        if isinstance(message, OkReply | ErrorReply | Pong):
-            if not self._pending.settle(message) and isinstance(message, ErrorReply):
-                self._emit(Notice(message))
-            return
-        self._table_event(message)
-
-    def _table_event(self, event: TableEvent) -> None:
-        model = self.model(event.table_id)
-        outcome = model.apply(event)
-        if outcome is Applied.GAP:
-            if not model.synced or model.resyncing:
-                self._resync_once(model)
-            return
-        if outcome is Applied.DUPLICATE:
-            return
-        self._emit(event)
-        if isinstance(event, SeedReveal) and model.verification is not None:
-            self._emit(Verified(model.verification))
+        self._inbox.receive(frame)
 
     def _resync_once(self, model: TableModel) -> None:
         if model.table_id not in self._resyncing:
             self._spawn(self._resync(model.table_id))
-
-    def _fail_request(self, frame: bytes, exc: ProtocolError) -> None:
-        """An undecodable reply fails its request at once rather than by a timeout."""
-        data = raw_map(frame)
-        rid = data.get("rid") if data is not None else None
-        self._pending.fail(rid, ClientError(f"the server's reply could not be read: {exc}"))
-
-    def _unknown_event(self, frame: bytes) -> None:
-        """A message type this client does not know: if it is a table event, count its seq."""
-        data = raw_map(frame)
-        if data is None:
-            return
-        table_id, seq = data.get("table_id"), data.get("seq")
-        if isinstance(table_id, str) and type(seq) is int and table_id in self.tables:
-            model = self.tables[table_id]
-            if model.count_unknown(seq) is Applied.GAP:
-                self._resync_once(model)

@@ -6,7 +6,7 @@ arrives in the same loop pass as that result: the cancelled task goes on as if n
 happened (fixed in 3.12). redis-py writes every command through ``wait_for`` when a
 socket timeout is set, so a loop cancelled just as one of its writes completed
 outlived a ``cancel()`` followed by one wait, and the server's stop hung. A test
-restarting Redis (tests/server/test_redis_restart.py) hung that way about once in 40
+restarting Redis (tests/e2e/test_redis_restart.py) hung that way about once in 40
 runs.
 """
 

@@ -1,4 +1,4 @@
-"""The latency windows' reading of how busy the server's core was (bench/driver.py), on
+"""The latency windows' reading of how busy the server's core was (bench/load/driver.py), on
 this machine's own /proc/stat and a real process spinning on one CPU."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from bench.driver import CORE_FIELDS, core_shares, core_ticks, server_cpus
+from bench.procs.procfs import CORE_FIELDS, core_shares, core_ticks, server_cpus
 
 SPIN_S = 0.6
 

@@ -1,10 +1,11 @@
-"""The goals' summary of ``make bench`` (bench/goals.py): each goal's median and verdict."""
+"""The goals' summary of ``make bench`` (bench/scenarios/goals.py): each goal's median and
+verdict."""
 
 from __future__ import annotations
 
 import math
 
-from bench.goals import GOALS, summary
+from bench.scenarios.goals import GOALS, summary
 
 NAN = math.nan
 

@@ -1,4 +1,4 @@
-"""``python -m bench.lone``: lone actions at a fixed rate against the real servers, a few
+"""``python -m bench.scenarios.lone``: lone actions at a fixed rate against the real servers, a few
 players and short windows."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def _lone(*args: str) -> list[dict[str, str]]:
     """Run the benchmark; the fields of each window's line. In a session of its own,
     all killed if it runs too long: a SIGKILL of it alone would leave its servers."""
     with subprocess.Popen(
-        [sys.executable, "-m", "bench.lone", *args],
+        [sys.executable, "-m", "bench.scenarios.lone", *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -1,4 +1,4 @@
-"""The benchmarks' wait for a child's "listening" line (bench/output.py), on real child
+"""The benchmarks' wait for a child's "listening" line (bench/procs/output.py), on real child
 processes."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bench.output import wait_line
+from bench.procs.output import wait_line
 
 
 @contextlib.contextmanager

@@ -1,10 +1,10 @@
-"""The human pace of bench/driver.py: a load as steady at a window's start as later."""
+"""The human pace of bench/load/driver.py: a load as steady at a window's start as later."""
 
 from __future__ import annotations
 
 import random
 
-from bench.driver import first_action
+from bench.load.stats import first_action
 
 PACE = (5.0 * 5 / 6, 10.0 * 5 / 6)  # the bench's pace, shortened for the passive seat
 PLAYERS = 8_333  # the acting players of 10,000

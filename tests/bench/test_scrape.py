@@ -1,11 +1,11 @@
 """The driver's reading of the game server's own metrics over a window
-(bench/driver.py), against a real server's ``/metrics``."""
+(bench/load/driver.py), against a real server's ``/metrics``."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.driver import server_stalls, stall_delta
+from bench.load.scrape import server_stalls, stall_delta
 from protocol.messages import Bet, Join
 from server.app import App
 from tests.helpers import url

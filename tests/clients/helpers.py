@@ -11,7 +11,7 @@ from typing import Any
 from rich.console import Console
 from textual.app import App
 
-from tests.server.helpers import ROOT
+from tests.server.processes import ROOT
 
 
 def screen_text(app: App[Any]) -> str:

@@ -21,7 +21,8 @@ import redis.asyncio
 
 from protocol.messages import Results, SeatChange, Snapshot, Watch
 from tests.helpers import until
-from tests.server.helpers import ROOT, Client, ServerProcess, free_port, server_args
+from tests.server.helpers import Client
+from tests.server.processes import ROOT, ServerProcess, free_port, server_args
 
 TABLES = """
 [[table]]

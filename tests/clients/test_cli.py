@@ -22,7 +22,7 @@ from server.store.tables.commit_args import Write
 from server.store.tables.store import TableStore
 from tests.clients.helpers import run_client
 from tests.helpers import until, url
-from tests.server.helpers import free_port
+from tests.server.processes import free_port
 
 
 @pytest.mark.asyncio

@@ -17,7 +17,7 @@ from protocol.messages import PhaseChange, Snapshot
 from server.app import App
 from server.config import Settings
 from tests.helpers import until, url
-from tests.server.helpers import http_get
+from tests.server.processes import http_get
 
 
 @pytest.mark.asyncio

@@ -14,7 +14,7 @@ from clients.cli import main
 from clients.session_file import claim_session
 from server.app import App
 from tests.helpers import url
-from tests.server.helpers import ROOT
+from tests.server.processes import ROOT
 
 
 @pytest.fixture

@@ -25,7 +25,8 @@ from protocol.errors import CloseCode
 from protocol.messages import Bet, GetBalance, Join, Snapshot
 from protocol.structs import Balances
 from tests.helpers import SYSTEM_FOLDERS, system_command
-from tests.server.helpers import ROOT, Client, assert_gapless, close_all
+from tests.server.helpers import Client, assert_gapless, close_all
+from tests.server.processes import ROOT
 
 SCRIPT = ROOT / "deploy" / "local-cluster.sh"
 NODES = 3

@@ -21,7 +21,8 @@ from server.store.keys import Keys
 from server.store.players.accounts import AccountStore
 from server.store.players.guests import GuestLimits, GuestStore
 from tests.helpers import url
-from tests.server.helpers import Client, run_cli
+from tests.server.helpers import Client
+from tests.server.processes import run_cli
 
 SECRET = "cli-test-secret-0123456789"
 

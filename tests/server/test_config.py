@@ -10,7 +10,7 @@ import pytest
 
 from server.cli import main
 from server.config import Settings, add_arguments, declared, from_arguments
-from tests.server.helpers import ROOT, run_cli
+from tests.server.processes import ROOT, run_cli
 
 
 def settings(args: list[str], environ: dict[str, str]) -> Settings:

@@ -16,7 +16,8 @@ from server.app import App
 from server.config import Settings
 from server.store.tables.store import TableStore
 from tests.helpers import until, url
-from tests.server.helpers import Client, close_all, http_get
+from tests.server.helpers import Client, close_all
+from tests.server.processes import http_get
 
 
 @pytest.mark.asyncio

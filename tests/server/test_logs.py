@@ -14,7 +14,8 @@ import pytest
 from server.app import App
 from server.logs import WEBSOCKETS_LOGGER, LogFormat, LogLevel, QuietProbes, setup_logging
 from tests.helpers import until, url
-from tests.server.helpers import Client, http_get
+from tests.server.helpers import Client
+from tests.server.processes import http_get
 
 LogTo = Callable[[LogLevel, LogFormat], io.StringIO]
 

@@ -23,7 +23,7 @@ from playwright.async_api import Browser, async_playwright
 from server.app import App
 from server.config import Settings
 from tests.helpers import STEADY_LEASE_MS
-from tests.server.helpers import free_port
+from tests.server.processes import free_port
 
 CHROMIUM_ARGS = [
     "--no-sandbox",  # CI runs as root, where Chromium's sandbox cannot start

@@ -10,7 +10,7 @@ replies go together in the next one, sent as soon as those replies are in. On a 
 Cluster the pipeline is redis-py's cluster pipeline, which sends each node the calls
 of its slots, one pipeline per node, all at once, and follows a slot that moved. Under load
 the pipelines grow instead of multiplying. Measured at 10,000 players acting at a
-human pace (``bench/server.py``), letting each loop pass send its own pipeline kept up
+human pace (``bench/scenarios/server.py``), letting each loop pass send its own pipeline kept up
 to 18 of them in flight, and 5 to 9 % of commits waited over 25 ms; with one in
 flight, none did, for the same CPU.
 

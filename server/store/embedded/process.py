@@ -22,6 +22,9 @@ tied to the starting *thread*, start the server from a long-lived thread (the ma
 thread or the event loop's), never from a short-lived worker thread: the async API
 therefore spawns on the event loop's thread and only waits asynchronously.
 
+Start and stop are written once, for both APIs: they wait through
+:mod:`~server.store.embedded.waits`, blocking the thread or yielding to the loop.
+
 Usage::
 
     with EmbeddedRedis(data_dir) as server:
@@ -33,7 +36,6 @@ Usage::
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import importlib.metadata
@@ -52,15 +54,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-import redis
 import redis.asyncio
-import redis.asyncio.retry
-import redis.retry
-from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from server.store.embedded.child import exited, parent_death_signal
 from server.store.embedded.folder_lock import FolderInUse, FolderLock
+from server.store.embedded.waits import BLOCKING, ON_THE_LOOP, Waits, run_blocking
 
 _MAX_UNIX_PATH = 100  # sun_path holds 108 bytes on Linux; keep a margin
 _POLL_S = 0.01
@@ -214,20 +213,6 @@ class EmbeddedRedis:
             return {"host": "127.0.0.1", "port": self.port}
         raise EmbeddedRedisError("not started")
 
-    def _probe(self, timeout_s: float) -> redis.Redis:
-        # No retries: a refused connection is an answer here (the default policy would
-        # back off for seconds against a server that is starting or has just exited).
-        return redis.Redis(
-            **self.connection_kwargs(),
-            socket_timeout=timeout_s,
-            retry=redis.retry.Retry(NoBackoff(), 0),
-        )
-
-    def _aprobe(self, timeout_s: float) -> redis.asyncio.Redis:
-        return self.client(
-            socket_timeout=timeout_s, retry=redis.asyncio.retry.Retry(NoBackoff(), 0)
-        )
-
     def client(self, **kwargs: Any) -> redis.asyncio.Redis:
         """A new asyncio client (bytes responses unless overridden); close it yourself."""
         return redis.asyncio.Redis(**{**self.connection_kwargs(), **kwargs})
@@ -340,40 +325,11 @@ class EmbeddedRedis:
 
     def start(self) -> None:
         """Start the child and block until it answers PING; kill it on any failure."""
-        deadline = time.monotonic() + self.stop_timeout_s
-        while not self._take_folder():
-            self._folder_busy(deadline)
-            time.sleep(_POLL_S)
-        self._spawn()
-        try:
-            deadline = time.monotonic() + self.startup_timeout_s
-            probe = self._probe(1.0)
-            try:
-                while True:
-                    self._check_alive()
-                    try:
-                        if probe.ping():
-                            return
-                    except (RedisError, OSError):
-                        pass
-                    if time.monotonic() > deadline:
-                        raise EmbeddedRedisError(
-                            f"redis-server did not answer within {self.startup_timeout_s} s"
-                        )
-                    time.sleep(_POLL_S)
-            finally:
-                probe.close()
-        except BaseException:
-            self._kill_now()
-            raise
+        run_blocking(self._start(BLOCKING))
 
     async def astart(self) -> None:
         """:meth:`start` without blocking the event loop."""
-        deadline = time.monotonic() + self.stop_timeout_s
-        while not self._take_folder():
-            self._folder_busy(deadline)
-            await asyncio.sleep(_POLL_S)
-        await self._aspawn()
+        await self._start(ON_THE_LOOP)
 
     async def arestart(self) -> None:
         """Start the child again after it died, from its append-only file, on the same
@@ -385,7 +341,7 @@ class EmbeddedRedis:
             self._proc = None
         if not self._lock.held:
             raise EmbeddedRedisError("not started")
-        await self._aspawn(keep_lock=True)
+        await self._spawn_and_wait(ON_THE_LOOP, keep_lock=True)
 
     async def wait_exit(self) -> int:
         """Wait until the child exits; its exit status (negative: killed by a signal)."""
@@ -397,26 +353,35 @@ class EmbeddedRedis:
         assert code is not None
         return code
 
-    async def _aspawn(self, keep_lock: bool = False) -> None:
-        self._spawn(keep_lock)  # on the loop's thread, see the module docstring
+    async def _start(self, waits: Waits) -> None:
+        """Take the folder (waiting up to ``stop_timeout_s`` for a dead owner's Redis to
+        exit), then :meth:`_spawn_and_wait`."""
+        deadline = time.monotonic() + self.stop_timeout_s
+        while not self._take_folder():
+            self._folder_busy(deadline)
+            await waits.sleep(_POLL_S)
+        await self._spawn_and_wait(waits)
+
+    async def _spawn_and_wait(self, waits: Waits, keep_lock: bool = False) -> None:
+        """Spawn the child and wait until it answers PING; kill it on any failure (the
+        lock and the address kept with ``keep_lock``)."""
+        self._spawn(keep_lock)  # on the caller's thread, see the module docstring
         try:
             deadline = time.monotonic() + self.startup_timeout_s
-            probe = self._aprobe(1.0)
+            probe = waits.probe(self.connection_kwargs(), 1.0)
             try:
                 while True:
                     self._check_alive()
-                    try:
+                    with contextlib.suppress(RedisError, OSError):
                         if await probe.ping():
                             return
-                    except (RedisError, OSError):
-                        pass
                     if time.monotonic() > deadline:
                         raise EmbeddedRedisError(
                             f"redis-server did not answer within {self.startup_timeout_s} s"
                         )
-                    await asyncio.sleep(_POLL_S)
+                    await waits.sleep(_POLL_S)
             finally:
-                await probe.aclose()
+                await probe.close()
         except BaseException:
             self._kill_now(keep_lock=keep_lock)
             raise
@@ -429,25 +394,13 @@ class EmbeddedRedis:
         Each step waits up to ``timeout_s`` (default ``stop_timeout_s``). Safe to call
         when not running.
         """
-        proc = self._proc
-        if proc is None:
-            self._release()  # a restart that failed left the lock held
-            return
-        timeout = self.stop_timeout_s if timeout_s is None else timeout_s
-        try:
-            if proc.poll() is None:
-                with contextlib.suppress(RedisError, OSError):
-                    conn = self._probe(timeout)
-                    try:
-                        conn.shutdown()
-                    finally:
-                        conn.close()
-                self._wait_or_escalate(proc, timeout)
-        finally:
-            self._kill_now()
+        run_blocking(self._stop(BLOCKING, timeout_s))
 
     async def astop(self, timeout_s: float | None = None) -> None:
         """:meth:`stop` without blocking the event loop."""
+        await self._stop(ON_THE_LOOP, timeout_s)
+
+    async def _stop(self, waits: Waits, timeout_s: float | None) -> None:
         proc = self._proc
         if proc is None:
             self._release()  # a restart that failed left the lock held
@@ -456,26 +409,14 @@ class EmbeddedRedis:
         try:
             if proc.poll() is None:
                 with contextlib.suppress(RedisError, OSError):
-                    conn = self._aprobe(timeout)
+                    conn = waits.probe(self.connection_kwargs(), timeout)
                     try:
                         await conn.shutdown()
                     finally:
-                        await conn.aclose()
-                # Waiting in a worker thread is harmless (only spawning must not be).
-                await asyncio.to_thread(self._wait_or_escalate, proc, timeout)
+                        await conn.close()
+                await waits.wait_or_escalate(proc, timeout)
         finally:
             self._kill_now()
-
-    @staticmethod
-    def _wait_or_escalate(proc: subprocess.Popen[bytes], timeout: float) -> None:
-        for send in (None, proc.terminate, proc.kill):
-            if send is not None:
-                send()
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                continue
-            return
 
     def _kill_now(self, keep_lock: bool = False) -> None:
         """Make sure the child is gone and reaped, and release everything (but the

@@ -15,7 +15,7 @@ from server.config import Settings
 from tests.clients.helpers import screen_text
 from tests.clients.tui.helpers import SIZE, lobby_listed, sit_at, until_app
 from tests.helpers import url
-from tests.server.helpers import free_port
+from tests.server.processes import free_port
 
 
 @pytest.mark.asyncio

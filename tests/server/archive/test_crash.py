@@ -18,7 +18,7 @@ from server.archive.mover import CRASH_POINTS, Archiver
 from server.store.players.accounts import AccountStore
 from tests.helpers import until
 from tests.server.archive.helpers import HOUR_MS, Casino
-from tests.server.helpers import ROOT
+from tests.server.processes import ROOT
 
 
 class Crash(Exception):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.server.helpers import run_cli
+from tests.server.processes import run_cli
 
 
 def test_a_postgresql_archive_without_its_driver_names_the_extra(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from server.store.embedded.process import EmbeddedRedis
 from server.store.nodes.shared import ClusterStore
 from server.store.tables.store import TableStore
 from tests.helpers import until
-from tests.server.helpers import ServerProcess, http_get, run_cli, server_args
+from tests.server.processes import ServerProcess, http_get, run_cli, server_args
 
 SECRET = "cluster-test-secret-0123456789"
 _HELD = re.compile(r'^paigow_table_held\{table="([^"]+)"\} ([0-9.]+)$', re.M)

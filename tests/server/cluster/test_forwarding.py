@@ -32,15 +32,8 @@ from server.app import App
 from server.config import Settings
 from tests.helpers import until, url
 from tests.server.conftest import StartApp
-from tests.server.helpers import (
-    Client,
-    Reply,
-    assert_gapless,
-    close_all,
-    http_get,
-    quick_tables,
-    run_cli,
-)
+from tests.server.helpers import Client, Reply, assert_gapless, close_all, quick_tables
+from tests.server.processes import http_get, run_cli
 
 
 async def two_nodes(start_app: StartApp) -> tuple[App, App, str]:

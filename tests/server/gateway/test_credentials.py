@@ -15,7 +15,8 @@ from server.auth import tokens
 from server.store.players.sessions import SessionStore
 from tests.helpers import until, url
 from tests.server.conftest import StartApp
-from tests.server.helpers import Client, run_cli
+from tests.server.helpers import Client
+from tests.server.processes import run_cli
 
 SECRET = b"test-secret-0123456789"  # the tests' server settings' token secret
 

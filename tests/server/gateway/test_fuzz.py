@@ -46,14 +46,8 @@ from protocol.messages import (
 from server.app import App
 from tests.helpers import url
 from tests.server.conftest import StartApp
-from tests.server.helpers import (
-    Client,
-    Disconnected,
-    audit_report,
-    close_all,
-    http_get,
-    quick_tables,
-)
+from tests.server.helpers import Client, Disconnected, audit_report, close_all, quick_tables
+from tests.server.processes import http_get
 
 FRAMES = 3000
 WORKERS = 4

@@ -159,6 +159,27 @@ async def test_async_api(tmp_path: Path) -> None:
     assert not alive(pid)
 
 
+@pytest.mark.asyncio
+async def test_the_blocking_api_inside_a_running_event_loop(tmp_path: Path) -> None:
+    """start and stop block the thread without touching its running loop (they share
+    their code with astart and astop), and the two APIs may take turns on one folder."""
+    server = EmbeddedRedis(tmp_path)
+    server.start()
+    pid = server.pid
+    assert pid is not None
+    client = server.client()
+    assert await client.ping()
+    await client.aclose()
+    server.stop()
+    assert not alive(pid)
+    await server.astart()
+    assert server.running
+    await server.astop()
+    server.start()
+    server.stop()
+    assert servers_using(tmp_path) == []
+
+
 def test_parent_killed_takes_redis_along(tmp_path: Path) -> None:
     """SIGKILL of the owning process (no cleanup code runs) still stops redis-server."""
     script = textwrap.dedent(

@@ -21,7 +21,7 @@ from server.store.tables.parts import (
     seat_part,
     to_parts,
 )
-from server.table.events import Event, Tick
+from server.table.events import Event, SitDown, Tick
 from server.table.ledger import LedgerEntry, Pot
 from server.table.machine import DEADLINES, ROWS, Transition, step
 from server.table.state import Phase, TableConfig, TableState, evolve, new_table
@@ -289,3 +289,17 @@ def check_snapshot(state: TableState, snap: Snapshot, player: str | None) -> Non
         assert snap.your_cards == state.hands[snap.your_seat]
     if state.phase not in (Phase.REVEALING, Phase.SETTLING):
         assert snap.hands == ()
+
+
+T0 = 1_000_000
+"""The scripted rounds' clock at the start, in milliseconds."""
+
+
+def seated(players: int, buy_in: int = 1000, config: TableConfig = CONFIG) -> Harness:
+    """A table of ``config`` at :data:`T0` with ``players`` seated (``p0``, ``p1``...,
+    each with 5,000 in their account and ``buy_in`` at the table)."""
+    h = Harness(state=new_table(config), now=T0)
+    for i in range(players):
+        h.accounts[f"p{i}"] = 5000
+        h.apply(SitDown(f"p{i}", f"Player {i}", i, buy_in, seed(1)))
+    return h

@@ -15,8 +15,7 @@ import pytest
 from protocol.messages import PhaseChange
 from server.table.events import ClearBet, Disconnect, PlaceBet, Reconnect, TakeOver, Tick
 from server.table.state import Phase, TableState
-from tests.server.table.helpers import CONFIG, Harness, phase, seed
-from tests.server.table.test_rounds import seated
+from tests.server.table.helpers import CONFIG, Harness, phase, seated, seed
 
 
 def play_out(h: Harness) -> None:

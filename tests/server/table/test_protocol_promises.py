@@ -36,8 +36,7 @@ from server.table.events import (
 from server.table.machine import suggestion
 from server.table.state import Phase, TableConfig, TableState
 from server.table.views import snapshot
-from tests.server.table.helpers import CONFIG, Harness, phase, seed
-from tests.server.table.test_rounds import T0, seated
+from tests.server.table.helpers import CONFIG, T0, Harness, phase, seated, seed
 
 
 def refused(h: Harness, event: Event) -> ErrorCode:

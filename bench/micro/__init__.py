@@ -1,0 +1,1 @@
+"""Micro-benchmarks in one process: the rules engine, the table, the protocol codec."""
