@@ -29,7 +29,7 @@ from server.store.archiving.records import (
     parse_id,
 )
 from server.store.archiving.source import ArchivingCalls, LedgerStart
-from server.store.audit.check import AuditReport, TableMoney
+from server.store.audit.check import TableMoney
 from server.store.chips.ledgers import LedgerSource
 from server.store.embedded.process import EmbeddedRedisError
 from server.store.errors import (
@@ -42,7 +42,7 @@ from server.store.errors import (
 from server.store.nodes.shared import ClusterStore, LiveNodes
 from server.store.opening import NotTheServers, Stores, open_command_stores, open_stores
 from server.store.players.accounts import AccountStore
-from server.store.players.guests import MINUTE_MS, Admission, Closing, GuestLimits, GuestStore
+from server.store.players.guests import MINUTE_MS, Admission, Closing, GuestLimits
 from server.store.players.sessions import Session, SessionStore
 from server.store.pubsub.relay import Relay
 from server.store.tables.parts import stored_state
@@ -57,13 +57,11 @@ __all__ = [
     "AccountStore",
     "Admission",
     "ArchivingCalls",
-    "AuditReport",
     "AuditView",
     "Closing",
     "ClusterStore",
     "EmbeddedRedisError",
     "GuestLimits",
-    "GuestStore",
     "LedgerRow",
     "LedgerSource",
     "LedgerStart",

@@ -97,9 +97,9 @@ class Stores:
     async def audit(
         self, table_money: TableMoney, *, archive: ArchivedLedger | None = None
     ) -> AuditReport:
-        """The audit of everything held (:func:`~server.store.audit.check.audit`)."""
-        with translated():
-            return await audit(self.client, table_money, archive=archive)
+        """The audit of everything held (:func:`~server.store.audit.check.audit`);
+        :class:`~server.store.errors.StoreUnavailable` if Redis failed."""
+        return await audit(self.client, table_money, archive=archive)
 
     async def close(self) -> None:
         """Close the clients, then stop the embedded Redis (if any); safe to call twice.
@@ -172,8 +172,7 @@ async def open_stores(settings: Settings, on_restart: Callable[[], None] | None 
             )
         # A Redis of the first key layout is moved to this one, once, before any table
         # is hosted (deploy/README.md, "Upgrading from the first key layout").
-        with translated():
-            await migrate(client)
+        await migrate(client)
         replication = Replication(replicas, s.redis_wait_ms) if replicas > 0 else None
         lease_client = redis_client(url, LEASE_POOL_SIZE, POOL_WAIT_S)
         clients.append(lease_client)
@@ -256,9 +255,7 @@ async def _command_stores(
     """The stores on ``client`` (closed with them), if its Redis has the present key
     layout: the server moves the first one at its start."""
     try:
-        with translated():
-            first = await layout(client) == "1"
-        if first:
+        if await layout(client) == "1":
             raise ValueError(
                 "this Redis has the first key layout: start paigow-server once to migrate it"
             )
