@@ -2,7 +2,7 @@
 parts together for the app (docs/DESIGN.md, "Several nodes on one Redis").
 
 - :mod:`~server.cluster.registry`: the heartbeat, the live nodes, the placement;
-- :mod:`~server.cluster.relay`: the pub/sub connection;
+- :class:`~server.store.pubsub.relay.Relay` (in the store): the pub/sub connection;
 - :mod:`~server.cluster.publish`: what a holder tells the others after each change;
 - :mod:`~server.cluster.feed`: the events of tables held elsewhere, to this node's
   connections;

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from server.cluster.placement import assign
-from server.store import ClusterStore, LiveNodes, StoreUnavailable, TableStore
+from server.store import ClusterStore, LiveNodes, StoreUnavailable, TableStore, translated
 from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
@@ -184,7 +184,8 @@ class Membership:
             self.on_changed(came, gone)
 
     async def _read_holders(self, live: LiveNodes) -> None:
-        found = await self.tables.lease_holders(self.table_ids)
+        with translated():  # until the table store raises the store's errors itself
+            found = await self.tables.lease_holders(self.table_ids)
         self.holders = {t: h[1] for t, h in zip(self.table_ids, found, strict=True) if h}
 
     # --- what others may read --------------------------------------------------------

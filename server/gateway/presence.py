@@ -31,7 +31,7 @@ from server.gateway.session import Close
 from server.host import TableHost, TableNotWritable, TableUnavailable, now_ms
 from server.rules import bonus as bonus_rules
 from server.seating import Seating
-from server.store import StoreUnavailable
+from server.store import StoreUnavailable, translated
 from server.table import events as ev
 from server.table.errors import TableError
 from server.table.state import Phase
@@ -244,7 +244,9 @@ class Presence:
             frames = None
             if last_seq is not None:
                 try:
-                    frames = await host.missed(conn, last_seq)
+                    # translated(): until the host raises the store's errors itself.
+                    with translated():
+                        frames = await host.missed(conn, last_seq)
                 except StoreUnavailable as exc:
                     # The replay buffer is out of reach: a snapshot (from memory) is
                     # always a valid answer, and the connection carries on.
@@ -355,7 +357,9 @@ class Presence:
                 return Settled.DONE
             event = ev.Reconnect(player) if here else ev.Disconnect(player)
             try:
-                await host.submit(event)
+                # translated(): until the host raises the store's errors itself.
+                with translated():
+                    await host.submit(event)
             except TableUnavailable:
                 return Settled.NOT_HERE
             except (StoreUnavailable, TableNotWritable) as exc:

@@ -38,6 +38,7 @@ from server.store.errors import (
     StoreUnavailable,
     Unreplicated,
     WritesRefused,
+    translated,
 )
 from server.store.nodes.shared import ClusterStore, LiveNodes
 from server.store.opening import NotTheServers, Stores, open_command_stores, open_stores
@@ -88,4 +89,5 @@ __all__ = [
     "parse_id",
     "stored_state",
     "stored_table",
+    "translated",
 ]
