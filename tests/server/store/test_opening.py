@@ -21,6 +21,8 @@ from server.store import (
     open_command_stores,
     open_stores,
 )
+from server.store.archiving.source import ArchivingCalls
+from server.store.audit.check import audit
 from server.store.embedded.process import EmbeddedRedis
 from server.store.nodes.shared import ClusterStore
 from server.store.players.accounts import AccountStore
@@ -120,6 +122,8 @@ async def test_the_stores_calls_on_a_stopped_redis_raise_store_unavailable(
     try:
         accounts, sessions = AccountStore(client), SessionStore(client)
         guests, nodes = GuestStore(client), ClusterStore(client)
+        archiving = ArchivingCalls(client)
+        lease = archiving.lease("me", 3_000)
         await accounts.credit("ann", 100, "k1")
         await embedded.astop()
         calls = [
@@ -130,6 +134,10 @@ async def test_the_stores_calls_on_a_stopped_redis_raise_store_unavailable(
             guests.admit("g1", None, GuestLimits(), 1),
             nodes.live_nodes(),
             nodes.seated_tables("ann"),
+            archiving.game_log("ann"),
+            archiving.ledger_sources(),
+            lease.hold(),
+            audit(client, lambda stored: (0, 0, 0)),
         ]
         for call in calls:
             with pytest.raises(StoreUnavailable) as failed:
