@@ -13,7 +13,6 @@ process (or this one, restarted) takes the tables over at once.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
 import os
@@ -22,10 +21,8 @@ import secrets
 import signal
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import NoReturn
 
-import redis.asyncio
 from websockets.asyncio.server import Server, serve
 
 from protocol import limits as L
@@ -45,14 +42,7 @@ from server.host import Hooks, TableHost
 from server.host.lease_keeper import LeaseKeeper
 from server.metrics import Metrics
 from server.seating import Seating
-from server.store.client.batching import Replication
-from server.store.client.connection import SOCKET_TIMEOUT_S, close_client, is_cluster, redis_client
-from server.store.embedded.process import EmbeddedRedis
-from server.store.embedded.supervisor import RedisSupervisor
-from server.store.migrate import migrate
-from server.store.players.accounts import AccountStore
-from server.store.tables.parts import stored_state
-from server.store.tables.store import StoredTable, TableStore
+from server.store import StoredTable, Stores, TableStore, open_stores, stored_state
 from server.table.machine import Transition
 from server.table.state import Phase
 from server.tables_file import load_tables
@@ -61,18 +51,7 @@ from server.tasks import cancel_and_wait
 log = logging.getLogger(__name__)
 
 SECRET_FILE = "token-secret"
-REDIS_POOL_SIZE = 64
-REDIS_POOL_WAIT_S = 30.0
-REDIS_URL_FILE = "redis.url"
-EMBEDDED_DIR = "redis"
-"""The embedded Redis's folder (its append-only file) in the data folder."""
 NODE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
-PUBSUB_POOL_SIZE = 2  # the node's one pub/sub connection, and a spare while it reconnects
-LEASE_POOL_SIZE = 2
-"""Connections of the lease renewals and the node's heartbeat, apart from the shared
-pool: with 1,667 tables and thousands of players, every connection of that pool was
-busy, and renewals waiting for one for seconds let leases expire (docs/DESIGN.md,
-"Leases and fencing tokens")."""
 
 
 def token_secret(settings: Settings) -> bytes:
@@ -94,10 +73,7 @@ class App:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.metrics = Metrics()
-        self.embedded: EmbeddedRedis | None = None
-        self.supervisor: RedisSupervisor | None = None
-        self.redis: redis.asyncio.Redis | None = None
-        self.lease_redis: redis.asyncio.Redis | None = None
+        self.stores: Stores | None = None
         self.store: TableStore | None = None
         self.hosts: dict[str, TableHost] = {}
         # Who sits where: one index for the process, kept by every host, read by the gateway.
@@ -142,49 +118,18 @@ class App:
             self.archive = Archive(target)
         self._unwatch_gc = self.metrics.watch_gc()
         self._lag_probe = asyncio.create_task(self.metrics.probe_loop_lag(), name="loop-lag")
-        url = s.redis_url
-        if url is None:
-            self.embedded = EmbeddedRedis(s.data_dir / EMBEDDED_DIR)
-            await self.embedded.astart()
-            (s.data_dir / REDIS_URL_FILE).write_text(self.embedded.url)
-            url = self.embedded.url
-            # Started again from its append-only file if it dies (docs/DESIGN.md,
-            # "The embedded Redis"); the tables carry on by themselves meanwhile.
-            self.supervisor = RedisSupervisor(self.embedded, self.metrics.redis_restarts.inc)
-            self.supervisor.start()
-        # A bounded pool that waits for a free connection: redis-py's default pool
-        # refuses at once past 100 connections, which under load turned bets into
-        # internal errors and lost table leases.
-        replicas = s.replicas_to_wait_for()
-        # A pipeline's replies may take the WAIT's time: the socket timeout (a limit
-        # for all the replies of a pipeline, one reply's otherwise) must outlast it.
-        timeout = max(SOCKET_TIMEOUT_S, s.redis_wait_ms / 1000 + 2) if replicas else None
-        self.redis = redis_client(
-            url, REDIS_POOL_SIZE, REDIS_POOL_WAIT_S, timeout or SOCKET_TIMEOUT_S
-        )
-        await self.redis.ping()
-        if replicas and is_cluster(self.redis):
-            # WAIT covers the writes of one connection to one node: the group commit
-            # would need one per node (docs/DESIGN.md, "Keys ready for Redis Cluster").
-            raise ValueError(
-                "waiting for replicas (--redis-replicas) needs one Redis, not a cluster"
-            )
-        # A Redis of the first key layout is moved to this one, once, before any table
-        # is hosted (deploy/README.md, "Upgrading from the first key layout").
-        await migrate(self.redis)
-        replication = Replication(replicas, s.redis_wait_ms) if replicas > 0 else None
-        self.lease_redis = redis_client(url, LEASE_POOL_SIZE, REDIS_POOL_WAIT_S)
-        store = self.store = TableStore(
-            self.redis, replication=replication, lease_client=self.lease_redis
-        )
-        accounts = AccountStore(self.redis)
+        # Redis (embedded unless --redis-url), checked and brought to the present key
+        # layout, before any table is hosted.
+        stores = self.stores = await open_stores(s, self.metrics.redis_restarts.inc)
+        store = self.store = stores.tables
+        accounts = stores.accounts
         self.leases = LeaseKeeper(store.leases, self.owner, s.lease_ms)
         self.leases.start()
         options = gateway_options(s, token_secret(s))
         if self.archive is not None:
             self.archiver = ArchiveService(
                 Archiver(
-                    self.redis,
+                    stores.archiving,
                     self.archive,
                     table_money,
                     after_ms=s.archive_after_ms,
@@ -196,9 +141,14 @@ class App:
                 self._archived,
             )
         self.gateway = Gateway(
-            self.hosts, store, accounts, self.metrics, options, self.seating, self.archive
+            self.hosts,
+            stores,
+            self.metrics,
+            options,
+            self.seating,
+            self.archive,
         )
-        self.revocations = RevocationListener(self.redis, self.gateway.revoked)
+        self.revocations = RevocationListener(stores.sessions, self.gateway.revoked)
         self.revocations.start()
         if self.archiver is not None:
             self.archiver.start()
@@ -206,12 +156,9 @@ class App:
         # On a Redis Cluster the node stays alone: the cluster layer's heartbeat,
         # publications and reads over every table are not split by slot yet.
         cluster = None
-        if not is_cluster(self.redis):
-            pubsub = redis_client(url, PUBSUB_POOL_SIZE, REDIS_POOL_WAIT_S)
+        if not stores.redis_cluster:
             cluster = self.cluster = Cluster(
-                self.redis,
-                pubsub,
-                store,
+                stores,
                 self.hosts,
                 [c.table_id for c in tables],
                 self.owner,
@@ -376,20 +323,9 @@ class App:
             # then is finished by the tables' next holder.
             await self.store.drain()
             self.store = None
-        if self.redis is not None:
-            await close_client(self.redis)
-            self.redis = None
-        if self.lease_redis is not None:
-            await close_client(self.lease_redis)
-            self.lease_redis = None
-        if self.supervisor is not None:
-            await self.supervisor.stop()
-            self.supervisor = None
-        if self.embedded is not None:
-            await self.embedded.astop()
-            with contextlib.suppress(OSError):
-                (self.settings.data_dir / REDIS_URL_FILE).unlink()
-            self.embedded = None
+        if self.stores is not None:
+            await self.stores.close()
+            self.stores = None
 
 
 async def run(settings: Settings, ready: asyncio.Event | None = None) -> None:
@@ -433,9 +369,3 @@ def table_money(stored: StoredTable) -> tuple[int, int, int]:
 def default_node_name(settings: Settings) -> str:
     """``<host name>-<port>`` (the process id when the port is any free one)."""
     return f"{os.uname().nodename}-{settings.port or os.getpid()}"
-
-
-def data_redis_url(data_dir: Path) -> str | None:
-    """The URL of the embedded Redis of a server running on ``data_dir``, if any."""
-    path = data_dir / REDIS_URL_FILE
-    return path.read_text().strip() if path.exists() else None

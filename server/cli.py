@@ -33,35 +33,21 @@ import sys
 import time
 from collections.abc import AsyncIterator, Sequence
 
-import redis.asyncio
-from redis.exceptions import RedisError
-
-from server.app import (
-    EMBEDDED_DIR,
-    REDIS_URL_FILE,
-    SECRET_FILE,
-    data_redis_url,
-    run,
-    table_money,
-    token_secret,
-)
+from server.app import SECRET_FILE, run, table_money, token_secret
 from server.archive import DATABASE_ERRORS, Archive
 from server.archive.mover import Archiver
-from server.archive.service import ArchiverLease, lease_ms
 from server.auth import tokens
 from server.cluster.placement import assign, node_name
-from server.config import Settings, add_arguments, from_arguments, redacted_url
+from server.config import Settings, add_arguments, from_arguments
 from server.logs import setup_logging
-from server.store.audit.check import audit
-from server.store.client.connection import close_client, redis_client
-from server.store.embedded.process import EmbeddedRedis, EmbeddedRedisError
-from server.store.errors import StoreUnavailable
-from server.store.migrate import layout
-from server.store.nodes.shared import ClusterStore
-from server.store.players.accounts import AccountStore
-from server.store.players.guests import GuestStore
-from server.store.players.sessions import SessionStore
-from server.store.tables.store import TableStore
+from server.store import (
+    EmbeddedRedisError,
+    NotTheServers,
+    StoreFailure,
+    Stores,
+    lease_ms,
+    open_command_stores,
+)
 from server.tables_file import load_tables
 
 log = logging.getLogger(__name__)
@@ -117,67 +103,15 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-class NotTheServers(Exception):
-    """What an operator's command was pointed at is not a server's: nothing to act on."""
-
-
 def _say(text: str) -> None:
     """A line for the operator about what the command acts on (standard error, so that
     standard output stays the command's answer)."""
     print(f"paigow-server: {text}", file=sys.stderr, flush=True)
 
 
-async def _answers(url: str) -> redis.asyncio.Redis | None:
-    """A client of the Redis at ``url`` if it answers now, else None."""
-    client = redis_client(url, max_connections=4, timeout=30)
-    try:
-        await client.ping()
-    except (RedisError, OSError):
-        await close_client(client)
-        return None
-    return client
-
-
-@contextlib.asynccontextmanager
-async def _redis(settings: Settings) -> AsyncIterator[redis.asyncio.Redis]:
-    """The server's Redis, found as the module docstring says, and said which."""
-    if settings.redis_url:
-        client = redis_client(settings.redis_url, max_connections=4, timeout=30)
-        _say(f"using the Redis at {redacted_url(settings.redis_url)} (--redis-url)")
-        try:
-            await _check_layout(client)
-            yield client
-        finally:
-            await close_client(client)
-        return
-    data_dir = settings.data_dir.resolve()
-    running = data_redis_url(data_dir)
-    if running is not None:
-        found = await _answers(running)
-        if found is not None:
-            _say(f"using the Redis of the server running on {data_dir} ({running})")
-            try:
-                await _check_layout(found)
-                yield found
-            finally:
-                await close_client(found)
-            return
-    stored = data_dir / EMBEDDED_DIR
-    if not stored.is_dir():
-        raise NotTheServers(
-            f"{data_dir} holds no server's data (no {REDIS_URL_FILE} of a running server, "
-            f"no {EMBEDDED_DIR}/ of a stopped one): give the server's data folder "
-            "(--data-dir or PAIGOW_DATA_DIR; `make run` keeps it in data/ of the "
-            "repository) or its Redis (--redis-url)"
-        )
-    _say(f"no server is running on {data_dir}: using its Redis data in {stored}")
-    async with EmbeddedRedis(stored) as embedded:
-        client = embedded.client()
-        try:
-            await _check_layout(client)
-            yield client
-        finally:
-            await client.aclose()
+async def _stores(settings: Settings) -> Stores:
+    """The stores on the server's Redis, found as the module docstring says, said which."""
+    return await open_command_stores(settings, _say)
 
 
 @contextlib.asynccontextmanager
@@ -192,14 +126,6 @@ async def _archive(settings: Settings, *, create: bool) -> AsyncIterator[Archive
     finally:
         if archive is not None:
             await archive.close()
-
-
-async def _check_layout(client: redis.asyncio.Redis) -> None:
-    """Refuse a Redis of the first key layout: the server moves it at its start."""
-    if await layout(client) == "1":
-        raise ValueError(
-            "this Redis has the first key layout: start paigow-server once to migrate it"
-        )
 
 
 def _secret(settings: Settings) -> bytes:
@@ -232,10 +158,10 @@ def _table_text(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-async def _guests(client: redis.asyncio.Redis, accounts: AccountStore, as_json: bool) -> int:
+async def _guests(stores: Stores, as_json: bool) -> int:
     """``account list --guests``: every guest, its last activity and its balance."""
-    guests = await GuestStore(client).listed()
-    balances = dict(await accounts.list_accounts())
+    guests = await stores.guests.listed()
+    balances = dict(await stores.accounts.list_accounts())
     rows = [
         (p, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms / 1000)), balances.get(p, 0))
         for p, ms in guests
@@ -251,10 +177,10 @@ async def _guests(client: redis.asyncio.Redis, accounts: AccountStore, as_json: 
 
 
 async def _account(settings: Settings, args: argparse.Namespace) -> int:
-    async with _redis(settings) as client:
-        accounts = AccountStore(client)
+    async with await _stores(settings) as stores:
+        accounts = stores.accounts
         if args.action == "list" and args.guests:
-            return await _guests(client, accounts, args.json)
+            return await _guests(stores, args.json)
         if args.action == "list":
             listed = await accounts.list_accounts()
             names = await accounts.display_names([player for player, _ in listed])
@@ -300,25 +226,25 @@ async def _account(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _audit(settings: Settings) -> int:
-    async with _redis(settings) as client, _archive(settings, create=False) as archive:
-        report = await audit(client, table_money, archive=archive)
+    async with await _stores(settings) as stores, _archive(settings, create=False) as archive:
+        report = await stores.audit(table_money, archive=archive)
         print(report.explain())
         return 0 if report.ok else 1
 
 
 async def _archive_now(settings: Settings) -> int:
-    async with _redis(settings) as client, _archive(settings, create=True) as archive:
+    async with await _stores(settings) as stores, _archive(settings, create=True) as archive:
         if archive is None:
             print("paigow-server: the archive is off (--archive-url off)", file=sys.stderr)
             return 2
         owner = f"cli:{os.getpid()}:{secrets.token_hex(4)}"
-        lease = ArchiverLease(client, owner, lease_ms(settings.archive_every_ms))
+        lease = stores.archiving.lease(owner, lease_ms(settings.archive_every_ms))
         if not await lease.wait(lease.ttl_ms / 1000 + 1):
             print(f"paigow-server: {await lease.holder()} is archiving", file=sys.stderr)
             return 1
         try:
             archiver = Archiver(
-                client,
+                stores.archiving,
                 archive,
                 table_money,
                 after_ms=settings.archive_after_ms,
@@ -337,8 +263,8 @@ async def _archive_now(settings: Settings) -> int:
 
 
 async def _session(settings: Settings, args: argparse.Namespace) -> int:
-    async with _redis(settings) as client:
-        heard = await SessionStore(client).revoke(args.player, int(time.time() * 1000))
+    async with await _stores(settings) as stores:
+        heard = await stores.sessions.revoke(args.player, int(time.time() * 1000))
         print(f"{args.player}: sessions ended ({heard} server processes told)")
         return 0
 
@@ -347,8 +273,7 @@ _FAILURES: tuple[type[Exception], ...] = (
     tokens.TokenError,
     ValueError,
     OSError,
-    RedisError,
-    StoreUnavailable,
+    StoreFailure,
     EmbeddedRedisError,
     NotTheServers,
     *DATABASE_ERRORS,
@@ -357,12 +282,12 @@ _FAILURES: tuple[type[Exception], ...] = (
 
 
 async def _nodes(settings: Settings) -> int:
-    async with _redis(settings) as client:
-        cluster = ClusterStore(client)
+    async with await _stores(settings) as stores:
+        cluster = stores.nodes
         live = await cluster.live_nodes()
         info = await cluster.node_info(live.instances)
         table_ids = [t.table_id for t in load_tables(settings.tables_file)]
-        holders = await TableStore(client).leases.holders(table_ids)
+        holders = await stores.tables.leases.holders(table_ids)
         placed = assign(table_ids, live.instances)
         held = {t: h[1] for t, h in zip(table_ids, holders, strict=True) if h is not None}
         print("node\tinstance\turl\ttables held\tregistration left (ms)")

@@ -27,6 +27,7 @@ import redis.asyncio
 
 from server.archive import Archive
 from server.archive.mover import Archiver
+from server.store.archiving.source import ArchivingCalls
 from server.store.embedded.process import EmbeddedRedis
 from server.store.keys import Keys
 from server.store.tables.store import StoredTable
@@ -118,7 +119,7 @@ async def _run(folder: Path, tables: int, players: int, each: int) -> None:
                 " SQLite archive",
                 flush=True,
             )
-            archiver = Archiver(client, archive, _table_money, after_ms=HOUR_MS)
+            archiver = Archiver(ArchivingCalls(client), archive, _table_money, after_ms=HOUR_MS)
             await _measured("first pass (every stream new)", archiver.run_once)
             await _measured("second pass (nothing to do)", archiver.run_once)
             await _write(client, keys, tables, 0, each, "b")

@@ -22,7 +22,7 @@ from typing import Any
 
 from server.archive.dialects import ArchiveError
 from server.archive.noted import NotedPlayers
-from server.store.archiving.records import AuditView, LedgerRow, LogRow, StreamCheckpoint, StreamId
+from server.store import AuditView, LedgerRow, LogRow, StreamCheckpoint, StreamId
 
 _CHUNK = 500  # values in one IN (...) list
 

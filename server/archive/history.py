@@ -13,7 +13,7 @@ from __future__ import annotations
 from protocol import limits as L
 from server.archive.database import Archive
 from server.gamelog import record_table
-from server.store.tables.store import TableStore
+from server.store import TableStore
 
 
 async def history_page(

@@ -48,28 +48,26 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-import redis.asyncio
-
 from server.archive.database import Archive
 from server.archive.dialects import ArchiveError
 from server.archive.noted import Note
 from server.gamelog import record_ended_ms, record_table
-from server.store.archiving.records import (
+from server.store import (
     CREDITED,
+    DEFAULT_LOG_CAP,
     REMOVED,
     ZERO_ID,
+    ArchivingCalls,
+    Closing,
+    LedgerSource,
+    LedgerStart,
     LogRow,
     StreamCheckpoint,
     StreamId,
+    TableMoney,
     parse_id,
+    stored_table,
 )
-from server.store.archiving.source import ArchivingCalls, LedgerStart
-from server.store.audit.check import TableMoney
-from server.store.chips.ledgers import LedgerSource, ledger_sources
-from server.store.client.replies import as_int, as_str
-from server.store.keys import DEFAULT_KEYS, Keys
-from server.store.players.guests import Closing, GuestStore
-from server.store.tables.store import DEFAULT_LOG_CAP, stored_table
 from server.table.ledger import Pot
 
 log = logging.getLogger(__name__)
@@ -136,9 +134,10 @@ class PassReport:
 
 
 class Archiver:
-    """Moves ledger entries and game logs older than ``after_ms`` from ``client`` (a
-    bytes client) to ``archive``, and closes guests idle for ``guest_idle_ms`` (None:
-    never). ``table_money`` reads a stored table's money (for a stream's first checkpoint).
+    """Moves ledger entries and game logs older than ``after_ms`` from Redis (through
+    ``calls``, the store's archiving side) to ``archive``, and closes guests idle for
+    ``guest_idle_ms`` (None: never). ``table_money`` reads a stored table's money (for
+    a stream's first checkpoint).
     ``batch``: entries or players per step; ``streams``: streams per step (a pipeline
     of Redis calls, a transaction of the archive). ``log_cap``: the game logs' cap in Redis
     (records beyond half of it move whatever their age, before the cap drops them).
@@ -149,13 +148,12 @@ class Archiver:
 
     def __init__(
         self,
-        client: redis.asyncio.Redis,
+        calls: ArchivingCalls,
         archive: Archive,
         table_money: TableMoney,
         *,
         after_ms: int,
         guest_idle_ms: int | None = None,
-        keys: Keys = DEFAULT_KEYS,
         batch: int = 1000,
         streams: int = 200,
         log_cap: int = DEFAULT_LOG_CAP,
@@ -168,12 +166,10 @@ class Archiver:
             raise ValueError(
                 "the window and the rest are not negative, and a batch holds something"
             )
-        self.redis = client
         self.archive = archive
         self.table_money = table_money
         self.after_ms = after_ms
         self.guest_idle_ms = guest_idle_ms
-        self.keys = keys
         self.batch = batch
         self.streams = streams
         self.log_keep = max(1, log_cap // 2)
@@ -182,8 +178,8 @@ class Archiver:
         self.rest = rest
         self._pause = pause
         self._since = 0.0  # time.perf_counter() when the step under way began
-        self.calls = ArchivingCalls(client, keys=keys)
-        self.guests = GuestStore(client, keys=keys)
+        self.calls = calls
+        self.guests = calls.guests
         self._started = False
         self._known: set[str] = set()  # streams the archive has a checkpoint of
 
@@ -194,7 +190,7 @@ class Archiver:
         report = PassReport()
         self._since = time.perf_counter()
         await self._start()
-        found = await ledger_sources(self.redis, self.keys)
+        found = await self.calls.ledger_sources()
         bounds = await self._bounds(found)
         await self._start_streams([s for s in found if s.stream not in self._known])
         await self._note_players(found, bounds)
@@ -233,12 +229,10 @@ class Archiver:
             return
         # One Redis, one archive: records moved to two would be found in neither.
         mine = await self.archive.identity()
-        key = self.keys.archive_identity()
-        await self.redis.set(key, mine, nx=True)
-        theirs = await self.redis.get(key)
-        if theirs is not None and as_str(theirs) != mine:
+        theirs = await self.calls.archive_of_record(mine)
+        if theirs != mine:
             raise ArchiveError(
-                f"this Redis's records go to another archive ({as_str(theirs)}, not {mine}): "
+                f"this Redis's records go to another archive ({theirs}, not {mine}): "
                 "give every node the same --archive-url (PostgreSQL for several nodes)"
             )
         self._known = set(await self.archive.checkpoints())
@@ -276,7 +270,7 @@ class Archiver:
                 pots.update({Pot.TABLE.value: on_tables, Pot.HELD.value: held})
                 pots[Pot.HOUSE.value] = house
         else:
-            fields = {as_str(k): as_int(v) for k, v in start.owner.items() if k != b"guest"}
+            fields = start.account_totals()
             pots[Pot.ACCOUNT.value] = fields.get("balance", 0)
             pots[CREDITED] = fields.get("in", 0)
             pots[REMOVED] = fields.get("out", 0)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from server.archive.connection import Connection
-from server.store.archiving.records import StreamId
+from server.store import StreamId
 
 Note = tuple[str, Iterable[str], StreamId]
 """A stream, the players named by its entries read, and the last entry read."""

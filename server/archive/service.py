@@ -1,8 +1,8 @@
 """Who runs the archiver: one process at a time, by a lease in Redis.
 
 Every server process runs an :class:`ArchiveService`; the one holding the archiver's
-lease (:meth:`~server.store.keys.Keys.archiver_lease`, renewed at each pass) runs a
-pass every ``every_ms``, and the others only wait to take it over. ``paigow-server
+lease (:class:`~server.store.archiving.lease.ArchiverLease`, renewed at each pass) runs
+a pass every ``every_ms``, and the others only wait to take it over. ``paigow-server
 archive`` takes the same lease for one pass. The lease saves work, not money: two
 archivers at once would still move each record once (docs/DESIGN.md, "The archive").
 """
@@ -12,63 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Callable
 
-import redis.asyncio
-from redis.exceptions import RedisError
-
 from server.archive.mover import Archiver, PassReport
-from server.store.client.replies import as_str
-from server.store.keys import DEFAULT_KEYS, Keys
-from server.store.lua.tables import KEY_RELEASE, KEY_RENEW
+from server.store import StoreUnavailable, lease_ms
 from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
-
-
-def lease_ms(every_ms: int) -> int:
-    """The archiver's lease: a few passes long, so that a pass renews it in time."""
-    return max(3_000, 3 * every_ms)
-
-
-class ArchiverLease:
-    """The archiver's lease for ``owner`` (a bytes client)."""
-
-    def __init__(
-        self, client: redis.asyncio.Redis, owner: str, ttl_ms: int, *, keys: Keys = DEFAULT_KEYS
-    ) -> None:
-        self.redis = client
-        self.owner = owner
-        self.ttl_ms = ttl_ms
-        self.key = keys.archiver_lease()
-        self._renew = client.register_script(KEY_RENEW)
-        self._release = client.register_script(KEY_RELEASE)
-
-    async def hold(self) -> bool:
-        """Take the lease if it is free, or renew it if it is ours: whether we hold it."""
-        if await self.redis.set(self.key, self.owner, nx=True, px=self.ttl_ms):
-            return True
-        renewed = await self._renew(keys=[self.key], args=[self.owner, self.ttl_ms])
-        return bool(renewed[0])
-
-    async def wait(self, within_s: float, every_s: float = 0.2) -> bool:
-        """Take the lease, waiting up to ``within_s`` for another holder's to expire."""
-        deadline = time.monotonic() + within_s
-        while not await self.hold():
-            if time.monotonic() >= deadline:
-                return False
-            await asyncio.sleep(every_s)
-        return True
-
-    async def holder(self) -> str | None:
-        """Who holds the lease now."""
-        raw = await self.redis.get(self.key)
-        return None if raw is None else as_str(raw)
-
-    async def release(self) -> None:
-        """Give the lease up if it is ours."""
-        await self._release(keys=[self.key], args=[self.owner])
 
 
 class ArchiveService:
@@ -85,7 +35,7 @@ class ArchiveService:
     ) -> None:
         self.archiver = archiver
         self.every_s = every_ms / 1000
-        self.lease = ArchiverLease(archiver.redis, owner, lease_ms(every_ms), keys=archiver.keys)
+        self.lease = archiver.calls.lease(owner, lease_ms(every_ms))
         self.on_pass = on_pass
         self._task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
@@ -103,7 +53,7 @@ class ArchiveService:
         if self._task is not None:
             await cancel_and_wait(self._task)
             self._task = None
-        with contextlib.suppress(RedisError, OSError):  # else it expires by itself
+        with contextlib.suppress(StoreUnavailable):  # else it expires by itself
             await self.lease.release()
 
     async def _loop(self) -> None:

@@ -22,12 +22,9 @@ import logging
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
-from redis.exceptions import RedisError
-
 from server.cluster import wire
-from server.cluster.relay import Relay
 from server.host import Subscriber, TableHost
-from server.store.nodes.shared import ClusterStore
+from server.store import ClusterStore, Relay, StoreUnavailable
 from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
@@ -124,7 +121,7 @@ class Feeds:
         try:
             await self.relay_table(table_id)
             await self.catch_up(table_id)
-        except (RedisError, OSError) as exc:
+        except StoreUnavailable as exc:
             log.warning("table %s: cannot follow its new holder yet: %s", table_id, exc)
 
     async def catch_up(self, table_id: str) -> None:
@@ -204,7 +201,7 @@ class Feeds:
                     (seq, private.get(player, public) if player else public)
                     for seq, public, private in replay.events
                 ]
-        except (RedisError, OSError) as exc:
+        except StoreUnavailable as exc:
             log.warning("table %s: a gap not filled (%s); sent as it is", table_id, exc)
             skip = True
         finally:

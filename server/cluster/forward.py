@@ -23,7 +23,7 @@ from typing import Any
 
 from protocol.errors import ErrorCode
 from server.cluster import wire
-from server.store.nodes.shared import ClusterStore
+from server.store import ClusterStore
 from server.table.errors import TableError
 
 log = logging.getLogger(__name__)

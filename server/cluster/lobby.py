@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import msgpack
 
-from server.store.nodes.shared import ClusterStore
+from server.store import ClusterStore
 from server.table.state import Phase, TableState
 
 CACHE_S = 1.0

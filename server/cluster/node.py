@@ -2,7 +2,7 @@
 parts together for the app (docs/DESIGN.md, "Several nodes on one Redis").
 
 - :mod:`~server.cluster.registry`: the heartbeat, the live nodes, the placement;
-- :mod:`~server.cluster.relay`: the pub/sub connection;
+- :class:`~server.store.pubsub.relay.Relay` (in the store): the pub/sub connection;
 - :mod:`~server.cluster.publish`: what a holder tells the others after each change;
 - :mod:`~server.cluster.feed`: the events of tables held elsewhere, to this node's
   connections;
@@ -22,7 +22,6 @@ import time
 from collections.abc import Coroutine, Mapping
 from typing import Any
 
-import redis.asyncio
 from prometheus_client import Counter, Gauge, Histogram
 
 from server.cluster import wire
@@ -31,14 +30,12 @@ from server.cluster.forward import Forwarder
 from server.cluster.lobby import Lobby
 from server.cluster.publish import Publisher
 from server.cluster.registry import Membership
-from server.cluster.relay import Relay
 from server.cluster.router import Router
 from server.cluster.serve import RequestServer
 from server.gateway import Gateway
 from server.host import TableHost
 from server.metrics import Metrics
-from server.store.nodes.shared import ClusterStore
-from server.store.tables.store import TableStore
+from server.store import Stores
 from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
@@ -78,9 +75,7 @@ class Cluster:
 
     def __init__(
         self,
-        client: redis.asyncio.Redis,
-        pubsub_client: redis.asyncio.Redis,
-        tables: TableStore,
+        stores: Stores,
         hosts: Mapping[str, TableHost],
         table_ids: list[str],
         instance: str,
@@ -88,18 +83,19 @@ class Cluster:
         lease_ms: int,
         metrics: Metrics,
     ) -> None:
-        """``pubsub_client``: a client of its own for the pub/sub connection.
-        ``hosts``: the process's hosts of ``table_ids``, made with this cluster's hooks
-        (:meth:`on_stored`, :meth:`table_lost`, :meth:`table_ready`, and
-        :attr:`membership` as their placement) before :meth:`start`."""
+        """``stores``: the process's (its nodes' shared data, its tables' leases, and
+        a pub/sub relay of its own). ``hosts``: the process's hosts of ``table_ids``,
+        made with this cluster's hooks (:meth:`on_stored`, :meth:`table_lost`,
+        :meth:`table_ready`, and :attr:`membership` as their placement) before
+        :meth:`start`."""
         self.instance = instance
         self.hosts = hosts
         self.lease_ms = lease_ms
-        self.store = ClusterStore(client, tables.keys, beat_client=tables.lease_client)
+        self.store = stores.nodes
         self.metrics = ClusterMetrics(metrics)
         self.membership = Membership(
             self.store,
-            tables,
+            stores.tables,
             table_ids,
             instance,
             info,
@@ -109,7 +105,7 @@ class Cluster:
             on_handed_over=self._handed_over,
             on_changed=self._nodes_changed,
         )
-        self.relay = Relay(pubsub_client, self._reconnected)
+        self.relay = stores.relay(self._reconnected)
         self.publisher = Publisher(self.store, instance, self._alone)
         self.forwarder = Forwarder(
             self.store,

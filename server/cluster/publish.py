@@ -32,7 +32,7 @@ from server.cluster import wire
 from server.cluster.lobby import summary
 from server.host.fanout import Frames
 from server.seating import same_players
-from server.store.nodes.shared import ClusterStore
+from server.store import ClusterStore
 from server.table.machine import Transition
 from server.table.state import TableState
 

@@ -25,12 +25,8 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from redis.exceptions import RedisError
-
 from server.cluster.placement import assign
-from server.store.errors import StoreUnavailable
-from server.store.nodes.shared import ClusterStore, LiveNodes
-from server.store.tables.store import TableStore
+from server.store import ClusterStore, LiveNodes, StoreUnavailable, TableStore
 from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
@@ -118,7 +114,7 @@ class Membership:
         self.draining = True
         try:
             await self.store.leave(self.instance)
-        except (RedisError, OSError) as exc:
+        except StoreUnavailable as exc:
             log.warning("could not unregister (%s): the registration runs out by itself", exc)
         self._place([i for i in self.live if i != self.instance])
 
@@ -149,7 +145,7 @@ class Membership:
         Redis did not answer."""
         try:
             live = await self.store.beat(self.instance, self.ttl_ms, self.info)
-        except (RedisError, OSError) as exc:
+        except StoreUnavailable as exc:
             if time.monotonic() - self._beat_ok > self.ttl_ms / 1000:
                 log.warning("not registered for %d ms (%s)", self.ttl_ms, exc)
             return None
@@ -172,7 +168,7 @@ class Membership:
         try:
             await self._read_holders(live)
             await self._write_counts()
-        except (RedisError, OSError, StoreUnavailable) as exc:
+        except StoreUnavailable as exc:
             log.warning("holders and watcher counts not read or written (%s)", exc)
 
     def _place(self, instances: list[str]) -> None:

@@ -19,8 +19,6 @@ import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 
-from redis.exceptions import RedisError
-
 from protocol import limits as L
 from protocol.codec import decode_server, encode
 from protocol.errors import ErrorCode
@@ -48,7 +46,7 @@ from server.cluster.lobby import Lobby
 from server.gateway.connection import Connection
 from server.gateway.presence import Presence, Settled
 from server.host import TableHost
-from server.store.nodes.shared import ClusterStore
+from server.store import ClusterStore, StoreUnavailable
 from server.table.errors import TableError
 from server.table.state import Phase
 from server.tasks import Retries, cancel_and_wait
@@ -213,7 +211,7 @@ class Router:
         holders would count the player connected here meanwhile."""
         try:
             await self.store.connected(player, self.instance, False)
-        except (RedisError, OSError) as exc:
+        except StoreUnavailable as exc:
             log.warning("player %s: not said gone from here, trying again: %s", player, exc)
             self._retries.start(("left", player), lambda: self._left_again(player))
         await self.feeds.forget_player(player)
@@ -224,7 +222,7 @@ class Router:
         try:
             await self.store.connected(player, self.instance, False)
             table_ids = await self.seated_elsewhere(player)
-        except (RedisError, OSError) as exc:
+        except StoreUnavailable as exc:
             log.info("player %s: still not said gone from here: %s", player, exc)
             return False
         for table_id in table_ids:
@@ -271,7 +269,7 @@ class Router:
             )
         except NoHolder:
             return True
-        except (RedisError, OSError, TableError) as exc:
+        except (StoreUnavailable, TableError) as exc:
             log.warning("table %s: seat of %s not settled, asking again: %s", table_id, player, exc)
             return False
         return True
@@ -307,7 +305,7 @@ class Router:
         try:
             await self.store.connected(player, self.instance, True)
             table_ids = await self.seated_elsewhere(player)
-        except (RedisError, OSError) as exc:
+        except StoreUnavailable as exc:
             log.warning("player %s not said connected here, trying again: %s", player, exc)
             return False
         for host in self.presence.seated_hosts(player):

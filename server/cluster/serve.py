@@ -24,7 +24,7 @@ from server.gateway.connection import Connection
 from server.gateway.presence import Settled
 from server.gateway.session import Session, error_reply
 from server.host import TableHost, now_ms
-from server.store.nodes.shared import ClusterStore
+from server.store import ClusterStore
 from server.table.views import snapshot
 from server.tasks import cancel_and_wait
 

@@ -11,8 +11,7 @@ from protocol.structs import Result
 from server.archive import Archive
 from server.gateway.connection import Connection
 from server.gateway.presence import Presence
-from server.store.players.accounts import AccountStore
-from server.store.tables.store import TableStore
+from server.store import AccountStore, TableStore
 
 
 @dataclass(frozen=True, slots=True)

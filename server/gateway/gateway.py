@@ -16,7 +16,6 @@ import logging
 import secrets
 import time
 
-from redis.exceptions import RedisError
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
@@ -43,11 +42,8 @@ from server.gateway.session import (
 from server.gateway.wsconn import GatewayConnection
 from server.host import TableHost, now_ms
 from server.metrics import Metrics
-from server.store.players.accounts import AccountStore
-from server.store.players.guests import MINUTE_MS, Admission, GuestLimits, GuestStore
-from server.store.players.sessions import Session as StoredSession
-from server.store.players.sessions import SessionStore
-from server.store.tables.store import TableStore
+from server.store import MINUTE_MS, Admission, GuestLimits, Stores, StoreUnavailable
+from server.store import Session as StoredSession
 from server.table.errors import TableError
 
 log = logging.getLogger(__name__)
@@ -62,8 +58,7 @@ class Gateway:
     def __init__(
         self,
         hosts: dict[str, TableHost],
-        tables: TableStore,
-        accounts: AccountStore,
+        stores: Stores,
         metrics: Metrics,
         options: GatewayOptions,
         seating: HostSeating,
@@ -71,12 +66,12 @@ class Gateway:
     ) -> None:
         self.options = options
         self.metrics = metrics
-        self.accounts = accounts
-        self.sessions = SessionStore(tables.redis, keys=tables.keys)
-        self.guests = GuestStore(tables.redis, keys=tables.keys)
+        self.accounts = accounts = stores.accounts
+        self.sessions = stores.sessions
+        self.guests = stores.guests
         self.guest_limits = GuestLimits(options.guests_per_minute, options.guests_per_address)
         self.presence = Presence(hosts, seating)
-        self.context = Context(self.presence, tables, accounts, options.server_name, archive)
+        self.context = Context(self.presence, stores.tables, accounts, options.server_name, archive)
         self._touches: set[asyncio.Task[None]] = set()
         self.silence = SilenceWatch()
         """When each connection's silence is next checked (one timer for all)."""
@@ -125,7 +120,7 @@ class Gateway:
             await self.presence.departed(conn)
             if conn.session.guest and conn.player_id is not None:
                 # Idle from now: a guest's activity ends with its last connection.
-                with contextlib.suppress(RedisError):
+                with contextlib.suppress(StoreUnavailable):
                     await self.guests.touch(conn.player_id, now_ms())
 
     def revoked(self, player: str) -> int:
@@ -140,7 +135,7 @@ class Gateway:
         """Record a connected guest's activity, without waiting for it."""
 
         async def touch() -> None:
-            with contextlib.suppress(RedisError):
+            with contextlib.suppress(StoreUnavailable):
                 await self.guests.touch(player, now_ms())
 
         task = asyncio.get_running_loop().create_task(touch())

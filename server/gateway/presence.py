@@ -21,8 +21,6 @@ import enum
 import logging
 from collections.abc import Iterable
 
-from redis.exceptions import RedisError
-
 from protocol import limits as L
 from protocol.codec import encode
 from protocol.errors import CloseCode, ErrorCode
@@ -33,7 +31,7 @@ from server.gateway.session import Close
 from server.host import TableHost, TableNotWritable, TableUnavailable, now_ms
 from server.rules import bonus as bonus_rules
 from server.seating import Seating
-from server.store.errors import StoreUnavailable
+from server.store import StoreUnavailable
 from server.table import events as ev
 from server.table.errors import TableError
 from server.table.state import Phase
@@ -247,7 +245,7 @@ class Presence:
             if last_seq is not None:
                 try:
                     frames = await host.missed(conn, last_seq)
-                except (RedisError, OSError, StoreUnavailable) as exc:
+                except StoreUnavailable as exc:
                     # The replay buffer is out of reach: a snapshot (from memory) is
                     # always a valid answer, and the connection carries on.
                     log.warning("table %s: events since %d unread (%s)", table_id, last_seq, exc)
@@ -348,7 +346,7 @@ class Presence:
                 return Settled.DONE  # stood up meanwhile
             try:
                 here = await self.connected(player)
-            except (RedisError, OSError) as exc:
+            except StoreUnavailable as exc:
                 raise NotSettled(table_id, player, exc) from exc
             state = host.state
             index = state.seat_of(player) if state is not None else None
@@ -360,7 +358,7 @@ class Presence:
                 await host.submit(event)
             except TableUnavailable:
                 return Settled.NOT_HERE
-            except (RedisError, OSError, StoreUnavailable, TableNotWritable) as exc:
+            except (StoreUnavailable, TableNotWritable) as exc:
                 raise NotSettled(table_id, player, exc) from exc
             except TableError as exc:
                 if exc.code is ErrorCode.INTERNAL:

@@ -45,11 +45,19 @@ from server.host.submissions import (
     own_copy,
     rid_reused,
 )
-from server.store.chips.records import ClientRequest, RequestRecord
-from server.store.errors import StoreError, StoreUnavailable, Unreplicated, WritesRefused
-from server.store.players.accounts import AccountStore
-from server.store.tables.commit_args import CommitResult, CommitStatus
-from server.store.tables.store import Change, TableStore
+from server.store import (
+    AccountStore,
+    Change,
+    ClientRequest,
+    CommitResult,
+    CommitStatus,
+    RequestRecord,
+    StoreError,
+    StoreUnavailable,
+    TableStore,
+    Unreplicated,
+    WritesRefused,
+)
 from server.table.errors import TableError
 from server.table.events import Event, Void
 from server.table.machine import Transition, next_wakeup, step

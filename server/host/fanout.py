@@ -24,7 +24,7 @@ from typing import Protocol
 import msgpack
 
 from protocol.codec import encode
-from server.store.tables.replay import Replay
+from server.store import Replay
 from server.table.state import TableState
 from server.table.views import Outbound, snapshot
 

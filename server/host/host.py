@@ -40,10 +40,7 @@ from server.host.lease_keeper import LeaseKeeper, TableLease
 from server.host.recovery import Recovery
 from server.host.submissions import MoneyRequest, TableNotWritable, TableUnavailable
 from server.seating import Seating
-from server.store.chips.transfers import Recovered
-from server.store.errors import StoreUnavailable
-from server.store.players.accounts import AccountStore
-from server.store.tables.store import TableStore
+from server.store import AccountStore, Recovered, StoreUnavailable, TableStore
 from server.table.errors import TableError
 from server.table.events import ChangeConfig, Event, TakeOver, Tick
 from server.table.machine import Transition, next_wakeup, step

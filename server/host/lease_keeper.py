@@ -39,8 +39,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from server.store.errors import StoreUnavailable
-from server.store.tables.leases import Leases
+from server.store import Leases, StoreUnavailable
 from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)

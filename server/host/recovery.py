@@ -18,9 +18,7 @@ import random
 import time
 
 from server.host.lease_keeper import TableLease
-from server.store.chips.transfers import Recovered, Transfers
-from server.store.errors import StoreUnavailable
-from server.store.tables.leftovers import Leftovers
+from server.store import Leftovers, Recovered, StoreUnavailable, Transfers
 
 log = logging.getLogger(__name__)
 

@@ -1,41 +1,113 @@
-"""The Redis store: key names, the embedded Redis, tables, accounts and the audit.
+"""The Redis store: the one way in for the rest of the server.
 
-Everything that touches Redis for the product lives here; see :mod:`server.store.keys`
-for the layout. The stores take a ``redis.asyncio.Redis`` client that returns bytes.
+Everything that touches Redis lives in this package, and the rest of the server
+imports only this module (an import-linter contract in pyproject.toml says so): the
+stores a process needs are opened by one call from the settings
+(:func:`open_stores` for the server, :func:`open_command_stores` for an operator's
+command), and every store's calls raise the store's own errors
+(:class:`StoreUnavailable` where Redis or the socket failed), never Redis's.
+
+Its rooms, by job: ``client`` (connections, the group commit), ``embedded`` (the
+embedded Redis and its supervisor), ``lua`` (the scripts), ``players`` (accounts,
+sessions, guests), ``tables`` (commits, parts, leases, replay, requests), ``chips``
+(transfers and ledgers between them), ``nodes`` (what nodes share), ``pubsub`` (the
+channels they listen to), ``archiving`` (the archive's Redis side), ``audit``;
+``keys`` names every key (see it for the layout), ``errors`` the errors, ``opening``
+the front door itself.
 """
 
-from server.store.audit.check import AuditReport, TableMoney, audit
-from server.store.embedded.process import EmbeddedRedis, EmbeddedRedisError, find_redis_server
-from server.store.keys import DEFAULT_KEYS, Keys
-from server.store.players.accounts import AccountStore, CreditResult
-from server.store.tables.store import (
-    CommitResult,
-    CommitStatus,
-    HistoryPage,
-    StoredTable,
+from server.store.archiving.lease import lease_ms
+from server.store.archiving.records import (
+    CREDITED,
+    REMOVED,
+    ZERO_ID,
+    AuditView,
+    LedgerRow,
+    LogRow,
+    StreamCheckpoint,
+    StreamId,
+    parse_id,
+)
+from server.store.archiving.source import ArchivingCalls, LedgerStart
+from server.store.audit.check import TableMoney
+from server.store.chips.ledgers import LedgerSource
+from server.store.chips.records import ClientRequest, RequestRecord
+from server.store.chips.transfers import Recovered, Transfers
+from server.store.embedded.process import EmbeddedRedisError
+from server.store.errors import (
     StoreError,
+    StoreFailure,
+    StoreUnavailable,
+    Unreplicated,
+    WritesRefused,
+)
+from server.store.nodes.shared import ClusterStore, LiveNodes
+from server.store.opening import NotTheServers, Stores, open_command_stores, open_stores
+from server.store.players.accounts import AccountStore
+from server.store.players.guests import MINUTE_MS, Admission, Closing, GuestLimits
+from server.store.players.sessions import Session, SessionStore
+from server.store.pubsub.relay import Relay
+from server.store.tables.commit_args import CommitResult, CommitStatus
+from server.store.tables.leases import Leases
+from server.store.tables.leftovers import Leftovers
+from server.store.tables.parts import stored_state
+from server.store.tables.replay import Replay
+from server.store.tables.store import (
+    DEFAULT_LOG_CAP,
+    Change,
+    StoredTable,
     TableStore,
-    decode_published,
-    encode_published,
+    stored_table,
 )
 
 __all__ = [
-    "DEFAULT_KEYS",
+    "CREDITED",
+    "DEFAULT_LOG_CAP",
+    "MINUTE_MS",
+    "REMOVED",
+    "ZERO_ID",
     "AccountStore",
-    "AuditReport",
+    "Admission",
+    "ArchivingCalls",
+    "AuditView",
+    "Change",
+    "ClientRequest",
+    "Closing",
+    "ClusterStore",
     "CommitResult",
     "CommitStatus",
-    "CreditResult",
-    "EmbeddedRedis",
     "EmbeddedRedisError",
-    "HistoryPage",
-    "Keys",
+    "GuestLimits",
+    "Leases",
+    "LedgerRow",
+    "LedgerSource",
+    "LedgerStart",
+    "Leftovers",
+    "LiveNodes",
+    "LogRow",
+    "NotTheServers",
+    "Recovered",
+    "Relay",
+    "Replay",
+    "RequestRecord",
+    "Session",
+    "SessionStore",
     "StoreError",
+    "StoreFailure",
+    "StoreUnavailable",
     "StoredTable",
+    "Stores",
+    "StreamCheckpoint",
+    "StreamId",
     "TableMoney",
     "TableStore",
-    "audit",
-    "decode_published",
-    "encode_published",
-    "find_redis_server",
+    "Transfers",
+    "Unreplicated",
+    "WritesRefused",
+    "lease_ms",
+    "open_command_stores",
+    "open_stores",
+    "parse_id",
+    "stored_state",
+    "stored_table",
 ]

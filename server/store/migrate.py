@@ -30,6 +30,7 @@ from redis.exceptions import ResponseError
 from server.store.chips.ledgers import read_ledger
 from server.store.client.connection import is_cluster
 from server.store.client.replies import as_int, as_str, stream_entries
+from server.store.errors import store_call
 from server.store.keys import DEFAULT_KEYS, LAYOUT, FirstLayout, Keys
 from server.table.ledger import Pot
 
@@ -61,6 +62,7 @@ class Migrated:
     notes: list[str] = field(default_factory=list)
 
 
+@store_call
 async def layout(client: redis.asyncio.Redis, keys: Keys = DEFAULT_KEYS) -> str:
     """The key layout of the Redis: :data:`LAYOUT`, ``"1"`` (the first, still to be
     migrated) or ``""`` (empty: nothing of either)."""
@@ -76,6 +78,7 @@ async def layout(client: redis.asyncio.Redis, keys: Keys = DEFAULT_KEYS) -> str:
     return "1" if found else ""
 
 
+@store_call
 async def migrate(client: redis.asyncio.Redis, keys: Keys = DEFAULT_KEYS) -> Migrated | None:
     """Bring the Redis to :data:`LAYOUT`: migrate it if it holds the first layout (what
     was moved), else mark it (None). Raises :class:`MigrationError` if another

@@ -48,8 +48,9 @@ async def test_embedded_redis_killed_mid_round(tmp_path: Path) -> None:
     await app.start()
     players: list[Client] = []
     try:
-        assert app.embedded is not None
-        first_pid = app.embedded.pid
+        assert app.stores is not None
+        assert app.stores.embedded is not None
+        first_pid = app.stores.embedded.pid
         assert first_pid is not None
         players = [await Client.hello(url(app), label=f"p{i}") for i in range(2)]
         seats = {}
@@ -64,7 +65,7 @@ async def test_embedded_redis_killed_mid_round(tmp_path: Path) -> None:
         os.kill(first_pid, signal.SIGKILL)  # mid-round: the setting deadline is ahead
 
         # Started again (a new process), on the same socket, with everything stored.
-        embedded = app.embedded
+        embedded = app.stores.embedded
         await until(lambda: embedded.running and embedded.pid != first_pid, 20, "a restart")
         results = await players[0].event("s", Results, within=30)
         assert sorted(r.seat for r in results.results) == [0, 1]
@@ -78,8 +79,8 @@ async def test_embedded_redis_killed_mid_round(tmp_path: Path) -> None:
             assert isinstance(balances, Balances)
             mine = next(r for r in results.results if r.seat == seats[p.player])
             assert [(b.table_id, b.balance) for b in balances.tables] == [("s", mine.balance)]
-        assert app.redis is not None
-        report = await audit_report(app.redis)
+        assert app.stores is not None
+        report = await audit_report(app.stores.client)
         assert report.ok, report.explain()
         assert report.ledger_complete
     finally:

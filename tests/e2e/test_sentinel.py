@@ -181,8 +181,8 @@ async def test_no_replica_acknowledges(topology: LocalSentinel, tmp_path: Path) 
 
         # The primary kept the bet: once the table is taken again, it is there.
         await until(bet_on_the_table, 30, "the table back, with the bet", every=0.2)
-        assert app.redis is not None
-        report = await audit_report(app.redis)
+        assert app.stores is not None
+        report = await audit_report(app.stores.client)
         assert report.ok, report.explain()
     finally:
         replica.thaw()
@@ -414,8 +414,8 @@ async def test_a_primary_that_refuses_writes_leaves_the_table_as_it_was(
         balances = await player.ok(GetBalance)
         assert isinstance(balances, Balances)
         assert [t.balance for t in balances.tables] == [900]
-        assert app.redis is not None
-        report = await audit_report(app.redis)
+        assert app.stores is not None
+        report = await audit_report(app.stores.client)
         assert report.ok, report.explain()
     finally:
         replica.thaw()

@@ -9,7 +9,6 @@ import pytest
 from protocol.messages import Bet, Clear, GetTableInfo, Join
 from server.auth import tokens
 from server.config import Settings
-from server.store.players.accounts import AccountStore
 from server.tables_file import TablesFileError, parse_tables
 from tests.conftest import FAST_TABLES
 from tests.helpers import url
@@ -25,8 +24,8 @@ async def test_a_changed_tables_file_applies_between_rounds(
     assert secret is not None
     token = tokens.issue(secret.encode(), "alice", 600, int(time.time()))
     first = await start_app()
-    assert first.redis is not None
-    await AccountStore(first.redis).credit("alice", 1000, "test-credit")
+    assert first.stores is not None
+    await first.stores.accounts.credit("alice", 1000, "test-credit")
     other = await Client.hello(url(first))  # seated without a bet: betting stays open
     client = await Client.hello(url(first), token=token)
     try:

@@ -25,6 +25,7 @@ import redis.asyncio
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError
 
+from server.store.archiving.lease import ArchiverLease
 from server.store.archiving.records import (
     LedgerRow,
     StreamId,
@@ -33,12 +34,14 @@ from server.store.archiving.records import (
     next_id,
     parse_id,
 )
-from server.store.chips.ledgers import LedgerSource
+from server.store.chips.ledgers import LedgerSource, ledger_sources
 from server.store.chips.records import read_logs
 from server.store.client.connection import is_cluster, key_slot
 from server.store.client.replies import as_bytes, as_int, as_str, stream_entries
+from server.store.errors import store_call
 from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.lua.archive import DROP_CLOSED_LEDGER, LEDGER_START, STREAM_ENDS, TRIM_LOG
+from server.store.players.guests import GuestStore
 from server.store.tables.gamelogs import ORDINAL_BYTES
 
 
@@ -58,33 +61,62 @@ class LedgerStart:
         """Whether the stream holds every entry ever appended to it."""
         return self.held == self.appended
 
+    def account_totals(self) -> dict[str, int]:
+        """An account owner's numbers (``balance``, ``in``, ``out``...), by name."""
+        return {as_str(k): as_int(v) for k, v in self.owner.items() if k not in (b"guest", "guest")}
+
 
 class ArchivingCalls:
-    """What the archiver asks of Redis (a bytes client)."""
+    """What the archiver asks of Redis (a bytes client), the guests it closes
+    (:attr:`guests`) and its lease (:meth:`lease`). Its calls raise
+    :class:`~server.store.errors.StoreUnavailable` where Redis failed."""
 
     def __init__(self, client: redis.asyncio.Redis, *, keys: Keys = DEFAULT_KEYS) -> None:
         self.redis = client
         self.keys = keys
+        self.guests = GuestStore(client, keys=keys)
         self._trim_log = client.register_script(TRIM_LOG)
         self._start = client.register_script(LEDGER_START)
         self._drop = client.register_script(DROP_CLOSED_LEDGER)
         self._ends = client.register_script(STREAM_ENDS)
+
+    def lease(self, owner: str, ttl_ms: int) -> ArchiverLease:
+        """The archiver's lease, for ``owner`` (held ``ttl_ms`` at a time)."""
+        return ArchiverLease(self.redis, owner, ttl_ms, keys=self.keys)
+
+    @store_call
+    async def archive_of_record(self, identity: str) -> str:
+        """The identity of the archive this Redis's records go to: ``identity`` if it
+        had none yet (it has from now), else the one it had."""
+        key = self.keys.archive_identity()
+        await self.redis.set(key, identity, nx=True)
+        theirs = await self.redis.get(key)
+        return identity if theirs is None else as_str(theirs)
+
+    @store_call
+    async def ledger_sources(self) -> list[LedgerSource]:
+        """Every ledger stream, and its owner
+        (:func:`~server.store.chips.ledgers.ledger_sources`)."""
+        return await ledger_sources(self.redis, self.keys)
 
     def _start_keys(self, source: LedgerSource) -> list[str]:
         k = self.keys
         owner = k.table_state(source.owner) if source.table else k.account(source.owner)
         return [owner, source.stream]
 
+    @store_call
     async def ledger_start(self, source: LedgerSource) -> LedgerStart:
         """``source``'s stream as of one instant (one script in its owner's slot)."""
         return _ledger_start(await self._start(keys=self._start_keys(source)))
 
+    @store_call
     async def ledger_starts(self, sources: Sequence[LedgerSource]) -> list[LedgerStart]:
         """Each of ``sources``' streams as of one instant (:meth:`ledger_start`), the
         scripts sent in one pipeline."""
         keys = [self._start_keys(source) for source in sources]
         return [_ledger_start(reply) for reply in await self._each(self._start, keys)]
 
+    @store_call
     async def bounds(self, streams: Sequence[str]) -> list[tuple[StreamId | None, StreamId | None]]:
         """Each of ``streams``' first and last entry ids (None: the stream is empty or
         missing): one ``STREAM_ENDS`` script for them all (on a Redis Cluster, one per
@@ -121,12 +153,14 @@ class ArchivingCalls:
                 answers.append(reply)
         return answers
 
+    @store_call
     async def drop_closed_ledger(self, player: str) -> bool:
         """Delete ``player``'s ledger stream if the account is closed and the archive
         holds all of it (the stream is empty); whether it was deleted."""
         k = self.keys
         return bool(await self._drop(keys=[k.account(player), k.account_ledger(player)]))
 
+    @store_call
     async def logs_on_their_way(self, table_ids: Iterable[str]) -> set[bytes]:
         """The game logs that these tables still have to deliver (their players may
         get them again: one of those is not to leave Redis yet, see
@@ -138,12 +172,14 @@ class ArchivingCalls:
                 found.update(d.record for d in read_logs(as_str(name), raw))
         return found
 
+    @store_call
     async def old_entries(self, stream: str, before_ms: int, count: int) -> list[LedgerRow]:
         """Up to ``count`` of the oldest entries of ``stream`` appended before
         ``before_ms`` (epoch ms: the entry ids' time), oldest first."""
         reply = await self.redis.xrange(stream, min="-", max=f"({before_ms}-0", count=count)
         return [LedgerRow.from_fields(stream, i, f) for i, f in stream_entries(reply)]
 
+    @store_call
     async def players_after(
         self, streams: Sequence[tuple[str, StreamId]], count: int
     ) -> list[tuple[set[str], StreamId | None, int]]:
@@ -156,16 +192,19 @@ class ArchivingCalls:
             replies = await pipe.execute()
         return [ledger_players(reply) for reply in replies]
 
+    @store_call
     async def trim_stream(self, stream: str, through: StreamId) -> int:
         """Remove every entry of ``stream`` up to id ``through`` (exactly, not ``~``);
         how many were removed."""
         minid = format_id(next_id(through))
         return int(await self.redis.xtrim(stream, minid=minid, approximate=False))
 
+    @store_call
     async def game_log(self, player: str) -> list[tuple[int, bytes]]:
         """``player``'s game logs in Redis, ``(ordinal, record)``, newest first."""
         return _game_log(await self.redis.lrange(self.keys.game_log(player), 0, -1))
 
+    @store_call
     async def game_logs(self, players: Sequence[str]) -> list[list[tuple[int, bytes]]]:
         """Each of ``players``' game logs (:meth:`game_log`), read in one pipeline."""
         async with self.redis.pipeline(transaction=False) as pipe:
@@ -174,6 +213,7 @@ class ArchivingCalls:
             replies = await pipe.execute()
         return [_game_log(raw) for raw in replies]
 
+    @store_call
     async def trim_game_log(self, player: str, through: int) -> int:
         """Remove ``player``'s game logs numbered up to ``through``, but never the newest
         one; how many were removed."""

@@ -50,7 +50,7 @@ from server.store.chips.ledgers import sources
 from server.store.chips.records import Delivery, Incoming, read_delivery, read_incoming
 from server.store.chips.transfers import OPEN, RECEIVED, VOID
 from server.store.client.replies import as_int, as_str
-from server.store.errors import require_bytes_client
+from server.store.errors import require_bytes_client, store_call
 from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.lua.accounts import ACCOUNT_SNAPSHOT
 from server.store.lua.tables import TABLE_SNAPSHOT
@@ -106,6 +106,7 @@ class _Reading:
         return tables, accounts
 
 
+@store_call
 async def audit(
     client: redis.asyncio.Redis,
     table_money: TableMoney,
@@ -114,7 +115,7 @@ async def audit(
     archive: ArchivedLedger | None = None,
 ) -> AuditReport:
     """Audit the store behind ``client``, and ``archive`` if given (see the module
-    docstring)."""
+    docstring); :class:`~server.store.errors.StoreUnavailable` if Redis failed."""
     require_bytes_client(client)
     report = AuditReport()
     # The checkpoints first: every entry they sum was appended before the readings.

@@ -19,7 +19,7 @@ import redis.asyncio
 
 from server.store.client.batching import ScriptBatcher
 from server.store.client.replies import as_bytes, as_int, as_str
-from server.store.errors import require_bytes_client
+from server.store.errors import require_bytes_client, store_call, translated
 from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.lua.nodes import EVENTS_FOR, NODES_BEAT, PUBLISH_COMMIT, PUBLISH_ONE
 
@@ -52,7 +52,9 @@ class Replay:
 
 
 class ClusterStore:
-    """The cluster's keys and channels in one Redis (a bytes client)."""
+    """The cluster's keys and channels in one Redis (a bytes client). Its calls, and
+    the futures of its publications, raise
+    :class:`~server.store.errors.StoreUnavailable` where Redis failed."""
 
     def __init__(
         self,
@@ -76,6 +78,7 @@ class ClusterStore:
 
     # --- nodes -----------------------------------------------------------------------
 
+    @store_call
     async def beat(self, instance: str, ttl_ms: int, info: Mapping[str, str]) -> LiveNodes:
         """Register ``instance`` (or renew it) for ``ttl_ms`` with ``info``; the live nodes."""
         args: list[Any] = [instance, ttl_ms]
@@ -86,11 +89,13 @@ class ClusterStore:
         # while the node is alive has it taken for dead.
         return _live(await self._beat(keys=keys, args=args))
 
+    @store_call
     async def live_nodes(self) -> LiveNodes:
         """The live nodes (and forget the ones whose registration ran out)."""
         keys = [self.keys.nodes(), self.keys.node("-")]
         return _live(await self._beat(keys=keys, args=["", 0]))
 
+    @store_call
     async def leave(self, instance: str) -> None:
         """Unregister ``instance`` at once (it is stopping)."""
         async with self.redis.pipeline(transaction=True) as pipe:
@@ -98,6 +103,7 @@ class ClusterStore:
             pipe.delete(self.keys.node(instance))
             await pipe.execute()
 
+    @store_call
     async def node_info(self, instances: Sequence[str]) -> dict[str, dict[str, str]]:
         """What each instance said of itself at its last heartbeat."""
         async with self.redis.pipeline(transaction=False) as pipe:
@@ -141,8 +147,9 @@ class ClusterStore:
     def _track(self, future: asyncio.Future[Any]) -> asyncio.Future[Any]:
         self._unsent.add(future)
         future.add_done_callback(self._unsent.discard)
-        return future
+        return _translated(future)
 
+    @store_call
     async def sent(self, seconds: float = 5.0) -> None:
         """Wait (up to ``seconds``) until every publication made so far is answered:
         before the client is closed, or one still queued would open a new connection."""
@@ -151,6 +158,7 @@ class ClusterStore:
 
     # --- tables ----------------------------------------------------------------------
 
+    @store_call
     async def events_for(self, table_id: str, after: int, players: Sequence[str]) -> Replay | None:
         """The table's events after ``after``, with the private frames of ``players``
         only; None if the replay buffer no longer reaches back to ``after + 1``."""
@@ -177,6 +185,7 @@ class ClusterStore:
             events.append((seq, public, private))
         return Replay(events)
 
+    @store_call
     async def summaries(self, table_ids: Sequence[str]) -> dict[str, bytes]:
         """Each table's summary, as its holder last wrote it (absent: never written)."""
         if not table_ids:
@@ -184,6 +193,7 @@ class ClusterStore:
         values = await self.redis.mget([self.keys.table_summary(t) for t in table_ids])
         return {t: as_bytes(v) for t, v in zip(table_ids, values, strict=True) if v is not None}
 
+    @store_call
     async def set_watchers(self, instance: str, counts: Mapping[str, int], ttl_ms: int) -> None:
         """Say how many connections watch each of ``counts``'s tables on ``instance``."""
         if not counts:
@@ -198,6 +208,7 @@ class ClusterStore:
                     pipe.hdel(key, instance)
             await pipe.execute()
 
+    @store_call
     async def watchers(self, table_ids: Sequence[str]) -> dict[str, dict[str, int]]:
         """Table -> node instance -> connections watching it there."""
         async with self.redis.pipeline(transaction=False) as pipe:
@@ -211,11 +222,13 @@ class ClusterStore:
 
     # --- players ---------------------------------------------------------------------
 
+    @store_call
     async def seated_tables(self, player: str) -> list[str]:
         """The tables where ``player`` sits, as their holders last said (a hint)."""
         members = await self.redis.smembers(self.keys.player_seats(player))
         return sorted(as_str(m) for m in members)
 
+    @store_call
     async def connected(self, player: str, instance: str, connected: bool) -> None:
         """Say whether ``player`` has connections on ``instance``."""
         key = self.keys.player_nodes(player)
@@ -227,10 +240,41 @@ class ClusterStore:
         else:
             await self.redis.hdel(key, instance)
 
+    @store_call
     async def connected_on(self, player: str) -> list[str]:
         """The node instances that said ``player`` has connections there (dead ones
         included: the caller checks them against the live nodes)."""
         return sorted(as_str(i) for i in await self.redis.hkeys(self.keys.player_nodes(player)))
+
+
+def _translated(sent: asyncio.Future[Any]) -> asyncio.Future[Any]:
+    """A future of ``sent``'s outcome, its Redis and socket errors raised as
+    :class:`~server.store.errors.StoreUnavailable`; cancelling it cancels ``sent``."""
+    answer: asyncio.Future[Any] = sent.get_loop().create_future()
+
+    def settle(done: asyncio.Future[Any]) -> None:
+        if answer.done():
+            return
+        if done.cancelled():
+            answer.cancel()
+            return
+        failure = done.exception()
+        if failure is None:
+            answer.set_result(done.result())
+            return
+        try:
+            with translated():
+                raise failure
+        except Exception as exc:
+            answer.set_exception(exc)
+
+    def cancel(done: asyncio.Future[Any]) -> None:
+        if done.cancelled():
+            sent.cancel()
+
+    sent.add_done_callback(settle)
+    answer.add_done_callback(cancel)
+    return answer
 
 
 def _live(reply: Iterable[Any]) -> LiveNodes:

@@ -22,7 +22,7 @@ import redis.asyncio
 
 from server.auth.tokens import check_player
 from server.store.client.replies import as_int, as_str
-from server.store.errors import require_bytes_client
+from server.store.errors import require_bytes_client, store_call
 from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.lua.accounts import CREDIT
 from server.store.tables.commit_args import MAX_AMOUNT
@@ -84,6 +84,7 @@ class AccountStore:
         )
         return CreditResult(applied=bool(applied), balance=int(balance))
 
+    @store_call
     async def ensure_guest(
         self, player: str, starting_balance: int, now_ms: int | None = None
     ) -> CreditResult:
@@ -98,6 +99,7 @@ class AccountStore:
         now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
         return await self._run(player, starting_balance, guest_key(player), "guest", now)
 
+    @store_call
     async def credit(self, player: str, amount: int, key: str) -> CreditResult:
         """Add ``amount`` (> 0) chips from outside to ``player``'s account (created if
         needed), at most once per ``key`` and account: a repeated key changes nothing.
@@ -108,15 +110,18 @@ class AccountStore:
             raise ValueError("a credit needs an idempotency key")
         return await self._run(player, amount, key, "credit")
 
+    @store_call
     async def balance(self, player: str) -> int | None:
         """The account balance, or None if ``player`` has no account."""
         raw = await self.redis.hget(self.keys.account(player), "balance")
         return None if raw is None else as_int(raw)
 
+    @store_call
     async def exists(self, player: str) -> bool:
         """Whether ``player`` has an account."""
         return bool(await self.redis.exists(self.keys.account(player)))
 
+    @store_call
     async def list_accounts(self) -> list[tuple[str, int]]:
         """``(player, balance)`` of every account, sorted by player."""
         players = sorted([as_str(m) async for m in self.redis.sscan_iter(self.keys.accounts())])
@@ -128,6 +133,7 @@ class AccountStore:
             balances = await pipe.execute()
         return [(p, as_int(b)) for p, b in zip(players, balances, strict=True)]
 
+    @store_call
     async def display_names(self, players: Sequence[str]) -> dict[str, str]:
         """The display name of each of ``players`` at their last hello (kept by
         :class:`~server.store.players.sessions.SessionStore`); a player never seen at a hello

@@ -22,6 +22,7 @@ from typing import Any
 import redis.asyncio
 
 from server.store.client.replies import as_int, as_str
+from server.store.errors import store_call
 from server.store.keys import ALL_ADDRESSES, DEFAULT_KEYS, Keys, address_field
 from server.store.lua.guests import CLOSE_GUEST, GUEST_ADMIT, GUEST_TOUCH
 from server.store.tables.store import DEFAULT_LEDGER_MAXLEN
@@ -88,6 +89,7 @@ class GuestStore:
         self._touch = client.register_script(GUEST_TOUCH)
         self._close = client.register_script(CLOSE_GUEST)
 
+    @store_call
     async def admit(
         self, player: str, address: str | None, limits: GuestLimits, now_ms: int
     ) -> Admission:
@@ -111,15 +113,18 @@ class GuestStore:
             await self.redis.zadd(self.keys.guests(), {player: now_ms}, nx=True)
         return admission
 
+    @store_call
     async def touch(self, player: str, now_ms: int) -> None:
         """Record ``player``'s activity at ``now_ms`` (an open guest account only)."""
         if await self._touch(keys=[self.keys.account(player)], args=[now_ms]):
             await self.redis.zadd(self.keys.guests(), {player: now_ms}, xx=True, gt=True)
 
+    @store_call
     async def count(self) -> int:
         """How many guests are listed."""
         return int(await self.redis.zcard(self.keys.guests()))
 
+    @store_call
     async def idle(self, before_ms: int, limit: int, skip: int = 0) -> list[str]:
         """Up to ``limit`` guests listed as last active before ``before_ms``, oldest
         first, after the first ``skip`` of them."""
@@ -128,11 +133,13 @@ class GuestStore:
         )
         return [as_str(p) for p in found]
 
+    @store_call
     async def listed(self) -> list[tuple[str, int]]:
         """Every guest and its last activity (epoch ms), by name."""
         found: list[Any] = await self.redis.zrange(self.keys.guests(), 0, -1, withscores=True)
         return sorted((as_str(p), int(score)) for p, score in found)
 
+    @store_call
     async def close(self, player: str, before_ms: int, newest_archived: int, now_ms: int) -> Closed:
         """Close ``player``'s account if it is a guest's idle since before ``before_ms``
         and the archive holds its game logs up to the newest (``newest_archived``, 0: it

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis.asyncio
 
 from server.store.client.replies import as_int, as_str
+from server.store.errors import store_call
 from server.store.keys import DEFAULT_KEYS, Keys
+from server.store.pubsub.channel import ChannelListener
 
 SESSION_TTL_S = 3600
 
@@ -42,7 +45,8 @@ class Session:
 
 
 class SessionStore:
-    """Sessions in Redis (a bytes client)."""
+    """Sessions in Redis (a bytes client). Its calls raise
+    :class:`~server.store.errors.StoreUnavailable` where Redis failed."""
 
     def __init__(
         self, client: redis.asyncio.Redis, *, keys: Keys = DEFAULT_KEYS, ttl_s: int = SESSION_TTL_S
@@ -51,6 +55,7 @@ class SessionStore:
         self.keys = keys
         self.ttl_s = ttl_s
 
+    @store_call
     async def save(self, session: Session, now_ms: int | None = None) -> None:
         """Store (or renew) ``session`` for ``ttl_s`` seconds, or until it expires if
         that comes first (at or past it, it is deleted), and keep the player's display
@@ -80,6 +85,7 @@ class SessionStore:
                 pipe.execute(), self.redis.hset(self.keys.names(), session.player, session.name)
             )
 
+    @store_call
     async def load(self, session_id: str) -> Session | None:
         """The live session ``session_id``, or None when it is unknown or expired."""
         raw = await self.redis.hgetall(self.keys.session(session_id))
@@ -95,6 +101,7 @@ class SessionStore:
             opened_ms=int(fields.get("at", "0")),
         )
 
+    @store_call
     async def revoke(self, player: str, now_ms: int) -> int:
         """End ``player``'s sessions opened before ``now_ms``: refused at their next
         resume, and their connections closed on every node subscribed to
@@ -102,7 +109,15 @@ class SessionStore:
         await self.redis.set(self.keys.revoked(player), now_ms)
         return int(await self.redis.publish(self.keys.revocations(), player))
 
+    @store_call
     async def revoked_at(self, player: str) -> int | None:
         """When ``player``'s sessions were last ended (epoch ms), or None."""
         raw = await self.redis.get(self.keys.revoked(player))
         return None if raw is None else as_int(raw)
+
+    def revocations(self, heard: Callable[[str], None]) -> ChannelListener:
+        """A listener (not started) that calls ``heard(player)`` for each player whose
+        sessions :meth:`revoke` ends from now on, on any node."""
+        return ChannelListener(
+            self.redis, self.keys.revocations(), lambda data: heard(as_str(data)), "revocations"
+        )

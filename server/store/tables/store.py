@@ -35,27 +35,18 @@ from server.store.chips.records import ClientRequest
 from server.store.chips.transfers import Transfers
 from server.store.client.batching import Replication, ScriptBatcher
 from server.store.client.replies import as_bytes, as_int, as_str
-from server.store.errors import StoreError as StoreError  # noqa: PLC0414
 from server.store.errors import WritesRefused, require_bytes_client, store_call
 from server.store.keys import DEFAULT_KEYS, TABLE_PART_PREFIX, Keys
 from server.store.tables.applied import Requests
 from server.store.tables.commit import Commits
-from server.store.tables.commit_args import CommitResult as CommitResult  # noqa: PLC0414
-from server.store.tables.commit_args import CommitStatus as CommitStatus  # noqa: PLC0414
-from server.store.tables.commit_args import Write
+from server.store.tables.commit_args import CommitResult, Write
 from server.store.tables.gamelogs import History
-from server.store.tables.gamelogs import HistoryPage as HistoryPage  # noqa: PLC0414
 from server.store.tables.leases import Leases
 from server.store.tables.leftovers import Leftovers
 from server.store.tables.parts import is_current, stored_state, to_parts
 from server.store.tables.replay import Replay
-from server.store.tables.replay import decode_published as decode_published  # noqa: PLC0414
-from server.store.tables.replay import encode_published as encode_published  # noqa: PLC0414
 from server.table.ledger import LedgerEntry
 from server.table.state import TableState
-
-# The names imported "as" themselves above are server/store/__init__.py's: it takes
-# them from here until it imports each from where it is defined.
 
 DEFAULT_EVENTS_CAP = 256
 DEFAULT_LOG_CAP = 500

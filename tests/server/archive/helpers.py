@@ -16,6 +16,7 @@ import redis.asyncio
 
 from server.archive import Archive
 from server.archive.mover import Archiver
+from server.store.archiving.source import ArchivingCalls
 from server.store.audit.check import AuditReport, audit
 from server.store.chips.ledgers import ledger_sources
 from server.store.client.replies import as_bytes, as_int
@@ -154,7 +155,7 @@ class Casino:
         """An archiver whose clock runs ``ahead_ms`` ahead, with a window of an hour: by
         default, everything stored until a second from now is old enough to move."""
         return Archiver(
-            self.redis,
+            ArchivingCalls(self.redis, keys=self.keys),
             archive,
             table_money,
             after_ms=HOUR_MS,

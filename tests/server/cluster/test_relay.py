@@ -1,4 +1,4 @@
-"""The node's pub/sub connection (``server/cluster/relay.py``), on the test's Redis."""
+"""The node's pub/sub connection (``server/store/pubsub/relay.py``), on the test's Redis."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 import redis.asyncio
 
-from server.cluster.relay import Relay
+from server.store.pubsub.relay import Relay
 
 
 @pytest.mark.asyncio

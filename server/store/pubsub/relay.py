@@ -25,6 +25,7 @@ from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
 from server.store.client.connection import close_client
+from server.store.errors import store_call
 from server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
@@ -54,8 +55,10 @@ class Relay:
         """The channels listened to, sorted."""
         return sorted(self._handlers)
 
+    @store_call
     async def start(self, channel: str, handler: Handler) -> None:
-        """Connect, listening to ``channel`` (the node's own)."""
+        """Connect, listening to ``channel`` (the node's own); :class:`StoreUnavailable`
+        if Redis does not answer."""
         self._pubsub = self.client.pubsub()
         await self._pubsub.subscribe(channel)
         self._handlers[channel] = handler
@@ -87,8 +90,10 @@ class Relay:
         """Whether ``channel`` is listened to (or about to be)."""
         return channel in self._handlers
 
+    @store_call
     async def listen(self, channel: str, handler: Handler) -> None:
-        """Hear ``channel``'s messages with ``handler`` from when this returns."""
+        """Hear ``channel``'s messages with ``handler`` from when this returns;
+        :class:`StoreUnavailable` if Redis does not answer."""
         if channel in self._handlers:
             self._handlers[channel] = handler
             future = self._confirmed.get(channel)

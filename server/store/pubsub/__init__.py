@@ -1,0 +1,1 @@
+"""Redis pub/sub: the node's shared listening connection, and one channel heard for good."""
