@@ -1,10 +1,9 @@
 """The commit against a real Redis (or Redis Cluster): fencing, versions, retries,
-parts, applied keys, balances and races."""
+parts, racing owners, and the keys and arguments it hands the script."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
 import sys
 from collections.abc import Callable
@@ -12,9 +11,7 @@ from collections.abc import Callable
 import pytest
 import redis.asyncio
 
-from server.store.archiving.records import LedgerRow, ledger_players
 from server.store.chips.records import LOG, ClientRequest, Delivery, Incoming, pack_logs, read_logs
-from server.store.client.replies import stream_entries
 from server.store.errors import StoreError
 from server.store.keys import APPLIED_TTL_MS, APPLIED_WINDOW, REQUEST_TTL_MS, Keys
 from server.store.players.accounts import AccountStore
@@ -30,16 +27,7 @@ from server.store.tables.commit_args import (
 )
 from server.store.tables.store import TableStore
 from tests.helpers import until
-from tests.server.store.helpers import (
-    T,
-    bet,
-    buy_in,
-    cash_out,
-    expired,
-    lease,
-    ledger_len,
-    next_commit,
-)
+from tests.server.store.helpers import T, bet, buy_in, cash_out, expired, lease, next_commit
 
 
 @pytest.mark.asyncio
@@ -120,34 +108,6 @@ async def test_version_check(store: TableStore) -> None:
 
 
 @pytest.mark.asyncio
-async def test_retried_commit_pays_once(
-    store: TableStore, accounts: AccountStore, redis_client: redis.asyncio.Redis
-) -> None:
-    await accounts.credit("ann", 1000, "c1")
-    token = await lease(store)
-    entries = [buy_in("t1:r0:ann:buyin", "ann", 300), bet("t1:r1:ann:bet", "ann", 50)]
-
-    async def attempt() -> CommitStatus:
-        result = await next_commit(
-            store, token, state={"h": b"s1"}, entries=entries, commit_id="c1"
-        )
-        return result.status
-
-    assert await attempt() is CommitStatus.OK
-    assert await attempt() is CommitStatus.DUPLICATE  # the reply was lost; retry
-    assert await accounts.balance("ann") == 700
-    # The credit, the buy-in's two halves (the account's, the table's) and the bet.
-    assert await ledger_len(redis_client) == 4
-
-    # The same keys in a later commit (a state machine replaying them) are skipped.
-    later = await next_commit(store, token, after=1, state={"h": b"s2"}, entries=entries)
-    assert later.status is CommitStatus.OK
-    assert (later.applied, later.skipped) == (0, 2)
-    assert await accounts.balance("ann") == 700
-    assert await ledger_len(redis_client) == 4
-
-
-@pytest.mark.asyncio
 async def test_a_commit_writes_its_parts_over_the_stored_ones(
     store: TableStore, redis_client: redis.asyncio.Redis
 ) -> None:
@@ -212,231 +172,6 @@ async def test_a_duplicate_is_the_same_version_token_and_commit(
 
 
 @pytest.mark.asyncio
-async def test_applied_keys_survive_a_window_boundary(
-    store: TableStore, accounts: AccountStore
-) -> None:
-    await accounts.credit("ann", 100, "c1")
-    token = await lease(store)
-    v = APPLIED_WINDOW - 1
-    assert (
-        await store.commits.write(
-            Write(T, token=token, expected_version=0, new_version=v, parts={"h": b"a"})
-        )
-    ).ok
-    first = await next_commit(
-        store, token, after=v, state={"h": b"b"}, entries=[buy_in("k", "ann", 10)]
-    )
-    assert first.applied == 1
-    again = await store.commits.write(
-        Write(
-            T,
-            token=token,
-            expected_version=v + 1,
-            new_version=2 * APPLIED_WINDOW,
-            parts={"h": b"c"},
-            entries=[buy_in("k", "ann", 10)],
-        )
-    )
-    assert (again.applied, again.skipped) == (0, 1)
-    assert await accounts.balance("ann") == 90
-
-
-@pytest.mark.asyncio
-async def test_an_entry_is_refused_again_for_at_least_half_a_window(
-    store: TableStore, redis_client: redis.asyncio.Redis
-) -> None:
-    """The previous bucket is read in a window's first half only: an entry applied by a
-    window's last version is still refused half a window later (the least it is kept)."""
-    token = await lease(store)
-    v = 2 * APPLIED_WINDOW - 2
-    assert (
-        await store.commits.write(
-            Write(T, token=token, expected_version=0, new_version=v, parts={"h": b"a"})
-        )
-    ).ok
-    assert (await next_commit(store, token, after=v, entries=[bet("k", "ann", 1)])).applied == 1
-    later = v + 1 + APPLIED_WINDOW // 2 - 1  # the last version of window 2's first half
-    assert (
-        await store.commits.write(
-            Write(T, token=token, expected_version=v + 1, new_version=later, parts={"h": b"b"})
-        )
-    ).ok
-    again = await next_commit(store, token, after=later, entries=[bet("k", "ann", 1)])
-    assert (again.applied, again.skipped) == (0, 1)
-    assert await redis_client.hkeys(store.keys.applied(T, 1)) == [b"k"]
-
-
-@pytest.mark.asyncio
-async def test_the_bucket_two_windows_back_goes_when_a_window_opens(
-    store: TableStore, redis_client: redis.asyncio.Redis
-) -> None:
-    """The commit of a window's first version deletes the applied bucket two windows
-    back (never consulted again); the commits within a window leave it (and write
-    nothing for it)."""
-    token = await lease(store)
-    v = 2 * APPLIED_WINDOW - 2
-    assert (
-        await store.commits.write(
-            Write(T, token=token, expected_version=0, new_version=v, parts={"h": b"a"})
-        )
-    ).ok
-    old = store.keys.applied(T, 0)
-    await redis_client.hset(old, "k0", "1-0")
-    assert (await next_commit(store, token, after=v, entries=[bet("k1", "ann", 1)])).ok
-    assert await redis_client.exists(old) == 1  # version 2w - 1: still window 1
-    assert (await next_commit(store, token, after=v + 1, entries=[bet("k2", "ann", 1)])).ok
-    assert await redis_client.exists(old) == 0  # version 2w opened window 2
-    assert await redis_client.hkeys(store.keys.applied(T, 1)) == [b"k1"]
-    assert await redis_client.hkeys(store.keys.applied(T, 2)) == [b"k2"]
-    assert 0 < await redis_client.pttl(store.keys.applied(T, 2)) <= APPLIED_TTL_MS
-
-
-@pytest.mark.asyncio
-async def test_a_bucket_gets_its_time_to_live_once_a_window(
-    store: TableStore, redis_client: redis.asyncio.Redis
-) -> None:
-    """The first entry of a window sets its bucket's time to live; the next commits do
-    not set it again (one PEXPIRE a window), unless half of it has gone by."""
-    token = await lease(store)
-    assert (await next_commit(store, token, entries=[bet("k1", "ann", 1)])).ok
-    bucket = store.keys.applied(T, 0)
-    assert 0 < await redis_client.pttl(bucket) <= APPLIED_TTL_MS
-    await redis_client.pexpire(bucket, 60_000)  # as if set long ago
-    assert (await next_commit(store, token, after=1, entries=[bet("k2", "ann", 1)])).ok
-    assert await redis_client.pttl(bucket) <= 60_000  # not set again
-    assert await redis_client.hkeys(bucket) == [b"k1", b"k2"]
-    # Half the time to live gone by since it was set: set again.
-    await redis_client.hset(store.keys.table_state(T), "ab", f"0:{1}")
-    assert (await next_commit(store, token, after=2, entries=[bet("k3", "ann", 1)])).ok
-    assert 60_000 < await redis_client.pttl(bucket) <= APPLIED_TTL_MS
-
-
-@pytest.mark.asyncio
-async def test_duplicate_key_within_one_commit_is_applied_once(
-    store: TableStore, accounts: AccountStore
-) -> None:
-    await accounts.credit("ann", 100, "c1")
-    token = await lease(store)
-    result = await next_commit(
-        store, token, state={"h": b"a"}, entries=[buy_in("k", "ann", 10), buy_in("k", "ann", 10)]
-    )
-    assert (result.applied, result.skipped) == (1, 1)
-    assert await accounts.balance("ann") == 90
-
-
-@pytest.mark.asyncio
-async def test_a_commit_returns_the_balances_it_leaves(
-    store: TableStore, accounts: AccountStore
-) -> None:
-    """The balances come from inside the commit, so a reply built from them is never
-    stale: a credit that lands before a retry shows in the DUPLICATE's balances."""
-    await accounts.credit("ann", 1000, "c-ann")
-    await accounts.credit("bob", 50, "c-bob")
-    token = await lease(store)
-    entries = [buy_in("k1", "ann", 300), cash_out("k2", "bob", 20), bet("k3", "cid", 5)]
-    first = await next_commit(store, token, state={"h": b"s1"}, entries=entries, commit_id="c1")
-    assert first.status is CommitStatus.OK
-    assert first.accounts == {"ann": 700, "bob": 70}  # cid's bet touches no account
-    await accounts.credit("ann", 5, "c-ann-2")
-    again = await next_commit(store, token, state={"h": b"s1"}, entries=entries, commit_id="c1")
-    assert again.status is CommitStatus.DUPLICATE
-    assert again.accounts == {"ann": 705, "bob": 70}
-    # An entry already applied moves nothing, but its account's balance is still told.
-    later = await next_commit(store, token, after=1, state={"h": b"s2"}, entries=entries[:1])
-    assert (later.applied, later.skipped) == (0, 1)
-    assert later.accounts == {"ann": 705}
-    assert await accounts.balance("ann") == 705
-
-
-@pytest.mark.asyncio
-async def test_insufficient_balance_writes_nothing(
-    store: TableStore, accounts: AccountStore, redis_client: redis.asyncio.Redis
-) -> None:
-    await accounts.credit("ann", 100, "c-ann")
-    await accounts.credit("bob", 100, "c-bob")
-    token = await lease(store)
-    alone = await next_commit(store, token, entries=[buy_in("b", "bob", 101)])
-    assert alone.status is CommitStatus.INSUFFICIENT
-    assert (alone.player, alone.balance, alone.needed) == ("bob", 100, 101)
-    assert await ledger_len(redis_client) == 2  # the two credits only
-    result = await next_commit(
-        store,
-        token,
-        entries=[buy_in("a", "ann", 60), buy_in("b", "bob", 101)],
-        events=[(1, b"e1")],
-        logs=[("ann", b"log")],
-    )
-    assert result.status is CommitStatus.INSUFFICIENT
-    assert (result.player, result.balance, result.needed) == ("bob", 100, 101)
-    assert await store.load(T) is None
-    assert await accounts.balance("ann") == 100
-    # Each account reserves its chips on its own: ann's, reserved before bob's was
-    # refused, went back (the reservation and its refund are in her ledger).
-    assert await redis_client.xlen(store.keys.table_ledger(T)) == 0
-    assert await redis_client.xlen(store.keys.account_ledger("ann")) == 3
-    assert await store.replay.events_since(T, 0) == []
-    assert (await store.history.page("ann")).items == []
-    assert not await store.transfers.pending(T)
-    # Nothing was marked applied: the same keys go through once affordable.
-    ok = await next_commit(store, token, entries=[buy_in("a", "ann", 60), buy_in("b", "bob", 100)])
-    assert ok.applied == 2
-    assert ok.accounts == {"ann": 40, "bob": 0}
-
-
-@pytest.mark.asyncio
-async def test_each_account_pays_on_its_own_and_a_cash_out_creates_the_account(
-    store: TableStore, accounts: AccountStore
-) -> None:
-    """Chips from an account are reserved before the commit, chips to it delivered
-    after: a commit paying an account does not fund that account's buy-in."""
-    await accounts.credit("ann", 10, "c1")
-    token = await lease(store)
-    both = [cash_out("x", "ann", 50), buy_in("y", "ann", 60), cash_out("z", "cid", 7)]
-    refused = await next_commit(store, token, entries=both)
-    assert refused.status is CommitStatus.INSUFFICIENT
-    assert (refused.player, refused.balance, refused.needed) == ("ann", 10, 60)
-    result = await next_commit(store, token, entries=[cash_out("x", "ann", 50), both[2]])
-    assert result.status is CommitStatus.OK
-    assert result.accounts == {"ann": 60, "cid": 7}
-    assert await accounts.balance("ann") == 60
-    assert await accounts.balance("cid") == 7
-    assert ("cid", 7) in await accounts.list_accounts()
-
-
-@pytest.mark.asyncio
-async def test_racing_commits_for_the_same_chips(
-    new_client: Callable[[], redis.asyncio.Redis], accounts: AccountStore
-) -> None:
-    """Two tables (two owners, two connections) buy in with the same account at once."""
-    await accounts.credit("ann", 100, "c1")
-    clients = [new_client(), new_client()]
-    try:
-        stores = [TableStore(c) for c in clients]
-        tokens = [await s.leases.acquire(f"t{i}", f"n{i}", 10_000) for i, s in enumerate(stores)]
-
-        async def buy(i: int) -> CommitStatus:
-            token = tokens[i]
-            assert token is not None
-            entries = [buy_in(f"t{i}:buyin", "ann", 70)]
-            result = await next_commit(stores[i], token, table=f"t{i}", entries=entries)
-            return result.status
-
-        for _ in range(20):
-            outcomes = await asyncio.gather(buy(0), buy(1))
-            assert sorted(o.value for o in outcomes) == ["insufficient", "ok"]
-            assert await accounts.balance("ann") == 30
-            # Reset for the next round of the race.
-            for i, s in enumerate(stores):
-                await s.drain()
-                await s.redis.delete(s.keys.table_state(f"t{i}"))
-                await s.redis.delete(s.keys.applied(f"t{i}", 0))
-            await s.redis.hset(s.keys.account("ann"), "balance", 100)
-    finally:
-        for c in clients:
-            await c.aclose()
-
-
-@pytest.mark.asyncio
 async def test_racing_commits_same_table_one_wins(
     new_client: Callable[[], redis.asyncio.Redis], store: TableStore
 ) -> None:
@@ -454,16 +189,6 @@ async def test_racing_commits_same_table_one_wins(
     finally:
         for c in clients:
             await c.aclose()
-
-
-@pytest.mark.asyncio
-async def test_player_names_are_checked_before_they_become_keys(store: TableStore) -> None:
-    token = await lease(store)
-    with pytest.raises(ValueError, match="player name"):
-        await next_commit(store, token, entries=[buy_in("k", "x:y", 1)])
-    with pytest.raises(ValueError, match="player name"):
-        await next_commit(store, token, logs=[("{bad}", b"r")])
-    assert await store.load(T) is None
 
 
 def test_the_steps_lay_out_what_the_script_reads() -> None:
@@ -530,52 +255,6 @@ def test_the_steps_lay_out_what_the_script_reads() -> None:
         read_reply("t", [b"BAD_SEQ", b"4"])
     with pytest.raises(StoreError, match="not open"):
         read_reply("t", [b"VOIDED", b"x"])
-
-
-@pytest.mark.asyncio
-async def test_a_commits_ledger_entries_are_packed_and_read_as_named_ones(
-    store: TableStore, accounts: AccountStore, redis_client: redis.asyncio.Redis
-) -> None:
-    """A commit writes each ledger entry as one msgpack field; it reads back as the
-    same row as an entry of named fields (as earlier versions wrote) would."""
-    await accounts.credit("ann", 1000, "c1")
-    token = await lease(store)
-    entries = [buy_in("t1:r0:ann:buyin", "ann", 300), bet("t1:r1:ann:bet", "ann", 50)]
-    assert (await next_commit(store, token, entries=entries)).ok
-    stream = store.keys.table_ledger(T)
-    written = stream_entries(await redis_client.xrange(stream))
-    assert [set(fields) for _, fields in written] == [{"m"}, {"m"}]
-    rows = [LedgerRow.from_fields(stream, i, f) for i, f in written]
-    assert [(r.key, r.kind, r.player, r.amount, r.source, r.dest, r.table_id) for r in rows] == [
-        ("t1:r0:ann:buyin", "buy_in", "ann", 300, "account", "table", T),
-        ("t1:r1:ann:bet", "bet", "ann", 50, "table", "held", T),
-    ]
-    xfer = json.loads(rows[0].extra)["xfer"]
-    assert xfer.startswith(f"{T}.1.0.{token}.")
-    assert rows[1].extra == ""
-    # The same entry written with named fields reads as the same row.
-    named = {
-        "key": "t1:r0:ann:buyin", "kind": "buy_in", "player": "ann", "amount": "300",
-        "source": "account", "dest": "table", "table": T, "xfer": xfer,
-    }  # fmt: skip
-    as_named = LedgerRow.from_fields(
-        stream, written[0][0], {k: v.encode() for k, v in named.items()}
-    )
-    assert as_named == rows[0]
-    # What the archive notes of them, read without rows, is what the rows say, whichever
-    # way an entry was written (named fields, or without a player: the house's).
-    await redis_client.xadd(stream, {k: v.encode() for k, v in {**named, "player": "bob"}.items()})
-    await redis_client.xadd(stream, {"key": b"t1:r2:house", "kind": b"fee", "amount": b"1"})
-    reply = await redis_client.xrange(stream)
-    every = [LedgerRow.from_fields(stream, i, f) for i, f in stream_entries(reply)]
-    assert ledger_players(reply) == ({r.player for r in every}, every[-1].entry_id, 4)
-    assert ledger_players(reply) == ({"ann", "bob", ""}, every[-1].entry_id, 4)
-    assert ledger_players(await redis_client.xrange(stream, count=1)) == (
-        {"ann"},
-        every[0].entry_id,
-        1,
-    )
-    assert ledger_players([]) == (set(), None, 0)
 
 
 def test_commit_ids_are_never_drawn_twice_in_a_process_nor_across_processes() -> None:
