@@ -30,28 +30,21 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import NoReturn
 
 from protocol.errors import ErrorCode
 from server.gamelog import pack_record
+from server.host.errors import TableNotWritable, TableUnavailable
 from server.host.fanout import FanOut, Frames, encode_outbound, pack_outbound
 from server.host.lease_keeper import TableLease
-from server.host.submissions import (
-    MoneyRequest,
-    Queued,
-    TableNotWritable,
-    TableUnavailable,
-    answer,
-    own_copy,
-    rid_reused,
-)
+from server.host.money import MoneyRequest, Repeats, rid_reused
 from server.store import (
     AccountStore,
     Change,
     ClientRequest,
     CommitResult,
     CommitStatus,
-    RequestRecord,
     StoreError,
     StoreUnavailable,
     TableStore,
@@ -64,6 +57,41 @@ from server.table.machine import Transition, next_wakeup, step
 from server.table.state import TableState
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True, eq=False)
+class Queued:
+    """An event waiting for its turn at the table, and what became of it: its
+    transition once applied, or the error that refused or failed it."""
+
+    event: Event
+    reply: Callable[[Transition], None] | None
+    transition: Transition | None = None
+    error: Exception | None = None
+    answered: bool = False  # its change is stored and its reply went out: it stands
+
+
+def answer(item: Queued) -> None:
+    """Send ``item``'s reply (its change is stored): a reply that fails fails only its
+    own request."""
+    item.answered = True
+    if item.reply is None:
+        return
+    assert item.transition is not None
+    try:
+        item.reply(item.transition)
+    except Exception as exc:
+        item.error = exc
+
+
+def own_copy(exc: Exception) -> Exception:
+    """An error of its own for another request that ``exc`` failed (one exception
+    object raised in several tasks would gather all their tracebacks): the table's
+    error again, or a server fault (the first request's task reports ``exc`` itself)."""
+    if isinstance(exc, TableError):
+        return TableError(exc.code, exc.message)
+    return TableError(ErrorCode.INTERNAL, "server fault; try again")
+
 
 Stored = Callable[[TableState | None, Transition, list[tuple[int, Frames]]], None]
 """A hook told each change stored: the state before it, the change, and its events'
@@ -115,6 +143,8 @@ class Applier:
         self._state: TableState | None = None
         self._queue: list[Queued] = []  # events waiting for the lock, applied together
         self._leading: asyncio.Task[None] | None = None  # the group being applied, if any
+        self.repeats = Repeats(table_id, store, accounts)
+        """Answers to money requests applied before."""
 
     @property
     def state(self) -> TableState | None:
@@ -171,7 +201,7 @@ class Applier:
                 # seated): answered as the first time if it is one. (A repeat that is
                 # still legal is found by the commit.) Under the lock, so of two
                 # identical requests at once the second sees the first one's record.
-                if await self._repeated(request):
+                if await self.repeats.repeated(request):
                     return Transition(state=self.state)
                 raise
             except Exception as exc:
@@ -390,7 +420,7 @@ class Applier:
                     )
                     if record is None:
                         raise StoreError("a stored request has no record")
-                    account = await self._recorded_balance(request, record)
+                    account = await self.repeats.balance(request, record)
                 request.answer(carried.memo, account)
             for item in group:
                 answer(item)
@@ -424,7 +454,7 @@ class Applier:
             # Applied here before: nothing was written now.
             assert request is not None
             assert result.request is not None
-            await self._answer_repeat(request, result.request)
+            await self.repeats.answer(request, result.request)
             return
         if result.status is CommitStatus.REUSED:
             assert request is not None
@@ -439,34 +469,3 @@ class Applier:
             self.lease.lose()
             raise TableUnavailable(self.table_id)
         raise StoreError(f"table {self.table_id}: commit refused as {result.status}")
-
-    async def _repeated(self, request: MoneyRequest) -> bool:
-        """Whether ``request`` was applied already (then it is answered as then); raises
-        ``rid_reused`` if its rid was claimed by another request, here or elsewhere."""
-        record = await self.store.requests.record(self.table_id, request.player, request.key)
-        if record is not None:
-            await self._answer_repeat(request, record)
-            return True
-        claimed = await self.store.transfers.claimed(request.player, request.key)
-        if claimed is not None and claimed[0] != request.fingerprint:
-            raise rid_reused(request)
-        return False
-
-    async def _answer_repeat(self, request: MoneyRequest, record: RequestRecord) -> None:
-        """Answer a request already applied as it was answered then, if it is the same."""
-        if record.fingerprint != request.fingerprint:
-            raise rid_reused(request)
-        request.answer(record.memo, await self._recorded_balance(request, record))
-
-    async def _recorded_balance(self, request: MoneyRequest, record: RequestRecord) -> int:
-        """The requester's account balance right after the request was applied: in its
-        record, or with the chips it paid out (delivered now if they were not yet)."""
-        if record.account is not None:
-            return record.account
-        if record.payout:
-            paid = await self.store.transfers.paid_balance(
-                self.table_id, request.player, record.payout
-            )
-            if paid is not None:
-                return paid
-        return await self.accounts.balance(request.player) or 0

@@ -35,10 +35,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from server.host.applying import Applier, Stored
+from server.host.errors import TableNotWritable, TableUnavailable
 from server.host.fanout import FanOut, Subscriber
 from server.host.lease_keeper import LeaseKeeper, TableLease
+from server.host.money import MoneyRequest
 from server.host.recovery import Recovery
-from server.host.submissions import MoneyRequest, TableNotWritable, TableUnavailable
 from server.seating import Seating
 from server.store import AccountStore, Recovered, StoreUnavailable, TableStore
 from server.table.errors import TableError

@@ -97,7 +97,13 @@ def translated() -> Iterator[None]:
     except StoreFailure:
         raise
     except (RedisError, OSError) as exc:
-        raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
+        raise unavailable(exc) from exc
+
+
+def unavailable(exc: RedisError | OSError) -> StoreUnavailable:
+    """The store's error for ``exc``, raised by Redis or the socket (raise it ``from``
+    ``exc``)."""
+    return StoreUnavailable(f"{type(exc).__name__}: {exc}")
 
 
 def store_call(

@@ -40,7 +40,7 @@ from server.store.chips.records import ClientRequest, Delivery, now_ms, read_rec
 from server.store.chips.transfers import Transfers
 from server.store.client.batching import ScriptBatcher
 from server.store.client.replies import as_int, as_str
-from server.store.errors import StoreError, StoreUnavailable, Unreplicated, store_call
+from server.store.errors import StoreError, StoreUnavailable, Unreplicated
 from server.store.keys import Keys, applied_bucket, consults_previous
 from server.store.lua.tables import COMMIT, TRANSFERS_OPEN
 from server.store.tables.applied import Requests
@@ -110,7 +110,6 @@ class Commits:
                 if not task.cancelled():
                     task.exception()
 
-    @store_call
     async def write(self, w: Write) -> CommitResult:
         """Store one state change atomically, or nothing; move its chips to and from
         accounts in the steps of the module docstring.
@@ -142,9 +141,10 @@ class Commits:
         the chips reach the accounts, and each ``(player, record)`` of ``logs`` reaches
         the player's capped game log.
 
-        Raises ``ValueError`` for arguments that break this contract,
-        :class:`~server.store.errors.StoreUnavailable` where Redis failed (a
-        :class:`~server.store.errors.WritesRefused` if it refused the write),
+        Raises ``ValueError`` for arguments that break this contract, Redis's own
+        errors where Redis failed (a :class:`~server.store.errors.WritesRefused` if it
+        refused the write; :meth:`TableStore.commit
+        <server.store.tables.store.TableStore.commit>` raises the store's instead),
         :class:`~server.store.errors.StoreError` if the event numbers do not follow
         the stored ones, and :class:`~server.store.errors.Unreplicated` (its ``reply``
         the OK or DUPLICATE result) if the store waits for replicas and none

@@ -30,12 +30,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import redis.asyncio
+from redis.exceptions import RedisError
 
 from server.store.chips.records import ClientRequest
 from server.store.chips.transfers import Transfers
 from server.store.client.batching import Replication, ScriptBatcher
 from server.store.client.replies import as_bytes, as_int, as_str
-from server.store.errors import WritesRefused, require_bytes_client, store_call
+from server.store.errors import (
+    StoreFailure,
+    WritesRefused,
+    require_bytes_client,
+    store_call,
+    unavailable,
+)
 from server.store.keys import DEFAULT_KEYS, TABLE_PART_PREFIX, Keys
 from server.store.tables.applied import Requests
 from server.store.tables.commit import Commits
@@ -200,8 +207,9 @@ class TableStore:
     async def commit(self, change: Change) -> CommitResult:
         """Store ``change`` atomically, or nothing, with the parts of its state that
         differ from those stored (every part if they are not known); the rest as
-        :meth:`~server.store.tables.commit.Commits.write` says. Whatever fails, nothing
-        is known of the table's parts until it is loaded or committed again."""
+        :meth:`~server.store.tables.commit.Commits.write` says, Redis's errors raised
+        as :class:`~server.store.errors.StoreUnavailable`. Whatever fails, nothing is
+        known of the table's parts until it is loaded or committed again."""
         table_id, state = change.table_id, change.state
         # Taken out until the outcome is known: a commit that fails may have been stored.
         last = self._stored.pop(table_id, None)
@@ -224,6 +232,12 @@ class TableStore:
             if last is not None:  # nothing was written
                 self._stored[table_id] = last
             raise
+        except StoreFailure:
+            raise
+        except (RedisError, OSError) as exc:
+            # Redis's errors become the store's here, not by a wrapper around write():
+            # this is every request's path, and a wrapper is one coroutine more.
+            raise unavailable(exc) from exc
         if result.ok:
             self._stored[table_id] = state
         elif last is not None:  # refused: nothing was written
