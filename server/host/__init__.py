@@ -15,7 +15,7 @@
 """
 
 from server.host.errors import TableNotWritable, TableUnavailable
-from server.host.fanout import Subscriber, encode_outbound, frame_for, pack_outbound, pick_frame
+from server.host.fanout import Subscriber, encode_outbound, frame_for, pack_outbound
 from server.host.host import Hooks, TableHost, now_ms
 from server.host.lease_keeper import LeaseKeeper
 from server.host.money import MoneyRequest
@@ -32,5 +32,4 @@ __all__ = [
     "frame_for",
     "now_ms",
     "pack_outbound",
-    "pick_frame",
 ]

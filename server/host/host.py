@@ -41,7 +41,7 @@ from server.host.lease_keeper import LeaseKeeper, TableLease
 from server.host.money import MoneyRequest
 from server.host.recovery import Recovery
 from server.seating import Seating
-from server.store import AccountStore, Recovered, StoreUnavailable, TableStore
+from server.store import AccountStore, StoreUnavailable, TableStore
 from server.table.errors import TableError
 from server.table.events import ChangeConfig, Event, TakeOver, Tick
 from server.table.machine import Transition, next_wakeup, step
@@ -165,10 +165,6 @@ class TableHost:
         """Apply ``event``: stored, then sent (:meth:`Applier.submit`, whose coroutine
         this is: the hot path of every request, so no coroutine of its own)."""
         return self.applier.submit(event, reply, request)
-
-    async def recover_transfers(self) -> Recovered | None:
-        """Finish what the table has under way, now (None if the table is not hosted)."""
-        return await self.recovery.now()
 
     @property
     def token(self) -> int | None:

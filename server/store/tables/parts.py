@@ -253,7 +253,9 @@ def to_parts(state: TableState, before: TableState | None) -> dict[str, bytes]:
     if before is None or state.config is not before.config:
         parts[CONFIG_PART] = pack(_plain_config(state.config))
     pending = state.pending_config
-    if pending is not (before.pending_config if before is not None else None):
+    # Written even as None when every part is: an earlier commit may have stored one
+    # that Redis still holds (the writer cannot know what is there).
+    if before is None or pending is not before.pending_config:
         parts[PENDING_CONFIG_PART] = pack(None if pending is None else _plain_config(pending))
     old = before.seats if before is not None else ()
     for i, seat in enumerate(state.seats):

@@ -9,7 +9,14 @@ import redis.asyncio
 
 from protocol.messages import Bet, Join
 from server.app import App
-from server.store.tables.parts import CONFIG_PART, DEAL_PART, HEADER_PART, seat_part, stored_state
+from server.store.tables.parts import (
+    CONFIG_PART,
+    DEAL_PART,
+    HEADER_PART,
+    PENDING_CONFIG_PART,
+    seat_part,
+    stored_state,
+)
 from server.store.tables.store import TableStore
 from tests.conftest import FAST_TABLES
 from tests.helpers import until, url
@@ -17,7 +24,13 @@ from tests.server.conftest import StartApp
 from tests.server.helpers import Client, RecordedParts, audit_report
 from tests.server.table.helpers import legacy_blob, legacy_parts
 
-EVERY_PART = {HEADER_PART, DEAL_PART, CONFIG_PART, *(seat_part(i) for i in range(6))}
+EVERY_PART = {
+    HEADER_PART,
+    DEAL_PART,
+    CONFIG_PART,
+    PENDING_CONFIG_PART,
+    *(seat_part(i) for i in range(6)),
+}
 
 
 async def seated_away(app: App, seat: int) -> str:

@@ -10,14 +10,23 @@ import redis.asyncio
 
 from server.store.errors import StoreUnavailable
 from server.store.tables.commit_args import CommitResult, CommitStatus, Write
-from server.store.tables.parts import CONFIG_PART, DEAL_PART, HEADER_PART, seat_part, to_parts
+from server.store.tables.parts import (
+    CONFIG_PART,
+    DEAL_PART,
+    HEADER_PART,
+    PENDING_CONFIG_PART,
+    seat_part,
+    to_parts,
+)
 from server.store.tables.store import Change, TableStore
 from server.table.state import Seat, TableConfig, TableState, evolve, new_table
 from tests.server.store.helpers import T, lease
 
 pytestmark = pytest.mark.asyncio
 
-EVERY_PART = {HEADER_PART, DEAL_PART, CONFIG_PART} | {seat_part(i) for i in range(6)}
+EVERY_PART = {HEADER_PART, DEAL_PART, CONFIG_PART, PENDING_CONFIG_PART} | {
+    seat_part(i) for i in range(6)
+}
 
 
 def written(store: TableStore) -> list[set[str]]:

@@ -21,6 +21,7 @@ from server.store.tables.parts import (
     CONFIG_PART,
     DEAL_PART,
     HEADER_PART,
+    PENDING_CONFIG_PART,
     from_bytes,
     from_parts,
     seat_part,
@@ -73,10 +74,25 @@ def test_a_bet_writes_the_header_and_its_seat_only() -> None:
 def test_every_part_when_nothing_is_stored() -> None:
     state = six_seated().state
     parts = to_parts(state, None)
-    assert set(parts) == {HEADER_PART, DEAL_PART, CONFIG_PART, *(seat_part(i) for i in range(6))}
+    every = {HEADER_PART, DEAL_PART, CONFIG_PART, PENDING_CONFIG_PART}
+    assert set(parts) == every | {seat_part(i) for i in range(6)}
     assert from_parts(parts) == state
     empty = new_table(CONFIG)
     assert msgpack.unpackb(to_parts(empty, None)[seat_part(5)]) is None  # a part too
+
+
+def test_every_part_clears_a_pending_config_stored_before() -> None:
+    """A writer that does not know what is stored (a commit of its failed) writes the
+    pending config too when there is none: the failed commit may have stored one, and
+    it must not come back when the table is read."""
+    state = six_seated().state
+    pending = evolve(state, pending_config=replace(CONFIG, max_bet=2000), version=state.version + 1)
+    applied = evolve(pending, pending_config=None, version=pending.version + 1)
+    stored = to_parts(pending, state)
+    assert PENDING_CONFIG_PART in stored
+    stored = {**to_parts(state, None), **stored, **to_parts(applied, None)}
+    assert from_parts(stored) == applied
+    assert from_parts(stored).pending_config is None
 
 
 def test_a_new_config_is_written_and_an_equal_rebuilt_one_too() -> None:
@@ -249,7 +265,10 @@ def test_parts_stored_by_earlier_servers_read_and_are_written_byte_for_byte() ->
     stored = {name: bytes.fromhex(hexed) for name, hexed in stored_bytes("table_parts_v3.txt")}
     state = fixed_state()
     assert from_parts(stored) == state
-    assert to_parts(state, None) == stored
+    written = to_parts(state, None)
+    # Every part now includes the pending config, None here (an absent one reads so).
+    assert written.pop(PENDING_CONFIG_PART) == msgpack.packb(None)
+    assert written == stored
 
 
 def test_parts_stored_by_the_writer_of_format_2_read() -> None:
