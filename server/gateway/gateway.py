@@ -193,8 +193,7 @@ class Gateway:
                 identity.guest,
                 expires_ms=identity.expires_ms,
                 opened_ms=identity.opened_ms,
-            ),
-            wall,
+            )
         )
         conn.player_id = identity.player
         welcome = session.welcome(greeting, identity, now_ms(), loop.time())
