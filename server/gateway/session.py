@@ -43,6 +43,7 @@ from protocol.version import (
     negotiate,
 )
 from server.auth import tokens
+from server.auth.operator import OperatorIdentity, OperatorTokenError
 from server.gateway.options import GatewayOptions
 from server.gateway.rate import RateLimiter
 
@@ -126,6 +127,8 @@ class Credentials:
     resume: str | None
     player: str | None
     player_expires_s: int | None = None
+    name: str | None = None
+    """The display name the login token carries (an operator's JWT may), None if none."""
 
 
 class StoredSession(Protocol):
@@ -276,10 +279,17 @@ class Session:
             return Close(CloseCode.VERSION_UNSUPPORTED, "no common version", reply)
         return Greeting(hello, version)
 
-    def credentials(self, hello: Hello, wall_s: int) -> Credentials | Close:
+    def credentials(
+        self,
+        hello: Hello,
+        wall_s: int,
+        operator: OperatorIdentity | OperatorTokenError | None = None,
+    ) -> Credentials | Close:
         """Check the hello's tokens at ``wall_s`` (epoch seconds): a token that is bad
         or expired closes (4001); the shell then looks up the session a resume token
-        names (:meth:`identify` decides the rest)."""
+        names (:meth:`identify` decides the rest). ``operator``: what the shell's
+        check of the login token as an operator's JWT found (None: it is not one, and
+        is checked here as this server's own)."""
         resume = player = None
         if hello.resume_token is not None:
             try:
@@ -289,6 +299,11 @@ class Session:
                     ErrorCode.UNAUTHORIZED, f"resume token refused: {exc}", hello.rid
                 )
                 return Close(CloseCode.UNAUTHORIZED, "resume refused", reply)
+        if isinstance(operator, OperatorTokenError):
+            reply = error_reply(ErrorCode.UNAUTHORIZED, f"token refused: {operator}", hello.rid)
+            return Close(CloseCode.UNAUTHORIZED, "token refused", reply)
+        if operator is not None:
+            return Credentials(resume, operator.player_id, operator.expires_at, operator.name)
         expires = None
         if hello.token is not None:
             try:
@@ -344,7 +359,9 @@ class Session:
                 return Close(CloseCode.UNAUTHORIZED, "session ended", reply)
             # A session that ended with its credential is resumed with the new one.
             player, guest = credentials.player, False
-            name = hello.name or (session.name if session is not None else player)
+            # The operator's name for the player wins: the player does not choose it.
+            kept = session.name if session is not None else player
+            name = credentials.name or hello.name or kept
             assert credentials.player_expires_s is not None
             expires_ms = credentials.player_expires_s * 1000
         elif session is not None:
