@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -14,6 +15,9 @@ from protocol.errors import CloseCode
 from protocol.messages import ErrorReply, Hello, ListTables, Ping
 from server.app import App
 from server.auth import tokens
+from server.auth.jwks import FileKeySet
+from server.config import Settings
+from server.gateway.options import operator_tokens
 from tests.helpers import url
 from tests.server.auth.operator_keys import (
     AUDIENCE,
@@ -164,3 +168,63 @@ async def test_without_a_jwks_an_operator_token_is_refused(
 ) -> None:
     app = await start_app()
     await refused(url(app), operator.keys[0].sign(claims()))
+
+
+@pytest.mark.asyncio
+async def test_a_session_ends_with_its_jwt_and_a_new_jwt_resumes_it(
+    start_app: StartApp, operator: JwksServer
+) -> None:
+    app = await operator_app(start_app, operator)
+    key = operator.keys[0]
+    lifetime_s = 5  # long enough for the hello on a loaded machine, short for the test
+    player = await Client.hello(url(app), token=key.sign(claims("dora", ttl_s=lifetime_s)))
+    assert player.welcome is not None
+    session_id, resume = player.welcome.session_id, player.welcome.resume_token
+    closed = await player.wait_closed(within=lifetime_s + 15)
+    assert closed.code == CloseCode.UNAUTHORIZED
+    await player.close()
+    back = await Client.hello(url(app), token=key.sign(claims("dora")), resume_token=resume)
+    assert back.welcome is not None
+    assert (back.welcome.resumed, back.welcome.session_id) == (True, session_id)
+    await back.close()
+
+
+def test_the_settings_make_the_check_or_refuse_to(tmp_path: Path) -> None:
+    assert operator_tokens(Settings()) is None
+    jwks_file = tmp_path / "jwks.json"
+    made = operator_tokens(
+        Settings(
+            jwt_jwks_file=jwks_file,
+            jwt_issuer=ISSUER,
+            jwt_audience=AUDIENCE,
+            jwt_algorithms=("EdDSA",),
+            jwt_player_claim="uid",
+            jwt_leeway_ms=5000,
+        )
+    )
+    assert made is not None
+    assert isinstance(made.keys, FileKeySet)
+    assert (made.rules.algorithms, made.rules.player_claim, made.rules.leeway_s) == (
+        frozenset({"EdDSA"}),
+        "uid",
+        5,
+    )
+    both = Settings(
+        jwt_jwks_url="http://127.0.0.1:1/",
+        jwt_jwks_file=jwks_file,
+        jwt_issuer="i",
+        jwt_audience="a",
+    )
+    with pytest.raises(ValueError, match="not both"):
+        operator_tokens(both)
+    with pytest.raises(ValueError, match="an issuer and an audience"):
+        operator_tokens(Settings(jwt_jwks_url="http://127.0.0.1:1/", jwt_issuer=ISSUER))
+    with pytest.raises(ValueError, match="may use only"):
+        operator_tokens(
+            Settings(
+                jwt_jwks_url="http://127.0.0.1:1/",
+                jwt_issuer=ISSUER,
+                jwt_audience=AUDIENCE,
+                jwt_algorithms=("HS256",),
+            )
+        )
