@@ -31,11 +31,13 @@ from server import http
 from server.archive import Archive
 from server.archive.mover import SERVED_REST, Archiver, PassReport
 from server.archive.service import ArchiveService
+from server.auth.operator import OperatorTokens
 from server.cluster import Cluster
 from server.cluster.placement import INSTANCE_SEPARATOR
 from server.collector import THRESHOLDS, collect_on_a_timer
 from server.config import Settings
 from server.gateway import Gateway, gateway_options
+from server.gateway.options import operator_tokens
 from server.gateway.revocations import RevocationListener
 from server.gateway.wsconn import GatewayConnection
 from server.host import Hooks, TableHost
@@ -84,6 +86,8 @@ class App:
         self.archive: Archive | None = None
         self.archiver: ArchiveService | None = None
         self.revocations: RevocationListener | None = None
+        self.operator_tokens: OperatorTokens | None = None
+        """Checks operator JWTs (the gateway's hellos; the operator API may call it too)."""
         self.cluster: Cluster | None = None
         self.name = settings.node_name or default_node_name(settings)
         if not NODE_NAME.fullmatch(self.name):
@@ -111,6 +115,8 @@ class App:
         """Start Redis (if embedded), host the tables and listen."""
         s = self.settings
         tables = load_tables(s.tables_file)
+        # Operator JWTs: None without a JWKS configured; unusable settings stop here.
+        self.operator_tokens = operator_tokens(s)
         # Opened (not yet connected) before anything starts: a PostgreSQL URL without
         # its driver (the `postgres` extra) stops the server here, saying so.
         target = s.archive_target()
@@ -147,6 +153,7 @@ class App:
             options,
             self.seating,
             self.archive,
+            operator=self.operator_tokens,
         )
         self.revocations = RevocationListener(stores.sessions, self.gateway.revoked)
         self.revocations.start()
@@ -312,6 +319,9 @@ class App:
         if self.revocations is not None:
             await self.revocations.stop()
             self.revocations = None
+        if self.operator_tokens is not None:
+            await self.operator_tokens.keys.close()
+            self.operator_tokens = None
         if self.archive is not None:
             await self.archive.close()
             self.archive = None

@@ -115,6 +115,64 @@ class Settings:
             shown="the connection's own address",
         ),
     )
+    # --- Operator identity: players signed in by the operator's JWTs, checked against
+    # the operator's keys (a JWKS at a URL or in a file; server/auth/operator.py). Unset
+    # (no URL, no file): only this server's own tokens and guests.
+    jwt_jwks_url: str | None = field(
+        default=None,
+        metadata=about(
+            "the operator's JWKS URL: players may sign in with JWTs it signs",
+            shown="none (no operator JWTs)",
+        ),
+    )
+    jwt_jwks_file: Path | None = field(
+        default=None,
+        metadata=about(
+            "the operator's JWKS in a file, in place of a URL", shown="none (no operator JWTs)"
+        ),
+    )
+    jwt_issuer: str | None = field(
+        default=None,
+        metadata=about("the 'iss' an operator JWT must carry (required with a JWKS)"),
+    )
+    jwt_audience: str | None = field(
+        default=None,
+        metadata=about("the 'aud' an operator JWT must carry (required with a JWKS)"),
+    )
+    jwt_algorithms: tuple[str, ...] = field(
+        default=("RS256", "ES256", "EdDSA"),
+        metadata=about(
+            "an algorithm operator JWTs may be signed with: RS256, ES256 or EdDSA (repeat "
+            "the flag; the variable: comma-separated)",
+            flag="--jwt-algorithm",
+            shown="RS256,ES256,EdDSA",
+        ),
+    )
+    jwt_player_claim: str = field(
+        default="sub", metadata=about("the claim holding the player id (1 to 32 of A-Za-z0-9_.-)")
+    )
+    jwt_name_claim: str = field(
+        default="name", metadata=about("the claim holding the player's display name")
+    )
+    jwt_roles_claim: str = field(
+        default="roles",
+        metadata=about("the claim holding the player's roles ('admin' opens the operator API)"),
+    )
+    jwt_leeway_ms: int = field(
+        default=30_000,
+        metadata=about("clock skew allowed on an operator JWT's exp and nbf (0 to 300 s)"),
+    )
+    jwt_jwks_max_age_ms: int = field(
+        default=3_600_000,
+        metadata=about("how long the operator's keys are kept before reading again"),
+    )
+    jwt_jwks_refresh_ms: int = field(
+        default=10_000,
+        metadata=about(
+            "the operator's keys are read again at most this often (a token naming an "
+            "unknown key asks for it)"
+        ),
+    )
     archive_url: str | None = field(
         default=None,
         metadata=about(
@@ -225,6 +283,10 @@ class Settings:
                 value = redacted_url(value) if value != "off" else value
             elif f.name == "guest_address_header" and value is None:
                 value = "(the connection's own address)"
+            elif f.name in ("jwt_jwks_url", "jwt_jwks_file") and value is None:
+                value = "(none)"
+            elif f.name == "jwt_jwks_url":
+                value = redacted_url(value)
             elif f.name == "node_name" and value is None:
                 value = "(<host name>-<port>)"
             rows.append((f.name, str(value)))

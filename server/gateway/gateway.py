@@ -23,6 +23,12 @@ from protocol.codec import encode
 from protocol.errors import CloseCode, ErrorCode
 from protocol.messages import ClientMessage, OkReply
 from server.archive import Archive
+from server.auth.operator import (
+    OperatorIdentity,
+    OperatorTokenError,
+    OperatorTokens,
+    looks_like_jwt,
+)
 from server.gateway.connection import Connection, Flushes, SilenceWatch
 from server.gateway.context import REPLIED, Context
 from server.gateway.handlers import HANDLERS
@@ -63,8 +69,11 @@ class Gateway:
         options: GatewayOptions,
         seating: HostSeating,
         archive: Archive | None = None,
+        operator: OperatorTokens | None = None,
     ) -> None:
         self.options = options
+        self.operator = operator
+        """Checks operator JWTs (None: only this server's own tokens are accepted)."""
         self.metrics = metrics
         self.accounts = accounts = stores.accounts
         self.sessions = stores.sessions
@@ -158,8 +167,17 @@ class Gateway:
         if isinstance(greeting, Close):
             return greeting
         hello = greeting.hello
+        # A login token is tried as whichever kind it is: an operator's JWT (three parts)
+        # where a JWKS is configured, else this server's own.
+        verified: OperatorIdentity | OperatorTokenError | None = None
+        if hello.token is not None and self.operator is not None and looks_like_jwt(hello.token):
+            try:
+                verified = await self.operator.verify(hello.token)
+            except OperatorTokenError as exc:
+                log.info("operator token refused: %s", exc)
+                verified = exc
         wall = now_ms()
-        credentials = session.credentials(hello, wall // 1000)
+        credentials = session.credentials(hello, wall // 1000, verified)
         if isinstance(credentials, Close):
             return credentials
         stored = revoked = None
@@ -193,8 +211,7 @@ class Gateway:
                 identity.guest,
                 expires_ms=identity.expires_ms,
                 opened_ms=identity.opened_ms,
-            ),
-            wall,
+            )
         )
         conn.player_id = identity.player
         welcome = session.welcome(greeting, identity, now_ms(), loop.time())

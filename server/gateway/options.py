@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+from server.auth.jwks import FileKeySet, KeySet, UrlKeySet
+from server.auth.operator import OperatorTokenRules, OperatorTokens
 from server.config import Settings
 
 
@@ -57,3 +59,34 @@ def gateway_options(settings: Settings, secret: bytes) -> GatewayOptions:
         guests_per_address=settings.guests_per_address,
         address_header=settings.guest_address_header,
     )
+
+
+def operator_tokens(settings: Settings) -> OperatorTokens | None:
+    """The check of operator JWTs the settings configure (None: no JWKS, none accepted).
+    Raises ``ValueError`` for settings that cannot be used (both a URL and a file, no
+    issuer or audience, an algorithm not allowed)."""
+    s = settings
+    if s.jwt_jwks_url is None and s.jwt_jwks_file is None:
+        return None
+    if s.jwt_jwks_url is not None and s.jwt_jwks_file is not None:
+        raise ValueError("the operator's JWKS comes from a URL or a file, not both")
+    rules = OperatorTokenRules(
+        issuer=s.jwt_issuer or "",
+        audience=s.jwt_audience or "",
+        algorithms=frozenset(s.jwt_algorithms),
+        player_claim=s.jwt_player_claim,
+        name_claim=s.jwt_name_claim,
+        roles_claim=s.jwt_roles_claim,
+        leeway_s=s.jwt_leeway_ms // 1000,
+    )
+    ages = {
+        "max_age_s": s.jwt_jwks_max_age_ms / 1000,
+        "min_refresh_s": s.jwt_jwks_refresh_ms / 1000,
+    }
+    keys: KeySet
+    if s.jwt_jwks_url is not None:
+        keys = UrlKeySet(s.jwt_jwks_url, **ages)
+    else:
+        assert s.jwt_jwks_file is not None
+        keys = FileKeySet(s.jwt_jwks_file, **ages)
+    return OperatorTokens(rules, keys)

@@ -10,9 +10,10 @@ to send and whether to close. The rules (protocol/PROTOCOL.md, sections 5 and 12
 
 - the first frame must be a ``hello``, within the handshake time; the version is the
   highest both sides speak; a later ``hello`` is refused and the session carries on;
-- who the connection speaks for: the player of a login token, the session a resume
-  token names (if still stored, and neither past its credential's expiry nor ended by
-  an operator), else a new guest where guests are allowed (and the shell's count of
+- who the connection speaks for: the player of a login token (resuming their session
+  the resume token names, unless an operator ended it), the session a resume token
+  names (if still stored, and neither past its credential's expiry nor ended by an
+  operator), else a new guest where guests are allowed (and the shell's count of
   new guests allows one more);
 - a session ends when the credential that opened it expires (a guest's: a fixed time
   after the guest was created): the connection is closed then (4001);
@@ -42,6 +43,7 @@ from protocol.version import (
     negotiate,
 )
 from server.auth import tokens
+from server.auth.operator import OperatorIdentity, OperatorTokenError
 from server.gateway.options import GatewayOptions
 from server.gateway.rate import RateLimiter
 
@@ -125,6 +127,8 @@ class Credentials:
     resume: str | None
     player: str | None
     player_expires_s: int | None = None
+    name: str | None = None
+    """The display name the login token carries (an operator's JWT may), None if none."""
 
 
 class StoredSession(Protocol):
@@ -275,10 +279,17 @@ class Session:
             return Close(CloseCode.VERSION_UNSUPPORTED, "no common version", reply)
         return Greeting(hello, version)
 
-    def credentials(self, hello: Hello, wall_s: int) -> Credentials | Close:
+    def credentials(
+        self,
+        hello: Hello,
+        wall_s: int,
+        operator: OperatorIdentity | OperatorTokenError | None = None,
+    ) -> Credentials | Close:
         """Check the hello's tokens at ``wall_s`` (epoch seconds): a token that is bad
         or expired closes (4001); the shell then looks up the session a resume token
-        names (:meth:`identify` decides the rest)."""
+        names (:meth:`identify` decides the rest). ``operator``: what the shell's
+        check of the login token as an operator's JWT found (None: it is not one, and
+        is checked here as this server's own)."""
         resume = player = None
         if hello.resume_token is not None:
             try:
@@ -288,6 +299,11 @@ class Session:
                     ErrorCode.UNAUTHORIZED, f"resume token refused: {exc}", hello.rid
                 )
                 return Close(CloseCode.UNAUTHORIZED, "resume refused", reply)
+        if isinstance(operator, OperatorTokenError):
+            reply = error_reply(ErrorCode.UNAUTHORIZED, f"token refused: {operator}", hello.rid)
+            return Close(CloseCode.UNAUTHORIZED, "token refused", reply)
+        if operator is not None:
+            return Credentials(resume, operator.player_id, operator.expires_at, operator.name)
         expires = None
         if hello.token is not None:
             try:
@@ -311,11 +327,13 @@ class Session:
         that session's player's sessions (``revoked_ms``) and the id a new guest would
         get.
 
-        A login token names the player; a resumed session of another player, or one
-        that has ended, is not resumed and a fresh one starts. Without a token, a
-        stored session is resumed as it was unless it has ended (its credential
-        expired, or it was opened before ``revoked_ms``: 4001), and else a new guest
-        comes in where guests are allowed (4001 if not).
+        A login token names the player: their stored session is resumed, bounded by
+        that token, even one that ended when its earlier credential expired; one opened
+        before ``revoked_ms`` (ended by an operator) is refused (4001); another
+        player's is not resumed and a fresh one starts. Without a token, a stored
+        session is resumed as it was unless it has ended (its credential expired, or it
+        was opened before ``revoked_ms``: 4001), and else a new guest comes in where
+        guests are allowed (4001 if not).
         """
         session = stored
         ends_ms = None
@@ -325,16 +343,25 @@ class Session:
                 # Stored before sessions had an end: a guest's ends a lifetime from now,
                 # a player's has ended (its token is unknown).
                 ends_ms = wall_ms + self.options.guest_lifetime_ms
-        ended = session is not None and (
-            ends_ms is None
-            or ends_ms <= wall_ms
-            or (revoked_ms is not None and session.opened_ms < revoked_ms)
-        )
+        revoked = session is not None and revoked_ms is not None and session.opened_ms < revoked_ms
+        ended = session is not None and (ends_ms is None or ends_ms <= wall_ms or revoked)
         if credentials.player is not None:
-            if session is not None and (session.player != credentials.player or ended):
-                session = None  # someone else's, or ended: start a fresh one
+            if session is not None and session.player != credentials.player:
+                session = None  # someone else's: start a fresh one
+            elif session is not None and revoked:
+                # Ended by an operator: no token brings it back (protocol/PROTOCOL.md,
+                # section 5); a hello without the resume token starts a fresh one.
+                reply = error_reply(
+                    ErrorCode.UNAUTHORIZED,
+                    "an operator ended this session: sign in again without resume_token",
+                    hello.rid,
+                )
+                return Close(CloseCode.UNAUTHORIZED, "session ended", reply)
+            # A session that ended with its credential is resumed with the new one.
             player, guest = credentials.player, False
-            name = hello.name or (session.name if session is not None else player)
+            # The operator's name for the player wins: the player does not choose it.
+            kept = session.name if session is not None else player
+            name = credentials.name or hello.name or kept
             assert credentials.player_expires_s is not None
             expires_ms = credentials.player_expires_s * 1000
         elif session is not None:
@@ -374,15 +401,18 @@ class Session:
     def welcome(
         self, greeting: Greeting, identity: Identity, wall_ms: int, now: float | None = None
     ) -> OkReply:
-        """The hello's ``ok`` (a ``welcome``, with a fresh resume token, good until the
-        session ends at the latest); from now on the session takes requests, until it
-        ends (``now``: the loop's time at ``wall_ms``; None: not watched)."""
+        """The hello's ``ok`` (a ``welcome``, with a fresh resume token, good for
+        :data:`RESUME_TTL_S`: past the session's credential, so that a new token of the
+        same player resumes it; :meth:`identify` refuses it without one); from now on
+        the session takes requests, until it ends (``now``: the loop's time at
+        ``wall_ms``; None: not watched)."""
         self.stage = Stage.OPEN
         left_ms = identity.expires_ms - wall_ms
         if now is not None:
             self.expires_at = now + left_ms / 1000
-        ttl_s = max(1, min(RESUME_TTL_S, left_ms // 1000))
-        token = tokens.issue(self.options.resume_secret, self.session_id, ttl_s, wall_ms // 1000)
+        token = tokens.issue(
+            self.options.resume_secret, self.session_id, RESUME_TTL_S, wall_ms // 1000
+        )
         welcome = Welcome(
             version=greeting.version,
             minor=PROTOCOL_MINOR,

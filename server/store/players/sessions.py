@@ -3,9 +3,10 @@
 A session is a hash ``session:<id>`` (see :mod:`server.store.keys`) holding the
 player, their display name, whether they are a guest, when the credential that opened
 it expires (``exp``) and when it was opened (``at``), with a TTL renewed at every
-hello but never past ``exp``. A resume token names the session, never the player
-directly, so a session that has expired cannot be resumed (``welcome.resumed`` is
-false).
+hello. The TTL may reach past ``exp``: a session that ended with its credential is kept,
+so that a new credential of the same player resumes it (the gateway refuses it without
+one). A resume token names the session, never the player directly, so a session that
+has expired cannot be resumed (``welcome.resumed`` is false).
 
 An operator ends a player's sessions by recording the time (``player:{p}:revoked``): a
 session opened before it is refused at its next resume, and every node closes the
@@ -16,7 +17,6 @@ player's connections when told on the ``sessions:revoked`` channel
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -56,18 +56,12 @@ class SessionStore:
         self.ttl_s = ttl_s
 
     @store_call
-    async def save(self, session: Session, now_ms: int | None = None) -> None:
-        """Store (or renew) ``session`` for ``ttl_s`` seconds, or until it expires if
-        that comes first (at or past it, it is deleted), and keep the player's display
-        name (no TTL: ``paigow-server account list`` shows it)."""
-        now = int(time.time() * 1000) if now_ms is None else now_ms
+    async def save(self, session: Session) -> None:
+        """Store (or renew) ``session`` for ``ttl_s`` seconds (past its credential's
+        expiry too: see the module's docstring), and keep the player's display name (no
+        TTL: ``paigow-server account list`` shows it)."""
         key = self.keys.session(session.session_id)
         ttl_ms = self.ttl_s * 1000
-        if session.expires_ms is not None:
-            ttl_ms = min(ttl_ms, session.expires_ms - now)
-        if ttl_ms <= 0:
-            await self.redis.delete(key)
-            return
         mapping: dict[bytes | bytearray | memoryview[int] | str | int | float, str | int] = {
             "player": session.player,
             "name": session.name,

@@ -4,13 +4,16 @@ with their credential, sessions an operator ends, idle guests counted."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 import pytest
 import redis.asyncio
+from websockets.exceptions import ConnectionClosed
 
+from protocol.codec import encode
 from protocol.errors import CloseCode
-from protocol.messages import ErrorReply, Hello
+from protocol.messages import ErrorReply, Hello, Ping
 from server.auth import tokens
 from server.store.players.sessions import SessionStore
 from tests.helpers import until, url
@@ -136,20 +139,32 @@ async def test_an_operator_ends_a_player_s_sessions(
         return bool(subscribed and subscribed[0][1] >= 1)
 
     await until(listening, what="the server to listen for revocations")
-    # In a thread: the server and the guest share this loop, and a command that took
-    # longer than two heartbeats on a loaded machine got the guest closed for silence.
-    done = await asyncio.to_thread(
-        run_cli,
-        [
-            "--redis-url",
-            app.settings.redis_url or "",
-            "--data-dir",
-            str(app.settings.data_dir),
-            "session",
-            "revoke",
-            player,
-        ],
-    )
+
+    async def heartbeat() -> None:
+        # The guest keeps its heartbeat: a command slower than two heartbeats on a
+        # loaded machine got it closed for silence (4004) before the revocation.
+        with contextlib.suppress(ConnectionClosed):
+            while guest.closed is None:
+                await guest.send(encode(Ping(rid=guest.next_rid(), time_ms=None)))
+                await asyncio.sleep(1)
+
+    beating = asyncio.create_task(heartbeat())
+    # In a thread: the server and the guest share this loop.
+    try:
+        done = await asyncio.to_thread(
+            run_cli,
+            [
+                "--redis-url",
+                app.settings.redis_url or "",
+                "--data-dir",
+                str(app.settings.data_dir),
+                "session",
+                "revoke",
+                player,
+            ],
+        )
+    finally:
+        beating.cancel()
     assert done.returncode == 0, done.stderr
     assert "sessions ended (1 server processes told)" in done.stdout
     closed = await guest.wait_closed()
@@ -157,9 +172,78 @@ async def test_an_operator_ends_a_player_s_sessions(
     await guest.close()
     error, code = await refused_hello(url(app), resume_token=resume)
     assert (error.code, code) == ("unauthorized", CloseCode.UNAUTHORIZED)
-    # A new session of the same player (a token, after the revocation) is not refused.
+    # A valid token of the same player does not bring the ended session back either.
     later = tokens.issue(SECRET, player, 600, int(time.time()))
-    fresh = await Client.hello(url(app), token=later, resume_token=resume)
+    error, code = await refused_token_hello(url(app), later, resume)
+    assert (error.code, code) == ("unauthorized", CloseCode.UNAUTHORIZED)
+    # Without the old resume token, the token opens a new session.
+    fresh = await Client.hello(url(app), token=later)
     assert fresh.welcome is not None
     assert (fresh.welcome.player_id, fresh.welcome.resumed) == (player, False)
     await fresh.close()
+
+
+@pytest.mark.asyncio
+async def test_a_player_s_session_ended_by_an_operator_is_not_resumed_with_its_token(
+    start_app: StartApp, redis_client: redis.asyncio.Redis
+) -> None:
+    """The report: after ``session revoke P``, P's still-valid token and the old resume
+    token got ``ok`` with a new session instead of the refusal section 5 promises."""
+    app = await start_app()
+    token = tokens.issue(SECRET, "paula", 600, int(time.time()))
+    first = await Client.hello(url(app), token=token)
+    assert first.welcome is not None
+    resume = first.welcome.resume_token
+    await first.close()
+    # The operator's revocation as the command records it (its publication is
+    # another test's), a millisecond after the session was opened.
+    await asyncio.sleep(0.01)
+    await SessionStore(redis_client).revoke("paula", int(time.time() * 1000))
+    error, code = await refused_token_hello(url(app), token, resume)
+    assert (error.code, code) == ("unauthorized", CloseCode.UNAUTHORIZED)
+    assert "ended" in error.message
+
+
+@pytest.mark.asyncio
+async def test_a_session_closed_with_its_token_is_resumed_with_a_new_token(
+    start_app: StartApp,
+) -> None:
+    """The report: after a session was closed because its short token expired, a new
+    valid token of the same player and the old resume token were refused ("resume token
+    refused: expired at ..."), where section 5 says the session is resumed."""
+    app = await start_app()
+    lifetime_s = 5  # long enough for the hello on a loaded machine, short for the test
+    short = tokens.issue(SECRET, "rita", lifetime_s, int(time.time()))
+    player = await Client.hello(url(app), token=short)
+    assert player.welcome is not None
+    session_id, resume = player.welcome.session_id, player.welcome.resume_token
+    closed = await player.wait_closed(within=lifetime_s + 15)
+    assert closed.code == CloseCode.UNAUTHORIZED
+    await player.close()
+    longer = tokens.issue(SECRET, "rita", 3600, int(time.time()))
+    back = await Client.hello(url(app), token=longer, resume_token=resume)
+    assert back.welcome is not None
+    assert (back.welcome.resumed, back.welcome.session_id) == (True, session_id)
+    await back.close()
+
+
+async def refused_token_hello(
+    address: str, token: str, resume_token: str
+) -> tuple[ErrorReply, int | None]:
+    """A hello with ``token`` and ``resume_token`` that the server refuses: its error
+    and the close code."""
+    client = await Client.open(address)
+    try:
+        reply = await client.call(
+            Hello,
+            min_version=1,
+            max_version=1,
+            client="tests/1",
+            token=token,
+            resume_token=resume_token,
+        )
+        assert isinstance(reply, ErrorReply), reply
+        closed = await client.wait_closed()
+        return reply, closed.code
+    finally:
+        await client.close()

@@ -255,7 +255,7 @@ def test_a_resume_after_the_login_token_expired_is_refused() -> None:
     )
     refused = identify(new_session(), resume, stored, wall_s=WALL_S + 60)
     closed_with(refused, CloseCode.UNAUTHORIZED, "unauthorized")
-    # A new token of the same player opens a fresh session, bounded by that token.
+    # A new token of the same player resumes it, bounded by that token (section 5).
     fresh_token = tokens.issue(SECRET, "alice", 600, WALL_S + 60)
     renewed = identify(
         new_session(),
@@ -268,7 +268,25 @@ def test_a_resume_after_the_login_token_expired_is_refused() -> None:
         wall_s=WALL_S + 60,
     )
     assert isinstance(renewed, Identity)
-    assert (renewed.resumed, renewed.expires_ms) == (False, WALL_MS + 660_000)
+    assert (renewed.resumed, renewed.session_id, renewed.expires_ms) == (
+        True,
+        "s-old",
+        WALL_MS + 660_000,
+    )
+    assert renewed.opened_ms == WALL_MS  # still the session opened then: revocable
+    # Ended by an operator: even a new token does not resume it.
+    revoked = identify(
+        new_session(),
+        hello_frame(
+            token=fresh_token,
+            guest=False,
+            resume_token=tokens.issue(options().resume_secret, "s-old", 600, WALL_S),
+        ),
+        stored,
+        wall_s=WALL_S + 60,
+        revoked_ms=WALL_MS + 1,
+    )
+    closed_with(revoked, CloseCode.UNAUTHORIZED, "unauthorized")
 
 
 def test_a_guest_session_lasts_its_lifetime_from_the_guest_s_creation() -> None:
@@ -288,7 +306,9 @@ def test_a_guest_session_lasts_its_lifetime_from_the_guest_s_creation() -> None:
     closed_with(refused, CloseCode.UNAUTHORIZED, "unauthorized")
 
 
-def test_the_resume_token_ends_with_the_session() -> None:
+def test_the_resume_token_outlives_the_session_s_credential_for_a_day() -> None:
+    """So that a new token of the same player can resume a session whose credential
+    expired (the session refuses the resume without one)."""
     session = new_session(guest_lifetime_ms=90_000)
     greeting = greet(session, hello_frame())
     identity = session.identify(greeting.hello, Credentials(None, None), None, "g-1", WALL_MS)
@@ -296,9 +316,10 @@ def test_the_resume_token_ends_with_the_session() -> None:
     reply = session.welcome(greeting, identity, WALL_MS)
     assert isinstance(reply.result, Welcome)
     secret = session.options.resume_secret
-    assert tokens.verify(secret, reply.result.resume_token, WALL_S + 89) == "s-new"
+    assert tokens.verify(secret, reply.result.resume_token, WALL_S + 90) == "s-new"
+    assert tokens.verify(secret, reply.result.resume_token, WALL_S + RESUME_TTL_S - 1) == "s-new"
     with pytest.raises(tokens.TokenExpired):
-        tokens.verify(secret, reply.result.resume_token, WALL_S + 90)
+        tokens.verify(secret, reply.result.resume_token, WALL_S + RESUME_TTL_S)
 
 
 def test_a_live_session_is_closed_when_its_credential_expires() -> None:

@@ -5,6 +5,7 @@
 
 import { verifyRound } from "./fair.js";
 import { TableModel } from "./model.js";
+import { onForgotten } from "./guest.js";
 import { Session } from "./session.js";
 import { $, announce, chips, toast } from "./ui/dom.js";
 import { keepFocus } from "./ui/focus.js";
@@ -33,7 +34,15 @@ class App {
     window.addEventListener("hashchange", () => this.route());
     $("login-form").addEventListener("submit", (e) => {
       e.preventDefault();
-      this.login($("login-name").value.trim(), $("login-token").value.trim());
+      const withToken = $("login-token-box").open;
+      this.login(withToken ? "" : $("login-name").value.trim(), withToken ? $("login-token").value.trim() : "");
+    });
+    // A token signs in with the account's own name: the name is not asked for then.
+    $("login-token-box").addEventListener("toggle", () => this.loginKind());
+    $("forget").addEventListener("click", () => this.forget());
+    $("play-here").addEventListener("click", () => this.playHere());
+    onForgotten(() => {
+      if (this.session.welcome?.guest) this.forget(); // forgotten in another tab
     });
     globalThis.paigow = this; // for the browser tests and the curious
   }
@@ -48,8 +57,41 @@ class App {
 
   showLogin() {
     $("login").hidden = false;
+    $("elsewhere").hidden = true;
     $("login-name").value = this.session.saved?.name ?? "";
-    $("login-name").focus();
+    this.loginKind();
+    ($("login-token-box").open ? $("login-token") : $("login-name")).focus();
+  }
+
+  loginKind() {
+    const withToken = $("login-token-box").open;
+    $("login-name-field").hidden = withToken;
+    $("login-name").disabled = withToken;
+    $("login-token").required = withToken;
+    if (withToken) $("login-token").focus();
+  }
+
+  /** Forget this browser's guest (or sign out): back to the sign-in, a new guest next. */
+  forget() {
+    this.session.forget();
+    this.model = null;
+    $("table").hidden = true;
+    $("forget").hidden = true;
+    $("player-name").textContent = "";
+    $("account").textContent = "–";
+    this.lobby.hide();
+    location.hash = "#/";
+    this.showLogin();
+  }
+
+  /** Take the session back from the tab that took it (4005). */
+  async playHere() {
+    $("elsewhere").hidden = true;
+    try {
+      await this.session.start();
+    } catch (err) {
+      toast(`Could not resume: ${err.message}`);
+    }
   }
 
   async login(name, token) {
@@ -64,14 +106,22 @@ class App {
     $("conn").dataset.status = status;
     $("conn").textContent = STATUS[status] ?? status;
     if (status === "closed") {
-      toast(`Disconnected (${detail}).`);
+      if (detail.startsWith("4005") && this.session.resumable) {
+        $("elsewhere").hidden = false; // another tab resumed this session
+        $("play-here").focus();
+        return;
+      }
+      if (!this.session.stopped) toast(`Disconnected (${detail}).`);
       if (!this.session.resumable) this.showLogin();
     }
   }
 
   welcomed({ welcome, previous }) {
     $("login").hidden = true;
+    $("elsewhere").hidden = true;
     $("player-name").textContent = welcome.name;
+    $("forget").hidden = false;
+    $("forget").textContent = welcome.guest ? "Forget this guest" : "Sign out";
     this.session.request("balance").then((b) => this.balances(b), () => {});
     if (!previous) return this.route(); // this page's first welcome
     if (!welcome.resumed || welcome.player_id !== previous.player_id) {

@@ -5,9 +5,12 @@
 //
 // What lets a reload resume lives in sessionStorage (this tab only): the resume
 // token, the name or token used, and the rid counter, which never starts again
-// within a session (section 3: a money request's rid is never reused).
+// within a session (section 3: a money request's rid is never reused). A guest is
+// kept for the whole browser too (guest.js): a new tab resumes it. Tabs may share a
+// session one after the other, so a rid starts with this page's own random prefix.
 
 import { ProtocolError, decodeServer, encode } from "./codec.js";
+import { dropGuest, keepGuest, oneTabAtATime, storedGuest } from "./guest.js";
 
 const CLIENT_NAME = "paigow-web/0.1";
 const MONEY = new Set(["join", "rebuy", "cash_out", "leave"]);
@@ -26,11 +29,13 @@ export class ServerError extends Error {
 }
 
 function load() {
+  let saved = null;
   try {
-    return JSON.parse(sessionStorage.getItem(STORE) ?? "null");
-  } catch {
-    return null;
-  }
+    saved = JSON.parse(sessionStorage.getItem(STORE) ?? "null");
+  } catch {}
+  if (saved) return saved;
+  const guest = storedGuest(); // this browser's guest: a new tab, or a new visit
+  return guest ? { name: guest.name, token: null, resume_token: guest.resume_token, rid: 0 } : null;
 }
 
 export class Session extends EventTarget {
@@ -49,6 +54,7 @@ export class Session extends EventTarget {
     this.lastSent = 0;
     this.timer = null;
     this.stopped = false;
+    this.tab = Math.random().toString(36).slice(2, 8) || "t"; // this page's rid prefix
   }
 
   /** Whether a session from an earlier load of this tab can be resumed. */
@@ -63,13 +69,25 @@ export class Session extends EventTarget {
 
   /** Starts as a guest named `name`, or with a `token`; resolves with the welcome. */
   start({ name = null, token = null } = {}) {
+    this.stopped = false;
     if (name || token) this.saved = { name, token, resume_token: null, rid: this.saved?.rid ?? 0 };
-    return this.connect();
+    if (this.saved?.token) return this.connect();
+    // A guest: the browser's, if another tab made or renewed it (one tab at a time, so
+    // that two tabs signing in at once make one guest).
+    return oneTabAtATime(() => {
+      const guest = storedGuest();
+      if (guest) this.saved = { ...this.saved, resume_token: guest.resume_token };
+      return this.connect();
+    });
   }
 
-  /** Ends the session for good (the resume token is forgotten). */
+  /** Ends the session for good (the resume token is forgotten; a guest, on the whole
+   * browser: the next sign-in is a new guest). */
   forget() {
     this.stopped = true;
+    if (this.saved && !this.saved.token) dropGuest();
+    this.saved = { name: this.saved?.name ?? null, token: null, resume_token: null, rid: this.saved?.rid ?? 0 };
+    this.welcome = null;
     sessionStorage.removeItem(STORE);
     this.ws?.close(1000, "bye");
   }
@@ -81,7 +99,7 @@ export class Session extends EventTarget {
   nextRid() {
     this.saved.rid = (this.saved.rid ?? 0) + 1;
     this.save();
-    return String(this.saved.rid);
+    return `${this.tab}.${this.saved.rid}`;
   }
 
   setStatus(status, detail = "") {
@@ -128,6 +146,7 @@ export class Session extends EventTarget {
     this.attempt = 0;
     this.saved.resume_token = welcome.resume_token;
     this.save();
+    if (welcome.guest) keepGuest(welcome.resume_token, welcome.name);
     this.clockOffset = welcome.server_time_ms - Date.now();
     this.setStatus("online");
     if (!welcome.resumed) this.lastSeq.clear(); // a fresh session: snapshots will follow
@@ -162,10 +181,11 @@ export class Session extends EventTarget {
     if (code === 4001 && this.saved.resume_token && !this.stopped) {
       // The resume token was refused (expired, or signed by another secret): the same
       // credentials again, for a fresh session (a guest's seats went with the old one).
+      if (!this.saved.token) dropGuest(this.saved.resume_token);
       this.saved.resume_token = null;
       this.save();
       this.lastSeq.clear();
-      this.connect().catch(() => {});
+      this.start().catch(() => {});
       return;
     }
     if (this.stopped || FINAL.has(code)) {
