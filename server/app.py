@@ -40,6 +40,7 @@ from server.gateway.revocations import RevocationListener
 from server.gateway.wsconn import GatewayConnection
 from server.host import Hooks, TableHost
 from server.host.lease_keeper import LeaseKeeper
+from server.logs import bind, log_fields
 from server.metrics import Metrics
 from server.seating import Seating
 from server.store import StoredTable, Stores, TableStore, open_stores, stored_state
@@ -110,6 +111,7 @@ class App:
     async def start(self) -> None:
         """Start Redis (if embedded), host the tables and listen."""
         s = self.settings
+        bind(node=self.name)  # every record of this node's tasks names it
         tables = load_tables(s.tables_file)
         # Opened (not yet connected) before anything starts: a PostgreSQL URL without
         # its driver (the `postgres` extra) stops the server here, saying so.
@@ -193,8 +195,9 @@ class App:
         if cluster is not None:
             # Registered and listening before any table is taken: the placement is known.
             await cluster.start(self.gateway)
-        for host in self.hosts.values():
-            host.start()
+        for table_id, host in self.hosts.items():
+            with log_fields(table=table_id):  # the records of the table's own task
+                host.start()
         self.server = await serve(
             self.gateway.handle,
             s.host,
@@ -266,6 +269,10 @@ class App:
         m.guests_closed.inc(report.guests_closed)
 
     def _committed(self, t: Transition, seconds: float) -> None:
+        # The committing task's next records are of this table and round.
+        bind(table=t.state.config.table_id, round=t.state.round_no)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("committed version %d (%s)", t.state.version, t.state.phase.value)
         self.metrics.commits.observe(seconds)
         if t.state.phase is Phase.SETTLING and t.state.results and t.logs:
             self.metrics.rounds.inc()
@@ -347,11 +354,17 @@ async def run(settings: Settings, ready: asyncio.Event | None = None) -> None:
         # hourly (server/collector.py).
         gc.set_threshold(*THRESHOLDS)
         collector = asyncio.create_task(collect_on_a_timer(), name="gc")
-        listening = f"paigow-server listening on ws://{settings.host}:{app.port}/"
-        if settings.log_format == "json":  # every line of the output is then JSON
-            log.info(listening)
-        else:
-            print(listening, flush=True)
+        # The address a person opens first; the "listening" line, last, is what scripts
+        # and tests wait for.
+        lines = [
+            f"paigow-server: to play, open {browser_url(settings.host, app.port)} in a browser",
+            f"paigow-server listening on ws://{settings.host}:{app.port}/",
+        ]
+        for line in lines:
+            if settings.log_format == "json":  # every line of the output is then JSON
+                log.info(line)
+            else:
+                print(line, flush=True)
         if ready is not None:
             ready.set()
         await stop.wait()
@@ -359,6 +372,16 @@ async def run(settings: Settings, ready: asyncio.Event | None = None) -> None:
         if collector is not None:
             await cancel_and_wait(collector)
         await app.stop()
+
+
+def browser_url(host: str, port: int) -> str:
+    """The ``http://`` address a person opens to reach a server listening on ``host``:
+    a wildcard address (every interface) is opened as ``localhost``."""
+    if host in ("", "0.0.0.0", "::", "[::]"):
+        host = "localhost"
+    elif ":" in host and not host.startswith("["):
+        host = f"[{host}]"  # an IPv6 address
+    return f"http://{host}:{port}/"
 
 
 def table_money(stored: StoredTable) -> tuple[int, int, int]:

@@ -41,6 +41,7 @@ from server.gateway.session import (
 )
 from server.gateway.wsconn import GatewayConnection
 from server.host import TableHost, now_ms
+from server.logs import bind, log_fields
 from server.metrics import Metrics
 from server.store import MINUTE_MS, Admission, GuestLimits, Stores, StoreUnavailable
 from server.store import Session as StoredSession
@@ -109,6 +110,7 @@ class Gateway:
         try:
             close = await self._handshake(conn)
             if close is None:
+                bind(player=conn.player_id)  # the connection's records name its player
                 close = await self._serve(conn)
             if close is not None:
                 await conn.close(close)
@@ -270,8 +272,12 @@ class Gateway:
         kind = type(message).__name__
         counted, timed = self.metrics.for_request(kind)
         counted.inc()
+        table_id = getattr(message, "table_id", None)
         try:
-            await self.answer(conn, message)
+            with log_fields(
+                request=kind, rid=message.rid, **({"table": table_id} if table_id else {})
+            ):
+                await self.answer(conn, message)
         finally:
             timed.observe(time.perf_counter() - started)
 
