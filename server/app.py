@@ -20,7 +20,7 @@ import re
 import secrets
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import NoReturn
 
 from websockets.asyncio.server import Server, serve
@@ -45,9 +45,10 @@ from server.metrics import Metrics
 from server.seating import Seating
 from server.store import StoredTable, Stores, TableStore, open_stores, stored_state
 from server.table.machine import Transition
-from server.table.state import Phase
+from server.table.state import Phase, SeatResult
 from server.tables_file import load_tables
 from server.tasks import cancel_and_wait
+from server.version import SERVER_VERSION, build_commit
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +75,7 @@ class App:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.metrics = Metrics()
+        self.metrics.set_build(SERVER_VERSION, build_commit())
         self.stores: Stores | None = None
         self.store: TableStore | None = None
         self.hosts: dict[str, TableHost] = {}
@@ -191,6 +193,7 @@ class App:
         # over all of them, seconds of CPU when a node takes thousands of tables at once.
         hosts = self.hosts
         self.metrics.tables_hosted.set_function(lambda: sum(h.ready for h in hosts.values()))
+        self.metrics.players_seated.set_function(lambda: seats_taken(hosts.values()))
         self.metrics.count_pipelines(store.sent)
         if cluster is not None:
             # Registered and listening before any table is taken: the placement is known.
@@ -236,6 +239,7 @@ class App:
             await self.gateway.table_ready(host)
 
     def _table_lost(self, host: TableHost) -> None:
+        self.metrics.forget_table(host.table_id)
         if self.cluster is not None:
             self.cluster.table_lost(host)
 
@@ -274,8 +278,11 @@ class App:
         if log.isEnabledFor(logging.DEBUG):
             log.debug("committed version %d (%s)", t.state.version, t.state.phase.value)
         self.metrics.commits.observe(seconds)
-        if t.state.phase is Phase.SETTLING and t.state.results and t.logs:
-            self.metrics.rounds.inc()
+        state = t.state
+        settled = None
+        if state.phase is Phase.SETTLING and state.results and t.logs:
+            settled = round_money(state.results)
+        self.metrics.committed(state.config.table_id, state.phase, time.monotonic(), settled)
 
     async def stop(self) -> None:
         """Stop in reverse order; safe to call twice."""
@@ -382,6 +389,26 @@ def browser_url(host: str, port: int) -> str:
     elif ":" in host and not host.startswith("["):
         host = f"[{host}]"  # an IPv6 address
     return f"http://{host}:{port}/"
+
+
+def round_money(results: Iterable[SeatResult]) -> tuple[int, int, int]:
+    """A settled round's money for the metrics: (chips wagered, chips the house won from
+    the seats it beat, chips it paid to the seats that beat it)."""
+    wagered = won = paid = 0
+    for r in results:
+        wagered += r.bet + r.bonus
+        won += max(0, -r.net)
+        paid += max(0, r.net)
+    return wagered, won, paid
+
+
+def seats_taken(hosts: Iterable[TableHost]) -> int:
+    """Seats taken at the tables held among ``hosts``."""
+    return sum(
+        sum(seat is not None for seat in state.seats)
+        for state in (h.state for h in hosts if h.ready)
+        if state is not None
+    )
 
 
 def table_money(stored: StoredTable) -> tuple[int, int, int]:

@@ -94,6 +94,8 @@ class Gateway:
 
     async def handle(self, ws: ServerConnection) -> None:
         """Serve one WebSocket until it closes."""
+        # Counted once the connection is lost, whoever closed it and however.
+        ws.connection_lost_waiter.add_done_callback(lambda _: self.metrics.count_close(ws.protocol))
         if len(self.presence.connections) >= self.options.max_connections:
             await ws.close(CloseCode.TRY_AGAIN_LATER, "server full")
             return
