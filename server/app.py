@@ -194,6 +194,7 @@ class App:
         hosts = self.hosts
         self.metrics.tables_hosted.set_function(lambda: sum(h.ready for h in hosts.values()))
         self.metrics.players_seated.set_function(lambda: seats_taken(hosts.values()))
+        self.metrics.ready.set_function(lambda: float(self.not_ready() is None))
         self.metrics.count_pipelines(store.sent)
         if cluster is not None:
             # Registered and listening before any table is taken: the placement is known.

@@ -129,6 +129,11 @@ class Metrics:
             # The library's collectors read the running process and interpreter; one
             # instance each serves every registry.
             self.registry.register(collector)
+        self.ready = Gauge(
+            "paigow_ready",
+            "1 while this node serves (what /readyz answers 200 to), else 0",
+            registry=self.registry,
+        )
         self.build_info = Gauge(
             "paigow_build_info",
             "The server's build: always 1, its labels name the version and commit",

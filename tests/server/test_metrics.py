@@ -53,6 +53,7 @@ async def test_process_runtime_and_build_series(app: App) -> None:
     build = [labels for name, labels in found if name == "paigow_build_info"]
     assert build == [(("commit", build_commit()), ("version", SERVER_VERSION))]
     assert value(found, "paigow_build_info", commit=build_commit(), version=SERVER_VERSION) == 1
+    assert value(found, "paigow_ready") == 1  # as /readyz says
     # Prometheus's conventions: a histogram's unit (seconds) is in its name.
     _, body = await asyncio.to_thread(http_get, app.port, "/metrics")
     timed = [
