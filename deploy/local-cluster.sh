@@ -11,13 +11,18 @@
 #   deploy/local-cluster.sh start N      start node N (scale out: any N)
 #   deploy/local-cluster.sh down         stop everything (each node drains)
 #   deploy/local-cluster.sh install      only install HAProxy if it is missing
+#   deploy/local-cluster.sh monitor      start Prometheus (Debian's package) scraping the
+#                                        nodes, with deploy/prometheus's rules; `down`
+#                                        stops it too
+#   deploy/local-cluster.sh prometheus-config
+#                                        print the configuration `monitor` gives it
 #
 # Settings (environment): PAIGOW_CLUSTER_DIR (where the logs, the Redis files and the
 # pid files go; default /tmp/paigow-cluster), PAIGOW_CLUSTER_PORT (the balancer's port,
 # 8765), PAIGOW_CLUSTER_NODE_PORT (node N listens on this + N - 1; 8801),
 # PAIGOW_CLUSTER_NODES (3), PAIGOW_CLUSTER_BIN (the folder of paigow-server; the
-# repository's .venv/bin), and any PAIGOW_* setting for the nodes (PAIGOW_LEASE_MS,
-# PAIGOW_TABLES_FILE, ...).
+# repository's .venv/bin), PAIGOW_CLUSTER_PROMETHEUS_PORT (Prometheus's, 9090), and any
+# PAIGOW_* setting for the nodes (PAIGOW_LEASE_MS, PAIGOW_TABLES_FILE, ...).
 set -euo pipefail
 # Debian puts haproxy in /usr/sbin, which a user's PATH (or a bare environment's) lacks.
 PATH=${PATH:+$PATH:}/usr/sbin:/sbin
@@ -28,6 +33,7 @@ port=${PAIGOW_CLUSTER_PORT:-8765}
 node_port=${PAIGOW_CLUSTER_NODE_PORT:-8801}
 count=${PAIGOW_CLUSTER_NODES:-3}
 bin=${PAIGOW_CLUSTER_BIN:-$root/.venv/bin}
+prometheus_port=${PAIGOW_CLUSTER_PROMETHEUS_PORT:-9090}
 socket=$dir/redis.sock
 url=unix://$socket
 
@@ -113,6 +119,45 @@ write_haproxy_config() {
     haproxy -c -q -f "$dir/haproxy.cfg"
 }
 
+# Prometheus's configuration for the nodes: scraped every 5 s as job "paigow" (what the
+# rules of deploy/prometheus and the dashboard of deploy/grafana expect).
+prometheus_config() {
+    local targets="" n
+    for n in $(seq 1 "$count"); do
+        targets+="${targets:+, }\"127.0.0.1:$((node_port + n - 1))\""
+    done
+    cat <<EOF
+global:
+  scrape_interval: 5s
+  evaluation_interval: 5s
+rule_files:
+  - $root/deploy/prometheus/rules.yaml
+  - $root/deploy/prometheus/alerts.yaml
+scrape_configs:
+  - job_name: paigow
+    static_configs:
+      - targets: [$targets]
+EOF
+}
+
+monitor() {
+    command -v prometheus >/dev/null || {
+        say "prometheus is missing: install Debian's package (apt-get install prometheus)"
+        exit 1
+    }
+    mkdir -p "$dir/prometheus"
+    alive "$dir/prometheus.pid" && { say "prometheus runs already"; return 0; }
+    prometheus_config >"$dir/prometheus.yml"
+    nohup prometheus --config.file="$dir/prometheus.yml" \
+        --storage.tsdb.path="$dir/prometheus" \
+        --web.listen-address="127.0.0.1:$prometheus_port" \
+        >>"$dir/prometheus.log" 2>&1 </dev/null &
+    echo $! >"$dir/prometheus.pid"
+    wait_for 30 http_ok "http://127.0.0.1:$prometheus_port/-/ready" ||
+        { say "prometheus did not start: $dir/prometheus.log"; exit 1; }
+    say "prometheus: http://127.0.0.1:$prometheus_port/ (dashboard: deploy/grafana/paigow.json)"
+}
+
 up() {
     install
     mkdir -p "$dir"
@@ -146,6 +191,10 @@ down() {
         kill -TERM "$(cat "$dir/haproxy.pid")" || true
     fi
     rm -f "$dir/haproxy.pid"
+    if alive "$dir/prometheus.pid"; then
+        kill -TERM "$(cat "$dir/prometheus.pid")" || true
+    fi
+    rm -f "$dir/prometheus.pid"
     if alive "$dir/redis.pid"; then
         local pid
         pid=$(cat "$dir/redis.pid")
@@ -160,6 +209,8 @@ up) up ;;
 down) down ;;
 status) status ;;
 install) install ;;
+monitor) monitor ;;
+prometheus-config) prometheus_config ;;
 start) start_node "${2:?which node}" ;;
 stop) stop_node "${2:?which node}" ;;
 restart)
@@ -167,7 +218,7 @@ restart)
     start_node "$2"
     ;;
 *)
-    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
