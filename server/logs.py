@@ -17,9 +17,8 @@ the code that started it and a request's fields end with it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
+from contextvars import ContextVar, Token
 from types import MappingProxyType
 from typing import Final, Literal, TextIO
 
@@ -46,15 +45,23 @@ def bind(**fields: object) -> None:
     _fields.set({**_fields.get(), **fields})
 
 
-@contextmanager
-def log_fields(**fields: object) -> Iterator[None]:
+class log_fields:  # lower case: it reads as a function, `with log_fields(table=...)`
     """Add ``fields`` to the records logged inside the block (by this task, and by the
-    tasks started in it); what :func:`bind` adds inside ends with the block too."""
-    token = _fields.set({**_fields.get(), **fields})
-    try:
-        yield
-    finally:
-        _fields.reset(token)
+    tasks started in it); what :func:`bind` adds inside ends with the block too. A class,
+    not a generator: it is entered on every client request."""
+
+    __slots__ = ("_fields", "_token")
+
+    def __init__(self, **fields: object) -> None:
+        self._fields = fields
+        self._token: Token[Mapping[str, object]] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _fields.set({**_fields.get(), **self._fields})
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _fields.reset(self._token)
 
 
 def current_fields() -> Mapping[str, object]:
