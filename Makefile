@@ -31,7 +31,7 @@ RUNTIME := runtime
 CLIENT  := client
 DEV     := dev
 
-.PHONY: run play demo test lint typecheck pytest pytest-cluster bench clean browser postgres balancer vendor vendor-check lock test-lowest test-latest uv runtime client dev
+.PHONY: run play demo test lint typecheck pytest pytest-cluster bench clean browser postgres balancer prometheus vendor vendor-check lock test-lowest test-latest uv runtime client dev
 
 ## uv: install uv, the pinned version, in .tools
 uv: $(UV_STAMP)
@@ -89,7 +89,7 @@ typecheck: $(DEV)
 WORKERS ?= $(shell $(PYTHON) -c 'import os; print(2 * (os.cpu_count() or 1))')
 XDIST   := -n $(WORKERS) --dist worksteal
 
-pytest: $(DEV) browser postgres balancer
+pytest: $(DEV) browser postgres balancer prometheus
 	$(BIN)/pytest $(XDIST)
 
 ## pytest-cluster: the store, money, archive and guest tests on a local Redis Cluster of
@@ -134,6 +134,10 @@ postgres:
 ## balancer: Debian's HAProxy for the local topology (deploy/local-cluster.sh), if missing
 balancer:
 	@deploy/local-cluster.sh install
+
+## prometheus: Debian's Prometheus and promtool for tests/deploy's monitoring tests, if missing
+prometheus:
+	@tests/deploy/install_prometheus.sh
 
 ## vendor: fetch the web client's pinned msgpack library (server/web/vendor.sh; needs npm)
 vendor:

@@ -11,13 +11,22 @@
 #   deploy/local-cluster.sh start N      start node N (scale out: any N)
 #   deploy/local-cluster.sh down         stop everything (each node drains)
 #   deploy/local-cluster.sh install      only install HAProxy if it is missing
+#   deploy/local-cluster.sh monitor      start Prometheus (Debian's package) scraping the
+#                                        nodes, with deploy/prometheus's rules; `down`
+#                                        stops it too
+#   deploy/local-cluster.sh prometheus-config
+#                                        print the configuration `monitor` gives it
 #
 # Settings (environment): PAIGOW_CLUSTER_DIR (where the logs, the Redis files and the
 # pid files go; default /tmp/paigow-cluster), PAIGOW_CLUSTER_PORT (the balancer's port,
 # 8765), PAIGOW_CLUSTER_NODE_PORT (node N listens on this + N - 1; 8801),
 # PAIGOW_CLUSTER_NODES (3), PAIGOW_CLUSTER_BIN (the folder of paigow-server; the
-# repository's .venv/bin), and any PAIGOW_* setting for the nodes (PAIGOW_LEASE_MS,
-# PAIGOW_TABLES_FILE, ...).
+# repository's .venv/bin), PAIGOW_CLUSTER_PROMETHEUS_PORT (Prometheus's, 9090),
+# PAIGOW_CLUSTER_TLS_CERT (a PEM file holding the certificate, its chain and its key:
+# the balancer then speaks TLS, wss:// and https://, and the nodes behind it stay plain;
+# PAIGOW_CLUSTER_TLS_CA, the CA the start-up check trusts: by default the system's, or
+# the certificate itself when it is self-signed), and any PAIGOW_* setting for the nodes
+# (PAIGOW_LEASE_MS, PAIGOW_TABLES_FILE, ...).
 set -euo pipefail
 # Debian puts haproxy in /usr/sbin, which a user's PATH (or a bare environment's) lacks.
 PATH=${PATH:+$PATH:}/usr/sbin:/sbin
@@ -28,6 +37,15 @@ port=${PAIGOW_CLUSTER_PORT:-8765}
 node_port=${PAIGOW_CLUSTER_NODE_PORT:-8801}
 count=${PAIGOW_CLUSTER_NODES:-3}
 bin=${PAIGOW_CLUSTER_BIN:-$root/.venv/bin}
+prometheus_port=${PAIGOW_CLUSTER_PROMETHEUS_PORT:-9090}
+tls_cert=${PAIGOW_CLUSTER_TLS_CERT:-}
+tls_ca=${PAIGOW_CLUSTER_TLS_CA:-}
+scheme=http
+ws=ws
+if [ -n "$tls_cert" ]; then
+    scheme=https
+    ws=wss
+fi
 socket=$dir/redis.sock
 url=unix://$socket
 
@@ -58,6 +76,20 @@ wait_for() {
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 http_ok() { "$bin/python" -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' "$1"; }
+
+# The balancer's /readyz, over TLS when it speaks it: the certificate checked against
+# PAIGOW_CLUSTER_TLS_CA, else the system's CAs and the certificate itself (self-signed).
+balancer_ok() {
+    "$bin/python" -c '
+import ssl, sys, urllib.request
+context = None
+if sys.argv[1].startswith("https:"):
+    context = ssl.create_default_context(cafile=sys.argv[2] or None)
+    if not sys.argv[2]:
+        context.load_verify_locations(cafile=sys.argv[3])
+urllib.request.urlopen(sys.argv[1], timeout=2, context=context)
+' "$scheme://localhost:$port/readyz" "$tls_ca" "$tls_cert"
+}
 
 start_redis() {
     alive "$dir/redis.pid" && return 0
@@ -101,16 +133,59 @@ write_haproxy_config() {
     for n in $(seq 1 "$count"); do
         servers+="    server node-$n 127.0.0.1:$((node_port + n - 1)) check"$'\n'
     done
-    awk -v port="$port" -v servers="$servers" -v pidfile="$dir/haproxy.pid" '
+    awk -v port="$port" -v servers="$servers" -v pidfile="$dir/haproxy.pid" -v cert="$tls_cert" '
         /^resolvers docker/ { skip = 1; next }
         skip && /^$/ { skip = 0; next }
         skip { next }
         /^    log stdout/ { print "    log 127.0.0.1 local0 info"; print "    pidfile " pidfile; next }
-        /^    bind :8765/ { print "    bind 127.0.0.1:" port; next }
+        /^    bind :8765/ {
+            if (cert != "") print "    bind 127.0.0.1:" port " ssl crt " cert " alpn http/1.1"
+            else print "    bind 127.0.0.1:" port
+            next
+        }
         /^    server node-/ { if (!done) { printf "%s", servers; done = 1 }; next }
         { sub(/ resolvers docker init-addr last,libc,none/, ""); print }
     ' "$root/deploy/haproxy.cfg" >"$dir/haproxy.cfg"
     haproxy -c -q -f "$dir/haproxy.cfg"
+}
+
+# Prometheus's configuration for the nodes: scraped every 5 s as job "paigow" (what the
+# rules of deploy/prometheus and the dashboard of deploy/grafana expect).
+prometheus_config() {
+    local targets="" n
+    for n in $(seq 1 "$count"); do
+        targets+="${targets:+, }\"127.0.0.1:$((node_port + n - 1))\""
+    done
+    cat <<EOF
+global:
+  scrape_interval: 5s
+  evaluation_interval: 5s
+rule_files:
+  - $root/deploy/prometheus/rules.yaml
+  - $root/deploy/prometheus/alerts.yaml
+scrape_configs:
+  - job_name: paigow
+    static_configs:
+      - targets: [$targets]
+EOF
+}
+
+monitor() {
+    command -v prometheus >/dev/null || {
+        say "prometheus is missing: install Debian's package (apt-get install prometheus)"
+        exit 1
+    }
+    mkdir -p "$dir/prometheus"
+    alive "$dir/prometheus.pid" && { say "prometheus runs already"; return 0; }
+    prometheus_config >"$dir/prometheus.yml"
+    nohup prometheus --config.file="$dir/prometheus.yml" \
+        --storage.tsdb.path="$dir/prometheus" \
+        --web.listen-address="127.0.0.1:$prometheus_port" \
+        >>"$dir/prometheus.log" 2>&1 </dev/null &
+    echo $! >"$dir/prometheus.pid"
+    wait_for 30 http_ok "http://127.0.0.1:$prometheus_port/-/ready" ||
+        { say "prometheus did not start: $dir/prometheus.log"; exit 1; }
+    say "prometheus: http://127.0.0.1:$prometheus_port/ (dashboard: deploy/grafana/paigow.json)"
 }
 
 up() {
@@ -125,8 +200,8 @@ up() {
     done
     write_haproxy_config
     alive "$dir/haproxy.pid" || haproxy -D -f "$dir/haproxy.cfg"
-    wait_for 15 http_ok "http://127.0.0.1:$port/readyz" || { say "the balancer does not answer"; exit 1; }
-    say "balancer: ws://127.0.0.1:$port/ (tokens: PAIGOW_TOKEN_SECRET=\$(cat $dir/secret))"
+    wait_for 15 balancer_ok || { say "the balancer does not answer"; exit 1; }
+    say "balancer: $ws://localhost:$port/ (tokens: PAIGOW_TOKEN_SECRET=\$(cat $dir/secret))"
     status
 }
 
@@ -146,6 +221,10 @@ down() {
         kill -TERM "$(cat "$dir/haproxy.pid")" || true
     fi
     rm -f "$dir/haproxy.pid"
+    if alive "$dir/prometheus.pid"; then
+        kill -TERM "$(cat "$dir/prometheus.pid")" || true
+    fi
+    rm -f "$dir/prometheus.pid"
     if alive "$dir/redis.pid"; then
         local pid
         pid=$(cat "$dir/redis.pid")
@@ -160,6 +239,8 @@ up) up ;;
 down) down ;;
 status) status ;;
 install) install ;;
+monitor) monitor ;;
+prometheus-config) prometheus_config ;;
 start) start_node "${2:?which node}" ;;
 stop) stop_node "${2:?which node}" ;;
 restart)
@@ -167,7 +248,7 @@ restart)
     start_node "$2"
     ;;
 *)
-    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

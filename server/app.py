@@ -20,7 +20,7 @@ import re
 import secrets
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import NoReturn
 
 from websockets.asyncio.server import Server, serve
@@ -42,13 +42,15 @@ from server.gateway.revocations import RevocationListener
 from server.gateway.wsconn import GatewayConnection
 from server.host import Hooks, TableHost
 from server.host.lease_keeper import LeaseKeeper
+from server.logs import bind, log_fields
 from server.metrics import Metrics
 from server.seating import Seating
 from server.store import StoredTable, Stores, TableStore, open_stores, stored_state
 from server.table.machine import Transition
-from server.table.state import Phase
+from server.table.state import Phase, SeatResult
 from server.tables_file import load_tables
 from server.tasks import cancel_and_wait
+from server.version import SERVER_VERSION, build_commit
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +77,7 @@ class App:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.metrics = Metrics()
+        self.metrics.set_build(SERVER_VERSION, build_commit())
         self.stores: Stores | None = None
         self.store: TableStore | None = None
         self.hosts: dict[str, TableHost] = {}
@@ -114,6 +117,7 @@ class App:
     async def start(self) -> None:
         """Start Redis (if embedded), host the tables and listen."""
         s = self.settings
+        bind(node=self.name)  # every record of this node's tasks names it
         tables = load_tables(s.tables_file)
         # Operator JWTs: None without a JWKS configured; unusable settings stop here.
         self.operator_tokens = operator_tokens(s)
@@ -196,12 +200,15 @@ class App:
         # over all of them, seconds of CPU when a node takes thousands of tables at once.
         hosts = self.hosts
         self.metrics.tables_hosted.set_function(lambda: sum(h.ready for h in hosts.values()))
+        self.metrics.players_seated.set_function(lambda: seats_taken(hosts.values()))
+        self.metrics.ready.set_function(lambda: float(self.not_ready() is None))
         self.metrics.count_pipelines(store.sent)
         if cluster is not None:
             # Registered and listening before any table is taken: the placement is known.
             await cluster.start(self.gateway)
-        for host in self.hosts.values():
-            host.start()
+        for table_id, host in self.hosts.items():
+            with log_fields(table=table_id):  # the records of the table's own task
+                host.start()
         self.server = await serve(
             self.gateway.handle,
             s.host,
@@ -240,6 +247,7 @@ class App:
             await self.gateway.table_ready(host)
 
     def _table_lost(self, host: TableHost) -> None:
+        self.metrics.forget_table(host.table_id)
         if self.cluster is not None:
             self.cluster.table_lost(host)
 
@@ -273,9 +281,16 @@ class App:
         m.guests_closed.inc(report.guests_closed)
 
     def _committed(self, t: Transition, seconds: float) -> None:
+        # The committing task's next records are of this table and round.
+        bind(table=t.state.config.table_id, round=t.state.round_no)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("committed version %d (%s)", t.state.version, t.state.phase.value)
         self.metrics.commits.observe(seconds)
-        if t.state.phase is Phase.SETTLING and t.state.results and t.logs:
-            self.metrics.rounds.inc()
+        state = t.state
+        settled = None
+        if state.phase is Phase.SETTLING and state.results and t.logs:
+            settled = round_money(state.results)
+        self.metrics.committed(state.config.table_id, state.phase, time.monotonic(), settled)
 
     async def stop(self) -> None:
         """Stop in reverse order; safe to call twice."""
@@ -357,11 +372,17 @@ async def run(settings: Settings, ready: asyncio.Event | None = None) -> None:
         # hourly (server/collector.py).
         gc.set_threshold(*THRESHOLDS)
         collector = asyncio.create_task(collect_on_a_timer(), name="gc")
-        listening = f"paigow-server listening on ws://{settings.host}:{app.port}/"
-        if settings.log_format == "json":  # every line of the output is then JSON
-            log.info(listening)
-        else:
-            print(listening, flush=True)
+        # The address a person opens first; the "listening" line, last, is what scripts
+        # and tests wait for.
+        lines = [
+            f"paigow-server: to play, open {browser_url(settings.host, app.port)} in a browser",
+            f"paigow-server listening on ws://{settings.host}:{app.port}/",
+        ]
+        for line in lines:
+            if settings.log_format == "json":  # every line of the output is then JSON
+                log.info(line)
+            else:
+                print(line, flush=True)
         if ready is not None:
             ready.set()
         await stop.wait()
@@ -369,6 +390,36 @@ async def run(settings: Settings, ready: asyncio.Event | None = None) -> None:
         if collector is not None:
             await cancel_and_wait(collector)
         await app.stop()
+
+
+def browser_url(host: str, port: int) -> str:
+    """The ``http://`` address a person opens to reach a server listening on ``host``:
+    a wildcard address (every interface) is opened as ``localhost``."""
+    if host in ("", "0.0.0.0", "::", "[::]"):
+        host = "localhost"
+    elif ":" in host and not host.startswith("["):
+        host = f"[{host}]"  # an IPv6 address
+    return f"http://{host}:{port}/"
+
+
+def round_money(results: Iterable[SeatResult]) -> tuple[int, int, int]:
+    """A settled round's money for the metrics: (chips wagered, chips the house won from
+    the seats it beat, chips it paid to the seats that beat it)."""
+    wagered = won = paid = 0
+    for r in results:
+        wagered += r.bet + r.bonus
+        won += max(0, -r.net)
+        paid += max(0, r.net)
+    return wagered, won, paid
+
+
+def seats_taken(hosts: Iterable[TableHost]) -> int:
+    """Seats taken at the tables held among ``hosts``."""
+    return sum(
+        sum(seat is not None for seat in state.seats)
+        for state in (h.state for h in hosts if h.ready)
+        if state is not None
+    )
 
 
 def table_money(stored: StoredTable) -> tuple[int, int, int]:

@@ -24,6 +24,27 @@ from server.logs import LogFormat, LogLevel
 
 ENV_PREFIX = "PAIGOW_"
 
+# --- secrets from files ---------------------------------------------------------------
+# The settings that carry a secret (a key, or a URL with a password in it). Each is also
+# read from a file named by its variable with _FILE appended (PAIGOW_TOKEN_SECRET_FILE),
+# as Kubernetes and Docker mount secrets: never in the process's environment, nor in
+# `ps`. Setting both the variable and its _FILE is an error.
+SECRET_SETTINGS = frozenset({"token_secret", "redis_url", "archive_url"})
+FILE_SUFFIX = "_FILE"
+
+
+def read_secret_file(env: str, path: str) -> str:
+    """The secret held in ``path`` (named by the variable ``env``): its text without
+    the line ending an editor adds; raises ``argparse.ArgumentTypeError`` when it cannot
+    be read or is empty."""
+    try:
+        text = Path(path).read_text(encoding="utf-8").rstrip("\r\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise argparse.ArgumentTypeError(f"{env}{FILE_SUFFIX}: cannot read {path}: {exc}") from None
+    if not text:
+        raise argparse.ArgumentTypeError(f"{env}{FILE_SUFFIX}: {path} is empty")
+    return text
+
 
 def about(help: str, *, flag: str | None = None, shown: str | None = None) -> dict[str, Any]:
     """A setting's declaration, besides its name, type and default (the field's): its help
@@ -339,11 +360,20 @@ class Declared:
     shown: str
     parse: Callable[[str], Any]  # one value, from a flag or (but for a list) a variable
     many: bool  # a list: the flag repeats, the variable is comma-separated
+    secret: bool = False  # also read from the file named by the variable + _FILE
 
     def from_env(self, environ: Mapping[str, str]) -> Any:
-        """The variable's value, parsed (the default when unset or empty); raises
-        ``argparse.ArgumentTypeError`` when it does not parse."""
+        """The variable's value, parsed (the default when unset or empty), or for a
+        secret the content of the file its ``_FILE`` variable names; raises
+        ``argparse.ArgumentTypeError`` when it does not parse or cannot be read."""
         text = environ.get(self.env)
+        path = environ.get(self.env + FILE_SUFFIX) if self.secret else None
+        if path:
+            if text:
+                raise argparse.ArgumentTypeError(
+                    f"set {self.env} or {self.env}{FILE_SUFFIX}, not both"
+                )
+            text = read_secret_file(self.env, path)
         if not text:
             return self.default
         return _words(text) if self.many else self.parse(text)
@@ -393,6 +423,7 @@ def declared() -> list[Declared]:
                 shown=f.metadata["shown"] or _shown(f.default),
                 parse=parse,
                 many=many,
+                secret=f.name in SECRET_SETTINGS,
             )
         )
     return out
@@ -411,7 +442,8 @@ def add_arguments(
         except argparse.ArgumentTypeError as exc:
             parser.error(f"{d.env}: {exc}")
         # argparse formats help with %: a literal one is written %%.
-        text = f"{d.help} [{d.env}; default: {d.shown}]".replace("%", "%%")
+        names = f"{d.env} or {d.env}{FILE_SUFFIX}" if d.secret else d.env
+        text = f"{d.help} [{names}; default: {d.shown}]".replace("%", "%%")
         if d.many:
             # Repeated flags replace the variable's list (a flag wins): None tells them apart.
             parser.add_argument(

@@ -3,6 +3,14 @@
 Besides requests and commits, two stall gauges an operator needs when players report
 lag: how late the event loop runs a timer (anything that blocks the loop blocks every
 table and connection of the process) and how long the garbage collector pauses.
+
+Named by Prometheus's conventions: the unit in the name (``_seconds``, ``_chips``),
+counters end in ``_total``. Also here: the process's and the runtime's own series
+(``process_*``, ``python_*``), the build (``paigow_build_info``), the connections'
+closes by close code, and the business of the tables: chips wagered, the house's
+result, players seated, rounds settled, the length of a round and of its phases
+(:meth:`Metrics.committed`, told of every commit). The alert and recording rules and
+the dashboard built on them are in ``deploy/prometheus`` and ``deploy/grafana``.
 """
 
 from __future__ import annotations
@@ -14,14 +22,33 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    GC_COLLECTOR,
+    PLATFORM_COLLECTOR,
+    PROCESS_COLLECTOR,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
 from prometheus_client.core import CounterMetricFamily, Metric
 from prometheus_client.registry import Collector
+from websockets.protocol import Protocol
 
 LAG_PROBE_S = 0.1
 """The loop-lag probe's period: a timer that fires this often and times itself."""
 
 _STALL_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+_PHASE_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 45.0, 60.0, 120.0)
+_ROUND_BUCKETS = (1.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 45.0, 60.0, 90.0, 120.0, 300.0)
+
+CLOSE_CODES: frozenset[int] = frozenset(
+    {1000, 1001, 1002, 1003, 1005, 1006, 1007, 1008, 1009, 1011, 1012, 1013, 1014}
+    | set(range(4000, 4020))
+)
+"""The close codes counted by their own label; any other a client sends is ``other`` (a
+client may send any code from 3000 to 4999: the series must stay few)."""
 
 
 class Metrics:
@@ -89,11 +116,126 @@ class Metrics:
             buckets=_STALL_BUCKETS,
             registry=self.registry,
         )
+        self._register_business()
         self._per_type: dict[str, tuple[Counter, Histogram]] = {}
         self._gc_by_generation = [self.gc_pause.labels(str(g)) for g in range(3)]
         # Pauses timed by the collector's callback, not yet in the histogram (bounded:
         # nothing grows if no one flushes).
         self._gc_pending: deque[tuple[int, float]] = deque(maxlen=10_000)
+
+    def _register_business(self) -> None:
+        """The process's own series, the build, the closes and the tables' business."""
+        for collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
+            # The library's collectors read the running process and interpreter; one
+            # instance each serves every registry.
+            self.registry.register(collector)
+        self.ready = Gauge(
+            "paigow_ready",
+            "1 while this node serves (what /readyz answers 200 to), else 0",
+            registry=self.registry,
+        )
+        self.build_info = Gauge(
+            "paigow_build_info",
+            "The server's build: always 1, its labels name the version and commit",
+            ["version", "commit"],
+            registry=self.registry,
+        )
+        self.closes = Counter(
+            "paigow_connection_closes",
+            "WebSocket connections closed, by close code and by which side closed first",
+            ["code", "by"],
+            registry=self.registry,
+        )
+        self.wagered = Counter(
+            "paigow_wagered_chips",
+            "Chips wagered in the rounds settled here (main and bonus bets)",
+            registry=self.registry,
+        )
+        self.house_won = Counter(
+            "paigow_house_won_chips",
+            "Chips the house won from the seats it beat (commission included), by round",
+            registry=self.registry,
+        )
+        self.house_paid = Counter(
+            "paigow_house_paid_chips",
+            "Chips the house lost to the seats that beat it, by round",
+            registry=self.registry,
+        )
+        self.players_seated = Gauge(
+            "paigow_players_seated",
+            "Seats taken at the tables this process hosts",
+            registry=self.registry,
+        )
+        self.round_length = Histogram(
+            "paigow_round_seconds",
+            "A round's length: from betting's start to its settlement",
+            buckets=_ROUND_BUCKETS,
+            registry=self.registry,
+        )
+        self.phase_length = Histogram(
+            "paigow_round_phase_seconds",
+            "How long a table stayed in a phase of a round",
+            ["phase"],
+            buckets=_PHASE_BUCKETS,
+            registry=self.registry,
+        )
+        # Per table hosted here: the phase it is in, since when, and when its round's
+        # betting started (monotonic seconds).
+        self._phases: dict[str, tuple[str, float, float | None]] = {}
+
+    def set_build(self, version: str, commit: str) -> None:
+        """Name the build in ``paigow_build_info``."""
+        self.build_info.clear()
+        self.build_info.labels(version, commit).set(1)
+
+    def closed(self, code: int, by: str) -> None:
+        """Count one connection's close: its close code, ``by`` ``server``, ``client``
+        or ``neither`` (the connection dropped: code 1006)."""
+        label = str(code) if code in CLOSE_CODES else "other"
+        self.closes.labels(label, by).inc()
+
+    def count_close(self, protocol: Protocol) -> None:
+        """Count a connection's close from its WebSocket protocol state, once the
+        connection is lost: the code of the side that closed first."""
+        sent, received = protocol.close_sent, protocol.close_rcvd
+        if received is not None and (sent is None or protocol.close_rcvd_then_sent):
+            self.closed(received.code, "client")
+        elif sent is not None:
+            self.closed(sent.code, "server")
+        else:
+            self.closed(1006, "neither")
+
+    def committed(
+        self,
+        table_id: str,
+        phase: str,
+        now: float,
+        settled: tuple[int, int, int] | None = None,
+    ) -> None:
+        """A commit of ``table_id`` left it in ``phase`` at ``now`` (monotonic seconds);
+        ``settled``: the round it settled, as (chips wagered, won by the house, paid by
+        the house). Times the phase that ended and, at a settlement, the round."""
+        known = self._phases.get(table_id)
+        if known is None or known[0] != phase:
+            betting_since = known[2] if known is not None else None
+            if known is not None and known[0] != "idle":
+                self.phase_length.labels(known[0]).observe(now - known[1])
+            if phase == "betting":
+                betting_since = now
+            self._phases[table_id] = (phase, now, betting_since)
+        if settled is not None:
+            wagered, won, paid = settled
+            self.rounds.inc()
+            self.wagered.inc(wagered)
+            self.house_won.inc(won)
+            self.house_paid.inc(paid)
+            betting_since = self._phases[table_id][2]
+            if betting_since is not None:
+                self.round_length.observe(now - betting_since)
+
+    def forget_table(self, table_id: str) -> None:
+        """``table_id`` is no longer hosted here: its phase is not timed any more."""
+        self._phases.pop(table_id, None)
 
     def count_pipelines(self, sent: Callable[[], tuple[int, int]]) -> None:
         """Expose ``sent()`` (pipelines, script calls: :meth:`TableStore.sent

@@ -47,6 +47,7 @@ from server.gateway.session import (
 )
 from server.gateway.wsconn import GatewayConnection
 from server.host import TableHost, now_ms
+from server.logs import bind, log_fields
 from server.metrics import Metrics
 from server.store import MINUTE_MS, Admission, GuestLimits, Stores, StoreUnavailable
 from server.store import Session as StoredSession
@@ -102,6 +103,8 @@ class Gateway:
 
     async def handle(self, ws: ServerConnection) -> None:
         """Serve one WebSocket until it closes."""
+        # Counted once the connection is lost, whoever closed it and however.
+        ws.connection_lost_waiter.add_done_callback(lambda _: self.metrics.count_close(ws.protocol))
         if len(self.presence.connections) >= self.options.max_connections:
             await ws.close(CloseCode.TRY_AGAIN_LATER, "server full")
             return
@@ -118,6 +121,7 @@ class Gateway:
         try:
             close = await self._handshake(conn)
             if close is None:
+                bind(player=conn.player_id)  # the connection's records name its player
                 close = await self._serve(conn)
             if close is not None:
                 await conn.close(close)
@@ -287,8 +291,12 @@ class Gateway:
         kind = type(message).__name__
         counted, timed = self.metrics.for_request(kind)
         counted.inc()
+        table_id = getattr(message, "table_id", None)
         try:
-            await self.answer(conn, message)
+            with log_fields(
+                request=kind, rid=message.rid, **({"table": table_id} if table_id else {})
+            ):
+                await self.answer(conn, message)
         finally:
             timed.observe(time.perf_counter() - started)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from server.cli import main
-from server.config import Settings, add_arguments, declared, from_arguments
+from server.config import SECRET_SETTINGS, Settings, add_arguments, declared, from_arguments
 from tests.server.processes import ROOT, run_cli
 
 
@@ -164,15 +164,17 @@ def test_a_bad_variable_or_flag_exits_2_as_a_process_even_with_help() -> None:
 
 
 def test_help_lists_every_flag_with_its_variable_and_default(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # no line broken at a hyphen
     with pytest.raises(SystemExit) as exited:
         main(["--help"])
     assert exited.value.code == 0
     text = " ".join(capsys.readouterr().out.split())  # as one line, however wrapped
     for d in declared():
         assert f"{d.flag} " in text
-        assert f"[{d.env}; default: {d.shown}]" in text
+        names = f"{d.env} or {d.env}_FILE" if d.secret else d.env
+        assert f"[{names}; default: {d.shown}]" in text
     assert "[PAIGOW_RATE_PER_S; default: 20]" in text
     assert "[PAIGOW_GUESTS; default: yes]" in text
     assert "``" not in text  # reST quotes of the docstrings are not shown
@@ -220,3 +222,63 @@ def test_every_setting_reaches_the_container_and_is_documented() -> None:
                 assert f"      {d.env}: node-{n}\n" in compose
         else:
             assert f'    {d.env}: "${{{d.env}:-}}"' in compose, d.env
+
+
+# --- secrets from files ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("token_secret", "a-secret-of-sixteen-bytes-or-more"),
+        ("redis_url", "redis://:pw@redis:6379/0"),
+        ("archive_url", "postgresql://paigow:pw@archive/paigow"),
+    ],
+)
+def test_every_secret_is_also_read_from_a_file(name: str, secret: str, tmp_path: Path) -> None:
+    path = tmp_path / name
+    path.write_text(secret + "\n")  # as an editor or `echo` leaves it
+    env = f"PAIGOW_{name.upper()}"
+    assert getattr(settings([], {f"{env}_FILE": str(path)}), name) == secret
+    # The variable itself still works; a flag still wins over the file.
+    assert getattr(settings([], {env: secret}), name) == secret
+    flag = "--" + name.replace("_", "-")
+    assert getattr(settings([flag, "x" * 20], {f"{env}_FILE": str(path)}), name) == "x" * 20
+
+
+def test_the_secret_settings_are_those_that_carry_one() -> None:
+    assert {d.name for d in declared() if d.secret} == SECRET_SETTINGS
+    assert {"token_secret", "redis_url", "archive_url"} == SECRET_SETTINGS
+    # Any other setting has no _FILE form: it is not read.
+    assert settings([], {"PAIGOW_PORT_FILE": "/nonexistent"}).port == 8765
+
+
+@pytest.mark.parametrize(
+    ("environ", "says"),
+    [
+        (
+            {"PAIGOW_TOKEN_SECRET": "s" * 20, "PAIGOW_TOKEN_SECRET_FILE": "/etc/hostname"},
+            "set PAIGOW_TOKEN_SECRET or PAIGOW_TOKEN_SECRET_FILE, not both",
+        ),
+        (
+            {"PAIGOW_ARCHIVE_URL_FILE": "/nonexistent/archive-url"},
+            "PAIGOW_ARCHIVE_URL_FILE: cannot read /nonexistent/archive-url",
+        ),
+    ],
+)
+def test_a_secret_file_that_cannot_be_used_is_a_usage_error(
+    environ: dict[str, str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        settings([], environ)
+    assert exited.value.code == 2
+    assert says in capsys.readouterr().err
+
+
+def test_an_empty_secret_file_is_refused(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.write_text("\n")
+    done = run_cli(["--help"], env={"PAIGOW_TOKEN_SECRET_FILE": str(empty)})
+    assert done.returncode == 2
+    assert f"PAIGOW_TOKEN_SECRET_FILE: {empty} is empty" in done.stderr
+    assert "Traceback" not in done.stderr
