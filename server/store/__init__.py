@@ -43,7 +43,17 @@ from server.store.errors import (
 )
 from server.store.nodes.shared import ClusterStore, LiveNodes
 from server.store.opening import NotTheServers, Stores, open_command_stores, open_stores
-from server.store.players.accounts import AccountStore
+from server.store.operators.tokens import AdminTokenRecord, AdminTokens
+from server.store.players.accounts import (
+    MAX_REASON,
+    AccountStore,
+    LedgerEntry,
+    Move,
+    Moved,
+    MoveRefused,
+    Refusal,
+    check_operator_key,
+)
 from server.store.players.guests import MINUTE_MS, Admission, Closing, GuestLimits
 from server.store.players.sessions import Session, SessionStore
 from server.store.pubsub.relay import Relay
@@ -63,10 +73,13 @@ from server.store.tables.store import (
 __all__ = [
     "CREDITED",
     "DEFAULT_LOG_CAP",
+    "MAX_REASON",
     "MINUTE_MS",
     "REMOVED",
     "ZERO_ID",
     "AccountStore",
+    "AdminTokenRecord",
+    "AdminTokens",
     "Admission",
     "ArchivingCalls",
     "AuditView",
@@ -79,14 +92,19 @@ __all__ = [
     "EmbeddedRedisError",
     "GuestLimits",
     "Leases",
+    "LedgerEntry",
     "LedgerRow",
     "LedgerSource",
     "LedgerStart",
     "Leftovers",
     "LiveNodes",
     "LogRow",
+    "Move",
+    "MoveRefused",
+    "Moved",
     "NotTheServers",
     "Recovered",
+    "Refusal",
     "Relay",
     "Replay",
     "RequestRecord",
@@ -104,6 +122,7 @@ __all__ = [
     "Transfers",
     "Unreplicated",
     "WritesRefused",
+    "check_operator_key",
     "lease_ms",
     "open_command_stores",
     "open_stores",
