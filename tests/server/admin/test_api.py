@@ -174,7 +174,8 @@ async def test_sessions_tables_and_the_bearer_check(
     assert {t["holder"] for t in body["tables"]} == {"one"}
     status, body, _ = await api.call("GET", "/api/v1/tables/fast", token)
     assert (status, body["table"]) == (200, "fast")
-    assert "hands" not in body and "seed" not in body
+    assert "hands" not in body
+    assert "seed" not in body
     status, body, _ = await api.call("GET", "/api/v1/tables/nope", token)
     assert (status, body["error"]["code"]) == (404, "unknown_table")
     status, body, _ = await api.call("GET", "/api/v1/nodes", token)
