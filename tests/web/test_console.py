@@ -66,6 +66,7 @@ async def test_the_console_as_an_operator_uses_it(
         await page.press("#token", "Enter")
         await page.wait_for_selector("#login-error:has-text('refused')")
         assert await page.is_hidden("#tables")
+        await shot(page, "login")
         await page.fill("#token", token)
         await page.press("#token", "Enter")
 
@@ -97,6 +98,10 @@ async def test_the_console_as_an_operator_uses_it(
         await page.click("#reverse-form button")
         await page.wait_for_selector("#move-result:has-text('reversal of 5,000: done')")
         await page.wait_for_selector("#ledger tbody tr[data-kind='reversal']")
+        # Reversed once: the credit offers no second reversal.
+        await page.wait_for_selector(
+            "#ledger tbody tr[data-kind='credit']:has-text('meant 500') .reversed"
+        )
         await page.fill("#debit-form input[name=amount]", str(balance + 1))
         await page.fill("#debit-form input[name=reason]", "too much")
         await page.click("#debit-form button")

@@ -188,10 +188,13 @@
     facts.replaceChildren(...pairs.flatMap(([k, v]) => [el("dt", k), el("dd", v)]));
     facts.dataset.balance = p.balance;
     const body = $("#ledger tbody");
+    const reversed = new Set(p.ledger.filter((e) => e.extra.reverses).map((e) => e.extra.reverses));
     body.replaceChildren(
       ...p.ledger.map((e) => {
         let action = el("span");
-        if (e.kind === "credit" && e.source === "outside") {
+        if (reversed.has(e.entry)) {
+          action = el("span", "reversed", "reversed");
+        } else if (e.kind === "credit" && e.source === "outside") {
           action = el("button", "Reverse", "small");
           action.addEventListener("click", () => {
             const form = $("#reverse-form");
