@@ -10,6 +10,7 @@ written), :class:`NotFound` or :class:`Refused` (typed, with a code), or ``Value
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -30,6 +31,9 @@ from server.table.state import Phase, TableState
 
 LEDGER_PAGE = 20
 """Ledger entries in a player's look-up (more by pages: :func:`ledger`)."""
+
+LEDGER_ID = re.compile(r"\d{1,20}-\d{1,20}")
+"""A ledger entry's id (a Redis stream id)."""
 
 SEARCH_LIMIT = 50
 """Accounts a search answers at most."""
@@ -106,6 +110,8 @@ async def ledger(
     """``player``'s newest ledger entries in Redis, newest first, before ``before``."""
     if not 1 <= count <= 500:
         raise ValueError("count is 1 to 500")
+    if before != "+" and not LEDGER_ID.fullmatch(before):
+        raise ValueError(f"not a ledger entry id: {before!r}")
     return [_entry(e) for e in await stores.accounts.ledger(player, count, before)]
 
 

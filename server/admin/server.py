@@ -142,7 +142,13 @@ class AdminServer:
             )
         except StoreFailure as exc:
             log.warning("admin API: store failed: %s", exc)
-            response = _error(HTTPStatus.SERVICE_UNAVAILABLE, "unavailable", str(exc))
+            # A move's outcome is then unknown: the same request with its key, again,
+            # is applied at most once.
+            response = _error(
+                HTTPStatus.SERVICE_UNAVAILABLE,
+                "unavailable",
+                f"the store did not answer ({exc}); retry with the same key",
+            )
         except Exception as exc:
             found: ApiError | None = refusal(exc)
             if found is None:

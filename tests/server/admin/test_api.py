@@ -152,6 +152,13 @@ async def test_credit_debit_reverse_once_each(api: Api, redis_client: redis.asyn
     }
     status, body, _ = await api.call("GET", "/api/v1/players?q=ALI", token)
     assert body["players"] == [{"player": "alice", "name": None, "balance": 4000}]
+    status, body, _ = await api.call("GET", "/api/v1/players/alice/ledger?count=2", token)
+    assert [e["kind"] for e in body["ledger"]] == ["reversal", "credit"]
+    older = body["ledger"][1]["entry"]
+    status, body, _ = await api.call("GET", f"/api/v1/players/alice/ledger?before={older}", token)
+    assert [e["kind"] for e in body["ledger"]] == ["debit", "credit"]
+    status, body, _ = await api.call("GET", "/api/v1/players/alice/ledger?before=x", token)
+    assert (status, body["error"]["code"]) == (400, "bad_request")
     status, body, _ = await api.call("GET", "/api/v1/players/nobody", token)
     assert (status, body["error"]["code"]) == (404, "unknown_player")
     status, body, _ = await api.call("GET", "/api/v1/audit", token)
@@ -185,3 +192,9 @@ async def test_sessions_tables_and_the_bearer_check(
     assert (status, body["error"]["code"]) == (409, "last_node")
     status, body, _ = await api.call("POST", "/api/v1/nodes/zzz/drain", token)
     assert (status, body["error"]["code"]) == (404, "unknown_node")
+
+
+@pytest.mark.asyncio
+async def test_the_api_is_off_unless_a_port_is_given(app: App) -> None:
+    assert app.settings.admin_port is None
+    assert app.admin is None

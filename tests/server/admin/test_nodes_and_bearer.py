@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import aiohttp
 import pytest
@@ -17,6 +18,7 @@ from server.auth import tokens as player_tokens
 from server.config import Settings
 from tests.helpers import until
 from tests.server.admin.conftest import SECRET, Api, mint
+from tests.server.processes import ServerProcess, server_args
 
 
 @pytest.mark.asyncio
@@ -93,3 +95,46 @@ async def test_a_bearer_identity_needs_the_admin_role(
             assert (status, body["via"]) == (200, "admin_token")
     finally:
         await app.stop()
+
+
+@pytest.mark.asyncio
+async def test_a_drained_server_process_hands_over_and_exits(
+    admin_app: App,
+    api: Api,
+    admin_settings: Settings,
+    redis_client: redis.asyncio.Redis,
+    tmp_path: Path,
+) -> None:
+    """``python -m server`` asked to drain through another node's API: it hands its
+    tables over and exits 0, as on SIGTERM; the audit stays clean."""
+    assert admin_settings.redis_url is not None
+    assert admin_settings.tables_file is not None
+    args = server_args(
+        admin_settings.redis_url,
+        admin_settings.tables_file,
+        tmp_path / "data-two",
+        secret=SECRET.decode(),
+        lease_ms=admin_settings.lease_ms,
+        extra=["--node-name", "two"],
+    )
+    two = ServerProcess(args, tmp_path / "two.log")
+    try:
+        await two.started(within=30)
+        token = await mint(redis_client)
+
+        async def two_holds() -> bool | None:
+            _, body, _ = await api.call("GET", "/api/v1/nodes", token)
+            return True if any(t["holder"] == "two" for t in body["tables"]) else None
+
+        await until(two_holds, 20, "node two to hold a table")
+        status, body, _ = await api.call("POST", "/api/v1/nodes/two/drain", token)
+        assert (status, body["told"]) == (202, 1)
+        assert await two.exited(within=30) == 0, two.output()[-2000:]
+        assert "asked to drain" in two.output()
+        _, body, _ = await api.call("GET", "/api/v1/nodes", token)
+        assert [n["name"] for n in body["nodes"]] == ["one"]
+        assert {t["holder"] for t in body["tables"]} == {"one"}
+        status, body, _ = await api.call("GET", "/api/v1/audit", token)
+        assert body["ok"], body["text"]
+    finally:
+        two.close()
