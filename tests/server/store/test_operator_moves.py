@@ -14,6 +14,7 @@ from server.store.audit.check import audit
 from server.store.client.replies import stream_entries
 from server.store.keys import Keys
 from server.store.players.accounts import AccountStore, Move, MoveRefused, Refusal
+from server.store.players.guests import Closing, GuestStore
 
 KEYS = Keys()
 
@@ -179,3 +180,18 @@ async def test_bad_arguments_are_refused_before_redis(accounts: AccountStore) ->
     with pytest.raises(ValueError, match="ledger entry"):
         await accounts.operate(Move.REVERSAL, "ann", entry="nope", key="k", reason="r", by="a")
     assert await accounts.list_accounts() == []
+
+
+@pytest.mark.asyncio
+async def test_a_closed_guests_account_takes_no_move(
+    accounts: AccountStore, redis_client: redis.asyncio.Redis
+) -> None:
+    await accounts.ensure_guest("g-1", 100, now_ms=1_000)
+    closed = await GuestStore(redis_client).close("g-1", 2_000, 0, 3_000)
+    assert closed.outcome is Closing.CLOSED
+    for move in (Move.CREDIT, Move.DEBIT):
+        with pytest.raises(MoveRefused) as refused:
+            await accounts.operate(move, "g-1", amount=5, key="k", reason="r", by="a", create=True)
+        assert refused.value.reason is Refusal.CLOSED
+    assert await accounts.balance("g-1") == 0
+    await clean(redis_client)
