@@ -11,7 +11,8 @@ Its rooms, by job: ``client`` (connections, the group commit), ``embedded`` (the
 embedded Redis and its supervisor), ``lua`` (the scripts), ``players`` (accounts,
 sessions, guests), ``tables`` (commits, parts, leases, replay, requests), ``chips``
 (transfers and ledgers between them), ``nodes`` (what nodes share), ``pubsub`` (the
-channels they listen to), ``archiving`` (the archive's Redis side), ``audit``;
+channels they listen to), ``archiving`` (the archive's Redis side), ``audit``,
+``operators`` (the operator API's admin tokens);
 ``keys`` names every key (see it for the layout), ``errors`` the errors, ``opening``
 the front door itself.
 """

@@ -269,3 +269,7 @@ def test_admin_tokens_are_minted_listed_and_revoked(redis_url: str) -> None:
     assert code == 1
     code, _, err = cli(redis_url, "admin", "token", "--name", "bad name")
     assert code == 2
+    # No live node by that name (none runs here): refused, nothing published.
+    code, _, err = cli(redis_url, "nodes", "drain", "node-9")
+    assert code == 1
+    assert "no live node named 'node-9'" in err
