@@ -3,6 +3,7 @@ the tokens it refuses, and the moves of chips, once each."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 
@@ -198,3 +199,20 @@ async def test_sessions_tables_and_the_bearer_check(
 async def test_the_api_is_off_unless_a_port_is_given(app: App) -> None:
     assert app.settings.admin_port is None
     assert app.admin is None
+
+
+@pytest.mark.asyncio
+async def test_retries_at_once_move_the_chips_once(
+    api: Api, redis_client: redis.asyncio.Redis
+) -> None:
+    """Ten copies of one credit sent together (a client retrying before the first
+    answer): one is applied, every answer is the same credit."""
+    token = await mint(redis_client)
+    body = {"amount": 300, "reason": "deposit 81", "key": "dep-81", "create": True}
+    answers = await asyncio.gather(
+        *(api.call("POST", "/api/v1/players/zoe/credit", token, body) for _ in range(10))
+    )
+    assert sorted(status for status, _, _ in answers) == [200] * 9 + [201]
+    assert {(b["balance"], b["entry"]) for _, b, _ in answers} == {(300, answers[0][1]["entry"])}
+    _, found, _ = await api.call("GET", "/api/v1/players/zoe", token)
+    assert (found["balance"], len(found["ledger"])) == (300, 1)
