@@ -28,6 +28,8 @@ from websockets.asyncio.server import Server, serve
 from protocol import limits as L
 from protocol.errors import CloseCode
 from server import http
+from server.admin.auth import BearerCheck, jwt_bearer
+from server.admin.server import AdminServer
 from server.archive import Archive
 from server.archive.mover import SERVED_REST, Archiver, PassReport
 from server.archive.service import ArchiveService
@@ -104,6 +106,12 @@ class App:
         self._started = False
         """How long the last drain took to hand the tables over (None: no drain)."""
         self._unwatch_gc: Callable[[], None] | None = None
+        # The operator's API (--admin-port): ``operator_bearer`` checks the bearer
+        # tokens that are not admin tokens (the operator's JWTs); ``on_drain`` is
+        # called when an operator asks this node to drain (``run`` stops the process).
+        self.admin: AdminServer | None = None
+        self.operator_bearer: BearerCheck | None = None
+        self.on_drain: Callable[[], None] | None = None
         self._lag_probe: asyncio.Task[None] | None = None
 
     @property
@@ -229,6 +237,22 @@ class App:
             ping_timeout=None,
             create_connection=GatewayConnection,
         )
+        if cluster is not None:
+            cluster.on_drain = self._drain_asked
+        if s.admin_port is not None:
+            if self.operator_bearer is None and self.operator_tokens is not None:
+                # An operator's JWT with the admin role opens the API too.
+                self.operator_bearer = jwt_bearer(self.operator_tokens)
+            hosts_now = self.hosts
+            self.admin = AdminServer(
+                stores,
+                token_secret(s),
+                table_ids=lambda: list(hosts_now),
+                instance=self.owner,
+                archive=self.archive,
+                bearer=self.operator_bearer,
+            )
+            await self.admin.start(s.admin_host, s.admin_port)
         wait_s = max(10.0, 3 * s.lease_ms / 1000)
         if cluster is not None:
             cluster.membership.info["url"] = f"ws://{s.host}:{self.port}/"
@@ -245,6 +269,12 @@ class App:
             await self.cluster.table_ready(host)
         if self.gateway is not None:
             await self.gateway.table_ready(host)
+
+    def _drain_asked(self) -> None:
+        if self.on_drain is not None:
+            self.on_drain()
+        else:
+            log.warning("asked to drain, but this process was not started to stop by itself")
 
     def _table_lost(self, host: TableHost) -> None:
         self.metrics.forget_table(host.table_id)
@@ -301,6 +331,9 @@ class App:
             self._unwatch_gc()
             self._unwatch_gc = None
         cluster = self.cluster
+        if self.admin is not None:
+            await self.admin.stop()
+            self.admin = None
         if self.server is not None:
             self.server.close(close_connections=False)
             if cluster is not None and cluster.others and not cluster.membership.draining:
@@ -357,6 +390,7 @@ async def run(settings: Settings, ready: asyncio.Event | None = None) -> None:
     """Run until SIGTERM or SIGINT, then stop gracefully."""
     app = App(settings)
     stop = asyncio.Event()
+    app.on_drain = stop.set  # an operator's drain stops the process as SIGTERM does
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
@@ -383,6 +417,8 @@ async def run(settings: Settings, ready: asyncio.Event | None = None) -> None:
                 log.info(line)
             else:
                 print(line, flush=True)
+        if app.admin is not None:
+            log.info("operator API on http://%s:%d/", settings.admin_host, app.admin.port)
         if ready is not None:
             ready.set()
         await stop.wait()

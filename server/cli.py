@@ -2,13 +2,20 @@
 
 - ``paigow-server [serve]``: run (embedded Redis unless ``--redis-url``);
 - ``paigow-server token --player NAME --ttl 12h``: a signed login token;
-- ``paigow-server account list [--guests] | show NAME | credit NAME AMOUNT``;
+- ``paigow-server account list [--guests] | show NAME | ledger NAME``;
+- ``paigow-server account credit NAME AMOUNT [--create] | debit NAME AMOUNT |
+  reverse NAME ENTRY``, each with ``--reason`` and an idempotency ``--key``: the
+  operator API's moves (:mod:`server.admin.operations`), refused for an unknown
+  player unless ``--create`` (a credit);
 - ``paigow-server audit``: check that every chip is accounted for, across Redis and
   the archive (exit 1 if not);
 - ``paigow-server archive``: move what is older than the retention window to the
   archive now (one pass, as the server's archiver does every ``--archive-every-ms``);
 - ``paigow-server session revoke NAME``: end a player's sessions at once;
-- ``paigow-server nodes``: the live nodes, and which one holds each table.
+- ``paigow-server nodes``: the live nodes, and which one holds each table;
+  ``nodes drain NAME``: that node hands its tables over and stops;
+- ``paigow-server admin token --name N --ttl 12h | list | revoke ID``: the tokens of the
+  operator's API (``--admin-port``).
 
 The operator's commands reach the same Redis as the server, and say which on standard
 error: ``--redis-url``; else the embedded Redis of the server running on ``--data-dir``
@@ -24,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import getpass
 import json
 import logging
 import os
@@ -33,6 +41,8 @@ import sys
 import time
 from collections.abc import AsyncIterator, Sequence
 
+from server.admin import operations as ops
+from server.admin import tokens as admin_tokens
 from server.app import SECRET_FILE, run, table_money, token_secret
 from server.archive import DATABASE_ERRORS, Archive
 from server.archive.mover import Archiver
@@ -41,8 +51,12 @@ from server.cluster.placement import assign, node_name
 from server.config import Settings, add_arguments, from_arguments
 from server.logs import setup_logging
 from server.store import (
+    AdminTokenRecord,
     EmbeddedRedisError,
+    Move,
+    MoveRefused,
     NotTheServers,
+    Refusal,
     StoreFailure,
     Stores,
     lease_ms,
@@ -89,17 +103,48 @@ def _parser() -> argparse.ArgumentParser:
     )
     show = acc_sub.add_parser("show", parents=[as_json], help="one account")
     show.add_argument("player")
-    credit = acc_sub.add_parser("credit", parents=[as_json], help="add chips to an account")
+    moving = argparse.ArgumentParser(add_help=False)
+    moving.add_argument("--key", help="idempotency key (default: a new one, printed)")
+    credit = acc_sub.add_parser("credit", parents=[as_json, moving], help="add chips to an account")
     credit.add_argument("player")
     credit.add_argument("amount", type=int)
-    credit.add_argument("--key", help="idempotency key (default: a new one)")
+    credit.add_argument("--reason", default="credited by paigow-server account credit")
+    credit.add_argument(
+        "--create", action="store_true", help="open the account if the player has none"
+    )
+    debit = acc_sub.add_parser(
+        "debit", parents=[as_json, moving], help="take chips out of an account"
+    )
+    debit.add_argument("player")
+    debit.add_argument("amount", type=int)
+    debit.add_argument("--reason", required=True)
+    reverse = acc_sub.add_parser(
+        "reverse", parents=[as_json, moving], help="take a mistaken credit back, whole"
+    )
+    reverse.add_argument("player")
+    reverse.add_argument("entry", help="the credit's ledger id (account ledger NAME)")
+    reverse.add_argument("--reason", required=True)
+    book = acc_sub.add_parser("ledger", parents=[as_json], help="an account's newest entries")
+    book.add_argument("player")
+    book.add_argument("--count", type=int, default=20)
     sub.add_parser("audit", help="check that accounts, tables and the house add up")
     sub.add_parser("archive", help="move what is older than the retention window, now")
     ses = sub.add_parser("session", help="end a player's sessions")
     ses_sub = ses.add_subparsers(dest="action", required=True)
     revoke = ses_sub.add_parser("revoke", help="close their connections, refuse their resumes")
     revoke.add_argument("player")
-    sub.add_parser("nodes", help="the live nodes, and which one holds each table")
+    nodes = sub.add_parser("nodes", help="the live nodes, and which one holds each table")
+    nodes_sub = nodes.add_subparsers(dest="action")
+    drain = nodes_sub.add_parser("drain", help="a node hands its tables over and stops")
+    drain.add_argument("name")
+    adm = sub.add_parser("admin", help="tokens of the operator's API")
+    adm_sub = adm.add_subparsers(dest="action", required=True)
+    mint = adm_sub.add_parser("token", help="mint an admin token (printed once)")
+    mint.add_argument("--name", required=True, help="whom it is for (on their ledger entries)")
+    mint.add_argument("--ttl", type=_ttl, default=_ttl("12h"), help="e.g. 30m, 12h, 7d")
+    adm_sub.add_parser("list", help="the admin tokens that stand")
+    gone = adm_sub.add_parser("revoke", help="revoke an admin token by its id")
+    gone.add_argument("token_id")
     return parser
 
 
@@ -208,28 +253,80 @@ async def _account(settings: Settings, args: argparse.Namespace) -> int:
                     )
                 )
             return 0
-        if args.amount <= 0:
-            print("the amount is a positive whole number of chips", file=sys.stderr)
-            return 2
-        key = args.key or f"operator:{secrets.token_hex(8)}"
-        result = await accounts.credit(args.player, args.amount, key)
-        if args.json:
-            print(
-                json.dumps(
-                    {"player": args.player, "balance": result.balance, "applied": result.applied}
-                )
-            )
-            return 0
-        state = "credited" if result.applied else "already applied (same key)"
-        print(f"{args.player}\t{result.balance}\t{state}")
+        if args.action == "ledger":
+            return await _ledger(stores, args)
+        return await _move(stores, args)
+
+
+async def _ledger(stores: Stores, args: argparse.Namespace) -> int:
+    """``account ledger NAME``: the account's newest entries, newest first."""
+    if await stores.accounts.balance(args.player) is None:
+        print(f"no account {args.player!r}", file=sys.stderr)
+        return 1
+    rows = await ops.ledger(stores, args.player, args.count)
+    if args.json:
+        print(json.dumps(rows))
         return 0
+    table = [
+        (r["entry"], r["kind"], r["table"] or "-", r["extra"].get("reason", ""), str(r["amount"]))
+        for r in rows
+    ]
+    print(_table_text(("entry", "kind", "table", "reason", "amount"), table))
+    return 0
+
+
+_MOVES = {"credit": Move.CREDIT, "debit": Move.DEBIT, "reverse": Move.REVERSAL}
+_DONE = {"credit": "credited", "debit": "debited", "reverse": "reversed"}
+
+
+async def _move(stores: Stores, args: argparse.Namespace) -> int:
+    """``account credit | debit | reverse``: the operator API's moves (exit 1 if
+    refused, nothing moved)."""
+    if args.action != "reverse" and args.amount <= 0:
+        print("the amount is a positive whole number of chips", file=sys.stderr)
+        return 2
+    key = args.key or f"cli-{secrets.token_hex(8)}"
+    try:
+        done = await ops.move(
+            stores,
+            _MOVES[args.action],
+            args.player,
+            key=key,
+            reason=args.reason,
+            by=f"cli:{_whoami()}",
+            amount=0 if args.action == "reverse" else args.amount,
+            create=args.action == "credit" and args.create,
+            entry=args.entry if args.action == "reverse" else "",
+        )
+    except MoveRefused as exc:
+        hint = " (give --create to open it)" if exc.reason is Refusal.UNKNOWN_PLAYER else ""
+        if args.json:
+            error = {"code": exc.reason.value, "message": str(exc), "balance": exc.balance}
+            print(json.dumps({"error": error}))
+        print(f"paigow-server: {args.player}: {exc}{hint}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(done))
+        return 0
+    if not args.key:
+        _say(f"idempotency key {key} (give it again with --key to retry safely)")
+    state = _DONE[args.action] if done["applied"] else "already applied (same key)"
+    print(f"{args.player}\t{done['balance']}\t{state}")
+    return 0
+
+
+def _whoami() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return str(os.getuid())
 
 
 async def _audit(settings: Settings) -> int:
     async with await _stores(settings) as stores, _archive(settings, create=False) as archive:
-        report = await stores.audit(table_money, archive=archive)
-        print(report.explain())
-        return 0 if report.ok else 1
+        report = await ops.audit(stores, archive)
+        print(report["text"])
+        return 0 if report["ok"] else 1
 
 
 async def _archive_now(settings: Settings) -> int:
@@ -264,13 +361,14 @@ async def _archive_now(settings: Settings) -> int:
 
 async def _session(settings: Settings, args: argparse.Namespace) -> int:
     async with await _stores(settings) as stores:
-        heard = await stores.sessions.revoke(args.player, int(time.time() * 1000))
-        print(f"{args.player}: sessions ended ({heard} server processes told)")
+        done = await ops.revoke_sessions(stores, args.player)
+        print(f"{args.player}: sessions ended ({done['nodes_told']} server processes told)")
         return 0
 
 
 _FAILURES: tuple[type[Exception], ...] = (
     tokens.TokenError,
+    admin_tokens.AdminTokenError,
     ValueError,
     OSError,
     StoreFailure,
@@ -279,6 +377,51 @@ _FAILURES: tuple[type[Exception], ...] = (
     *DATABASE_ERRORS,
 )
 """What makes a command fail with exit 2 (it could not run)."""
+
+
+async def _admin(settings: Settings, args: argparse.Namespace) -> int:
+    """``admin token | list | revoke``: the operator API's tokens."""
+    secret = _secret(settings) if args.action == "token" else b""
+    async with await _stores(settings) as stores:
+        records = stores.admin_tokens
+        now = int(time.time())
+        if args.action == "token":
+            token, claims = admin_tokens.mint(secret, args.name, args.ttl, now)
+            await records.record(
+                AdminTokenRecord(claims.token_id, args.name, claims.expires_s, now)
+            )
+            _say(
+                f"admin token {claims.token_id} for {args.name}, expires {_when(claims.expires_s)}"
+            )
+            print(token)
+            return 0
+        if args.action == "list":
+            rows = [
+                (r.token_id, r.name, _when(r.minted_s), _when(r.expires_s))
+                for r in await records.listed(now)
+            ]
+            print(_table_text(("id", "name", "minted", "expires"), rows) if rows else "no tokens")
+            return 0
+        if not await records.revoke(args.token_id):
+            print(f"paigow-server: no admin token {args.token_id!r}", file=sys.stderr)
+            return 1
+        print(f"{args.token_id}: revoked")
+        return 0
+
+
+def _when(epoch_s: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch_s))
+
+
+async def _drain(settings: Settings, name: str) -> int:
+    async with await _stores(settings) as stores:
+        try:
+            done = await ops.drain(stores, name, f"cli:{_whoami()}")
+        except (ops.NotFound, ops.Refused) as exc:
+            print(f"paigow-server: {exc}", file=sys.stderr)
+            return 1
+        print(f"{name}: asked to drain ({done['told']} processes told)")
+        return 0
 
 
 async def _nodes(settings: Settings) -> int:
@@ -326,8 +469,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_archive_now(settings))
         if args.command == "session":
             return asyncio.run(_session(settings, args))
+        if args.command == "nodes" and args.action == "drain":
+            return asyncio.run(_drain(settings, args.name))
         if args.command == "nodes":
             return asyncio.run(_nodes(settings))
+        if args.command == "admin":
+            return asyncio.run(_admin(settings, args))
         if settings.log_format == "json":  # every line of the output is then JSON
             log.info("settings", extra={"settings": dict(settings.describe())})
         else:

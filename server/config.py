@@ -267,6 +267,18 @@ class Settings:
         default="text",
         metadata=about("the log's lines: text, or json (one object per line, for collectors)"),
     )
+    # The operator's API and console (server/admin): off unless a port is given, and
+    # then on loopback unless told otherwise; every route needs an admin credential.
+    admin_port: int | None = field(
+        default=None,
+        metadata=about(
+            "port of the operator's HTTP API and console (0: any free one)", shown="off"
+        ),
+    )
+    admin_host: str = field(
+        default="127.0.0.1",
+        metadata=about("address of the operator's API (loopback, or a private network behind TLS)"),
+    )
 
     def replicas_to_wait_for(self) -> int:
         """``redis_replicas``, or its default: 1 through Sentinel (there are replicas to
@@ -310,6 +322,8 @@ class Settings:
                 value = redacted_url(value)
             elif f.name == "node_name" and value is None:
                 value = "(<host name>-<port>)"
+            elif f.name == "admin_port" and value is None:
+                value = "off"
             rows.append((f.name, str(value)))
         return rows
 

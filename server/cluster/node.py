@@ -19,7 +19,7 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram
@@ -122,6 +122,9 @@ class Cluster:
         self._refreshing: asyncio.Future[None] | None = None  # a heartbeat asked for now
         self._announcers: set[str] = set()  # nodes that have not announced to us yet
         self._announced = asyncio.Event()  # ... and once none is left
+        self.on_drain: Callable[[], None] | None = None
+        """Called when an operator asks this node to drain (``server/admin``): the
+        process stops as on SIGTERM, handing its tables over first."""
 
     # --- what the hosts are made with ------------------------------------------------
 
@@ -301,6 +304,11 @@ class Cluster:
             self._announcers.discard(message.sender)
             if not self._announcers:
                 self._announced.set()
+            return
+        if message.kind == "drain":
+            log.info("asked to drain, through %s", message.sender)
+            if self.on_drain is not None:
+                self.on_drain()
             return
         if message.kind == "take":
             # The giver placed the table without itself: see the nodes as it does now

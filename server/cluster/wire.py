@@ -223,10 +223,16 @@ def announced(sender: str) -> bytes:
     return _pack(["announced", sender])
 
 
+def drain(sender: str) -> bytes:
+    """An operator asks the receiver to drain (as on SIGTERM); ``sender``: who relayed
+    it (``server/admin``)."""
+    return _pack(["drain", sender])
+
+
 @dataclass(frozen=True, slots=True)
 class NodeMessage:
-    """A message of a node's channel: ``kind`` is ``reply``, ``nothere``, ``take`` or
-    ``announced``."""
+    """A message of a node's channel: ``kind`` is ``reply``, ``nothere``, ``take``,
+    ``announced`` or ``drain``."""
 
     kind: str
     req: int = 0
@@ -246,6 +252,6 @@ def read_node_message(message: bytes) -> NodeMessage:
         return NodeMessage(kind, int(value[1]))
     if kind == "take" and len(value) == 2:
         return NodeMessage(kind, table_id=str(value[1]))
-    if kind == "announced" and len(value) == 2:
+    if kind in ("announced", "drain") and len(value) == 2:
         return NodeMessage(kind, sender=str(value[1]))
     raise ValueError(f"unknown node message {kind!r}")

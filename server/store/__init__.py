@@ -11,7 +11,8 @@ Its rooms, by job: ``client`` (connections, the group commit), ``embedded`` (the
 embedded Redis and its supervisor), ``lua`` (the scripts), ``players`` (accounts,
 sessions, guests), ``tables`` (commits, parts, leases, replay, requests), ``chips``
 (transfers and ledgers between them), ``nodes`` (what nodes share), ``pubsub`` (the
-channels they listen to), ``archiving`` (the archive's Redis side), ``audit``;
+channels they listen to), ``archiving`` (the archive's Redis side), ``audit``,
+``operators`` (the operator API's admin tokens);
 ``keys`` names every key (see it for the layout), ``errors`` the errors, ``opening``
 the front door itself.
 """
@@ -43,7 +44,17 @@ from server.store.errors import (
 )
 from server.store.nodes.shared import ClusterStore, LiveNodes
 from server.store.opening import NotTheServers, Stores, open_command_stores, open_stores
-from server.store.players.accounts import AccountStore
+from server.store.operators.tokens import AdminTokenRecord, AdminTokens
+from server.store.players.accounts import (
+    MAX_REASON,
+    AccountStore,
+    LedgerEntry,
+    Move,
+    Moved,
+    MoveRefused,
+    Refusal,
+    check_operator_key,
+)
 from server.store.players.guests import MINUTE_MS, Admission, Closing, GuestLimits
 from server.store.players.sessions import Session, SessionStore
 from server.store.pubsub.relay import Relay
@@ -63,10 +74,13 @@ from server.store.tables.store import (
 __all__ = [
     "CREDITED",
     "DEFAULT_LOG_CAP",
+    "MAX_REASON",
     "MINUTE_MS",
     "REMOVED",
     "ZERO_ID",
     "AccountStore",
+    "AdminTokenRecord",
+    "AdminTokens",
     "Admission",
     "ArchivingCalls",
     "AuditView",
@@ -79,14 +93,19 @@ __all__ = [
     "EmbeddedRedisError",
     "GuestLimits",
     "Leases",
+    "LedgerEntry",
     "LedgerRow",
     "LedgerSource",
     "LedgerStart",
     "Leftovers",
     "LiveNodes",
     "LogRow",
+    "Move",
+    "MoveRefused",
+    "Moved",
     "NotTheServers",
     "Recovered",
+    "Refusal",
     "Relay",
     "Replay",
     "RequestRecord",
@@ -104,6 +123,7 @@ __all__ = [
     "Transfers",
     "Unreplicated",
     "WritesRefused",
+    "check_operator_key",
     "lease_ms",
     "open_command_stores",
     "open_stores",

@@ -98,7 +98,13 @@ Of a player ``p`` (slot of ``{p}``):
 ``pg:account:{p}:ledger``             stream     the account's chip movements, in order (the
                                                  fields of a table's ledger)
 ``pg:account:{p}:credits``            hash       operator credit key -> ledger stream id
-                                                 (idempotency of credits)
+                                                 (idempotency of credits); an operator's
+                                                 credit, debit or reversal
+                                                 (:meth:`~server.store.players.accounts.
+                                                 AccountStore.operate`) keeps
+                                                 ``<id>|<fingerprint>|<balance>|<amount>``
+``pg:account:{p}:reversed``           hash       credit's ledger id -> the ledger id of its
+                                                 reversal (a credit is reversed once)
 ``pg:account:{p}:transfer:<h>``       string     what the account did with the chips of
                                                  transfer ``h`` (SHA-256 of its id):
                                                  ``reserved:<balance>``, ``settled``,
@@ -125,6 +131,9 @@ Of no owner (single-key commands only):
 ====================================  =========  ==============================================
 ``pg:tables``                         set        ids of every table that ever took a lease
 ``pg:accounts``                       set        names of every player with an account
+``pg:admin:tokens``                   hash       operator API token id -> ``<name>|<expires
+                                                 s>|<minted s>``: the admin tokens that
+                                                 stand (a token whose id is gone is revoked)
 ``pg:session:<id>``                   hash       a resumable session: ``player``, ``name``,
                                                  ``guest``, ``exp`` when its credential expires
                                                  and ``at`` when it was opened (epoch ms); TTL
@@ -300,6 +309,10 @@ class Keys:
         """Hash: the account's operator credit keys -> ledger stream id."""
         return f"{self.prefix}account:{{{player}}}:credits"
 
+    def account_reversals(self, player: str) -> str:
+        """Hash: credit ledger id -> the ledger id of its reversal."""
+        return f"{self.prefix}account:{{{player}}}:reversed"
+
     def account_transfer(self, player: str, transfer_id: str) -> str:
         """String: what ``player``'s account did with a transfer (see the table above)."""
         return f"{self.prefix}account:{{{player}}}:transfer:{_digest(transfer_id)}"
@@ -388,6 +401,12 @@ class Keys:
         """Hash: guests created in epoch minute ``minute``, in total (field
         :data:`ALL_ADDRESSES`) and per client address (:func:`address_field`)."""
         return f"{self.prefix}guests:new:{minute}"
+
+    # --- the operator's API -----------------------------------------------------
+
+    def admin_tokens(self) -> str:
+        """Hash: admin token id -> ``<name>|<expires s>|<minted s>`` (single-key commands)."""
+        return f"{self.prefix}admin:tokens"
 
     # --- the archive ------------------------------------------------------------
 

@@ -37,6 +37,7 @@ from server.store.embedded.supervisor import RedisSupervisor
 from server.store.errors import StoreFailure, translated
 from server.store.migrate import layout, migrate
 from server.store.nodes.shared import ClusterStore
+from server.store.operators.tokens import AdminTokens
 from server.store.players.accounts import AccountStore
 from server.store.players.guests import GuestStore
 from server.store.players.sessions import SessionStore
@@ -88,6 +89,11 @@ class Stores:
     supervisor: RedisSupervisor | None = None
     _clients: list[redis.asyncio.Redis] = field(default_factory=list, repr=False)
     _url_file: Path | None = None
+
+    @property
+    def admin_tokens(self) -> AdminTokens:
+        """The records of the operator API's tokens (:mod:`server.admin`)."""
+        return AdminTokens(self.client)
 
     def relay(self, on_reconnect: Callable[[], None]) -> Relay:
         """A pub/sub relay on a connection of its own (closed by its ``stop``), which

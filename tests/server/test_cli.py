@@ -14,6 +14,7 @@ import redis.asyncio
 
 from clients.core import Client as ClientCore
 from protocol.messages import Bet, Join
+from server.admin import tokens as admin_tokens
 from server.app import App
 from server.auth import tokens
 from server.config import Settings
@@ -57,14 +58,20 @@ async def test_accounts_and_audit(redis_url: str, redis_client: redis.asyncio.Re
     code, out, err = cli(redis_url, "account", "list")
     assert (code, out) == (0, "no accounts yet\n")
     assert f"using the Redis at {redis_url} (--redis-url)" in err
-    code, out, _ = cli(redis_url, "account", "credit", "alice", "500", "--key", "k1")
+    # A player with no account is refused, unless the credit is to open it.
+    code, out, err = cli(redis_url, "account", "credit", "alice", "500", "--key", "k1")
+    assert (code, out) == (1, "")
+    assert "no such account" in err
+    assert "--create" in err
+    code, out, _ = cli(redis_url, "account", "credit", "alice", "500", "--key", "k1", "--create")
     assert code == 0
     assert out.split() == ["alice", "500", "credited"]
-    code, out, _ = cli(redis_url, "account", "credit", "alice", "500", "--key", "k1")
+    code, out, _ = cli(redis_url, "account", "credit", "alice", "500", "--key", "k1", "--create")
     assert code == 0
     assert out.startswith("alice\t500\talready applied")
-    code, out, _ = cli(redis_url, "account", "credit", "bob", "250")
+    code, out, err = cli(redis_url, "account", "credit", "bob", "250", "--create")
     assert code == 0
+    assert "idempotency key cli-" in err
     code, out, _ = cli(redis_url, "account", "show", "alice")
     assert (code, out) == (0, "player  name  balance\nalice   -         500\n")
     code, out, err = cli(redis_url, "account", "show", "nobody")
@@ -196,3 +203,73 @@ async def test_account_list_guests_counts_them(
     code, out, _ = await asyncio.to_thread(cli, redis_url, *listing)
     assert code == 0
     assert out.rstrip().endswith("2 guests")
+
+
+@pytest.mark.asyncio
+async def test_debit_reverse_and_the_ledger(
+    redis_url: str, redis_client: redis.asyncio.Redis
+) -> None:
+    """``account debit`` and ``account reverse``: the API's moves, once per key."""
+    code, out, _ = cli(redis_url, "account", "credit", "ann", "300", "--create", "--json")
+    assert code == 0
+    first = json.loads(out)
+    code, out, _ = cli(
+        redis_url, "account", "credit", "ann", "5000", "--key", "typo", "--reason", "meant 500"
+    )
+    assert (code, out) == (0, "ann\t5300\tcredited\n")
+    code, out, _ = cli(redis_url, "account", "ledger", "ann", "--json")
+    assert code == 0
+    rows = json.loads(out)
+    assert [r["kind"] for r in rows] == ["credit", "credit"]
+    assert rows[0]["extra"]["reason"] == "meant 500"
+    assert rows[0]["extra"]["by"].startswith("cli:")
+    wrong = rows[0]["entry"]
+    args = ["account", "reverse", "ann", wrong, "--reason", "typo", "--key", "undo-1"]
+    code, out, _ = cli(redis_url, *args)
+    assert (code, out) == (0, "ann\t300\treversed\n")
+    code, out, _ = cli(redis_url, *args)
+    assert (code, out) == (0, "ann\t300\talready applied (same key)\n")
+    code, _, err = cli(redis_url, *args[:-1], "undo-2")
+    assert code == 1
+    assert "reversed before" in err
+    code, _, err = cli(redis_url, "account", "debit", "ann", "301", "--reason", "fix")
+    assert code == 1
+    assert "fewer chips" in err
+    code, out, _ = cli(redis_url, "account", "debit", "ann", "100", "--reason", "fix", "--json")
+    assert code == 0
+    assert json.loads(out)["balance"] == 200
+    code, _, err = cli(redis_url, "account", "debit", "nobody", "1", "--reason", "fix")
+    assert code == 1
+    assert "no such account" in err
+    code, _, err = cli(redis_url, "account", "reverse", "ann", "bad", "--reason", "r")
+    assert code == 2
+    assert "ledger entry" in err
+    assert first["entry"] != wrong
+    code, out, _ = cli(redis_url, "audit")
+    assert code == 0, out
+    assert "taken back out: 5100" in out
+
+
+def test_admin_tokens_are_minted_listed_and_revoked(redis_url: str) -> None:
+    code, token, err = cli(redis_url, "admin", "token", "--name", "ops", "--ttl", "1h")
+    assert code == 0, err
+    token = token.strip()
+    assert token.startswith("pgadmin1.")
+    token_id = admin_tokens.read(SECRET.encode(), token, int(time.time())).token_id
+    assert f"admin token {token_id} for ops" in err
+    code, out, _ = cli(redis_url, "admin", "list")
+    assert code == 0
+    assert token_id in out
+    assert "ops" in out
+    code, out, _ = cli(redis_url, "admin", "revoke", token_id)
+    assert (code, out) == (0, f"{token_id}: revoked\n")
+    code, out, _ = cli(redis_url, "admin", "list")
+    assert (code, out) == (0, "no tokens\n")
+    code, _, err = cli(redis_url, "admin", "revoke", token_id)
+    assert code == 1
+    code, _, err = cli(redis_url, "admin", "token", "--name", "bad name")
+    assert code == 2
+    # No live node by that name (none runs here): refused, nothing published.
+    code, _, err = cli(redis_url, "nodes", "drain", "node-9")
+    assert code == 1
+    assert "no live node named 'node-9'" in err

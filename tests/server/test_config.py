@@ -65,6 +65,8 @@ def test_every_setting_from_its_variable() -> None:
         "PAIGOW_SERVER_NAME": "east",
         "PAIGOW_LOG_LEVEL": "WARNING",
         "PAIGOW_LOG_FORMAT": "json",
+        "PAIGOW_ADMIN_PORT": "8766",
+        "PAIGOW_ADMIN_HOST": "10.0.0.5",
     }
     assert set(environ) == {d.env for d in declared()}
     assert settings([], environ) == Settings(
@@ -108,6 +110,8 @@ def test_every_setting_from_its_variable() -> None:
         server_name="east",
         log_level="warning",
         log_format="json",
+        admin_port=8766,
+        admin_host="10.0.0.5",
     )
 
 

@@ -2,7 +2,8 @@
 :mod:`server.store.lua`: every key in ``KEYS``, every check before the first write,
 numbers formatted with ``%d``).
 
-Chips enter an account from outside (``CREDIT``), leave it for a table (``CLAIM``
+Chips enter an account from outside (``CREDIT``, or an operator's ``OPERATE``, which also
+debits an account back outside and reverses a credit), leave it for a table (``CLAIM``
 reserves them), come back when a table refused them (``REFUND``) or when a table pays
 out (``DELIVER``). Each of these is idempotent by its transfer id: the account keeps
 what it did with a transfer in a marker key, so a call made again (a retry, a
@@ -29,3 +30,4 @@ SETTLE = load("accounts/settle")
 DELIVER = load("accounts/deliver")
 DELIVER_MANY = load("accounts/deliver_many")
 ACCOUNT_SNAPSHOT = load("accounts/snapshot")
+OPERATE = load("accounts/operate")
