@@ -18,6 +18,7 @@ from server.auth import tokens as player_tokens
 from server.config import Settings
 from tests.helpers import until
 from tests.server.admin.conftest import SECRET, Api, mint
+from tests.server.auth.operator_keys import AUDIENCE, ISSUER, JwksServer, claims, rsa_key
 from tests.server.processes import ServerProcess, server_args
 
 
@@ -138,3 +139,34 @@ async def test_a_drained_server_process_hands_over_and_exits(
         assert body["ok"], body["text"]
     finally:
         two.close()
+
+
+@pytest.mark.asyncio
+async def test_an_operator_jwt_with_the_admin_role_opens_the_api(
+    admin_settings: Settings, redis_client: redis.asyncio.Redis
+) -> None:
+    """With a JWKS configured, the server wires the operator's JWTs as the API's bearer
+    check by itself: a JWT with the admin role is let in and named on the ledger, one
+    without it gets 403, one signed by a key outside the JWKS 401."""
+    key = rsa_key("ops-2026")
+    async with JwksServer(key).running() as jwks:
+        settings = dataclasses.replace(
+            admin_settings, jwt_jwks_url=jwks.url, jwt_issuer=ISSUER, jwt_audience=AUDIENCE
+        )
+        app = App(settings)
+        await app.start()
+        try:
+            assert app.admin is not None
+            async with aiohttp.ClientSession() as session:
+                api = Api(session, app.admin.port)
+                admin = key.sign(claims("opsdesk", name="Night desk", roles=["admin"]))
+                status, body, _ = await api.call("GET", "/api/v1/whoami", admin)
+                assert (status, body["via"], body["name"]) == (200, "bearer", "Night desk")
+                player = key.sign(claims("alice", roles=["player"]))
+                status, body, _ = await api.call("GET", "/api/v1/whoami", player)
+                assert (status, body["error"]["code"]) == (403, "forbidden")
+                stranger = rsa_key("ops-2026").sign(claims("opsdesk", roles=["admin"]))
+                status, body, _ = await api.call("GET", "/api/v1/audit", stranger)
+                assert (status, body["error"]["code"]) == (401, "token_refused")
+        finally:
+            await app.stop()
