@@ -80,6 +80,8 @@ class Gateway:
         """The connections whose frames go out at the next flush (one callback for all)."""
         self.outage = Outage(stores.ping)
         """Redis outages as the requests meet them: answered `unavailable`, logged once."""
+        self._hellos: dict[Connection, str] = {}
+        """The rid of each hello being served (its `unavailable` answer carries it)."""
 
     @property
     def connections(self) -> set[Connection]:
@@ -116,11 +118,10 @@ class Gateway:
             except StoreUnavailable as exc:
                 # Redis away: try again later, as the protocol says (not a fault).
                 self.outage.failed(exc)
-                close = Close(
-                    CloseCode.TRY_AGAIN_LATER,
-                    "storage unavailable; retry",
-                    self.unavailable(None, None),
-                )
+                reply = self.unavailable(self._hellos.get(conn), None)
+                close = Close(CloseCode.TRY_AGAIN_LATER, "storage unavailable; retry", reply)
+            finally:
+                self._hellos.pop(conn, None)
             if close is None:
                 close = await self._serve(conn)
             if close is not None:
@@ -171,6 +172,7 @@ class Gateway:
         if isinstance(greeting, Close):
             return greeting
         hello = greeting.hello
+        self._hellos[conn] = hello.rid
         wall = now_ms()
         credentials = session.credentials(hello, wall // 1000)
         if isinstance(credentials, Close):

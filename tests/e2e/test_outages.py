@@ -227,7 +227,7 @@ async def test_external_redis_down(
         closed = await newcomer.wait_closed()
         assert closed.code == CloseCode.TRY_AGAIN_LATER
         [refused] = [m for m in newcomer.messages if isinstance(m, ErrorReply)]
-        assert (refused.code, refused.retryable) == ("unavailable", True)
+        assert (refused.code, refused.retryable, refused.rid) == ("unavailable", True, "h1")
 
         assert outage_lines(caplog) == [outage_lines(caplog)[0]]
         assert outage_lines(caplog)[0].startswith(BEGAN)
