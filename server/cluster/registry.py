@@ -170,10 +170,12 @@ class Membership:
             self._named = True
             self.set_aside = live.set_aside
             if live.set_aside is not None:
+                freed = await self._free_leases(live.set_aside)
                 log.info(
                     "set aside %s, this node's earlier life (same name): not live from "
-                    "now, and not waited for; its tables are taken as their leases run out",
+                    "now, not waited for, its leases of %d table(s) given up",
                     live.set_aside,
+                    freed,
                 )
         self._beat_ok = time.monotonic()
         self.beats += 1
@@ -189,6 +191,23 @@ class Membership:
             log.warning("this node was taken for dead (its registration ran out): back now")
             self.on_lapsed()
         return live
+
+    async def _free_leases(self, earlier: str) -> int:
+        """Give up the table leases ``earlier`` (this node's earlier life, set aside)
+        still holds, so that the tables are taken now, not when the leases run out:
+        how many. Safe if it is alive after all: a release is fenced by the token it
+        names (a lease renewed or taken meanwhile is left alone), and a commit of its
+        after that carries a token that is no longer the table's. A store error leaves
+        the leases to run out by themselves."""
+        freed = 0
+        try:
+            found = await self.tables.leases.holders(self.table_ids)
+            for table_id, held in zip(self.table_ids, found, strict=True):
+                if held is not None and held[1] == earlier:
+                    freed += await self.tables.leases.release(table_id, earlier, held[0])
+        except StoreUnavailable as exc:
+            log.warning("leases of %s not given up (%s): they run out by themselves", earlier, exc)
+        return freed
 
     def _step_back(self, live: LiveNodes) -> None:
         """Another process took this node's name (started under it, so it counts this

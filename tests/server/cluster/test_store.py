@@ -234,10 +234,21 @@ async def test_a_restarted_node_sets_its_earlier_life_aside_and_a_live_one_steps
     assert earlier.live == ["n#1"]
     assert earlier.wants("t1")
     assert earlier.wants("t2")
+    token = await store.leases.acquire("t1", "n#1", 60_000)
+    assert token is not None
+    await store.leases.acquire("t2", "m#9", 60_000)  # another node's: left alone
 
     later = membership("n#2")
     await later.beat()
     assert later.set_aside == "n#1"
+    # Its leases given up: the table is taken now, not when the lease runs out; one
+    # that is not its own is left as it is.
+    assert await store.leases.holder("t1") is None
+    held = await store.leases.holder("t2")
+    assert held is not None
+    assert held[1] == "m#9"
+    assert not await store.leases.renew("t1", "n#1", token, 60_000)  # fenced
+    assert await store.leases.acquire("t1", "n#2", 60_000) == token + 1
     assert later.live == ["n#2"]
     assert later.wants("t1")
     assert later.wants("t2")
