@@ -69,6 +69,8 @@ class ArchiveService:
                     self.on_pass(report)
             except asyncio.CancelledError:
                 raise
+            except StoreUnavailable as exc:  # Redis away: no fault, no traceback
+                log.warning("archive pass not done, Redis unavailable: %s", exc)
             except Exception:  # the next pass tries again; nothing is half-moved
                 log.exception("archive pass failed")
             with contextlib.suppress(TimeoutError):

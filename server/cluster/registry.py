@@ -25,7 +25,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from server.cluster.placement import assign
+from server.cluster.placement import assign, node_name
 from server.store import ClusterStore, LiveNodes, StoreUnavailable, TableStore
 from server.tasks import cancel_and_wait
 
@@ -71,7 +71,12 @@ class Membership:
         self.holders: dict[str, str] = {}
         """Table -> the instance that holds its lease (as last read or announced)."""
         self.draining = False
+        self.retired = False
+        """Another process took this node's name: this one stepped back for good."""
+        self.set_aside: str | None = None
+        """The earlier life of this node (same name) that its first registration set aside."""
         self.beats = 0
+        self._named = False  # the first registration took the node's name
         self._expires: int | None = None  # this node's registration, by Redis's clock
         self._beat_ok = time.monotonic()
         self._counts: dict[str, int] = {}
@@ -144,11 +149,34 @@ class Membership:
         """Register (or renew), and place the tables among the live nodes; None if
         Redis did not answer."""
         try:
-            live = await self.store.beat(self.instance, self.ttl_ms, self.info)
+            if self.retired:
+                live = await self.store.live_nodes()
+            else:
+                live = await self.store.beat(
+                    self.instance,
+                    self.ttl_ms,
+                    self.info,
+                    name=node_name(self.instance),
+                    take=not self._named,
+                )
         except StoreUnavailable as exc:
             if time.monotonic() - self._beat_ok > self.ttl_ms / 1000:
                 log.warning("not registered for %d ms (%s)", self.ttl_ms, exc)
             return None
+        if self.retired or live.refused:
+            self._step_back(live)
+            return live
+        if not self._named:
+            self._named = True
+            self.set_aside = live.set_aside
+            if live.set_aside is not None:
+                freed = await self._free_leases(live.set_aside)
+                log.info(
+                    "set aside %s, this node's earlier life (same name): not live from "
+                    "now, not waited for, its leases of %d table(s) given up",
+                    live.set_aside,
+                    freed,
+                )
         self._beat_ok = time.monotonic()
         self.beats += 1
         lapsed = self._expires is not None and live.now > self._expires
@@ -163,6 +191,37 @@ class Membership:
             log.warning("this node was taken for dead (its registration ran out): back now")
             self.on_lapsed()
         return live
+
+    async def _free_leases(self, earlier: str) -> int:
+        """Give up the table leases ``earlier`` (this node's earlier life, set aside)
+        still holds, so that the tables are taken now, not when the leases run out:
+        how many. Safe if it is alive after all: a release is fenced by the token it
+        names (a lease renewed or taken meanwhile is left alone), and a commit of its
+        after that carries a token that is no longer the table's. A store error leaves
+        the leases to run out by themselves."""
+        freed = 0
+        try:
+            found = await self.tables.leases.holders(self.table_ids)
+            for table_id, held in zip(self.table_ids, found, strict=True):
+                if held is not None and held[1] == earlier:
+                    freed += await self.tables.leases.release(table_id, earlier, held[0])
+        except StoreUnavailable as exc:
+            log.warning("leases of %s not given up (%s): they run out by themselves", earlier, exc)
+        return freed
+
+    def _step_back(self, live: LiveNodes) -> None:
+        """Another process took this node's name (started under it, so it counts this
+        one as its earlier life): stop being a node for good, as a drain does, so that
+        one name is one live process; the tables go to the live nodes as they pass
+        between rounds (their leases fence any write meanwhile)."""
+        if not self.retired:
+            log.error(
+                "another process took this node's name %r (a restart of this node, or a "
+                "second process given its name): this one steps back and hands its tables over",
+                node_name(self.instance),
+            )
+            self.retired = self.draining = True
+        self._place([i for i in live.instances if i != self.instance])
 
     async def _read(self, live: LiveNodes) -> None:
         try:

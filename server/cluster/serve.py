@@ -12,6 +12,7 @@ it: they reach the other node with everybody's (``server/cluster/feed.py``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Mapping
 
@@ -24,7 +25,7 @@ from server.gateway.connection import Connection
 from server.gateway.presence import Settled
 from server.gateway.session import Session, error_reply
 from server.host import TableHost, now_ms
-from server.store import ClusterStore
+from server.store import ClusterStore, StoreUnavailable
 from server.table.views import snapshot
 from server.tasks import cancel_and_wait
 
@@ -101,6 +102,11 @@ class RequestServer:
                 answer = await self._attach(host, request)
             else:
                 answer = await self._presence(host, request)
+        except StoreUnavailable as exc:
+            # Redis is away: the asking node's client gets `unavailable`, the outage is
+            # logged once (server/gateway/outage.py), not a traceback a request.
+            self.gateway.outage.failed(exc)
+            answer = wire.reply(request.req, [encode(self.gateway.unavailable(None, None))])
         except Exception:
             log.exception("table %s: a forwarded %s failed", host.table_id, request.kind)
             reply = error_reply(ErrorCode.INTERNAL, "server fault; try again", None)
@@ -132,7 +138,10 @@ class RequestServer:
                 return wire.not_here(request.req)
             frames = None
             if request.last_seq is not None:
-                frames = await host.missed(conn, request.last_seq)
+                # The replay buffer out of reach: a snapshot (from memory) is always a
+                # valid answer, as for a connection here (Presence.attach).
+                with contextlib.suppress(StoreUnavailable):
+                    frames = await host.missed(conn, request.last_seq)
             if frames is None:
                 frames = [encode(snapshot(state, request.player, now_ms()))]
             return wire.reply(request.req, frames, state.seq)

@@ -21,7 +21,7 @@ from websockets.exceptions import ConnectionClosed
 
 from protocol.codec import encode
 from protocol.errors import CloseCode, ErrorCode
-from protocol.messages import ClientMessage, OkReply
+from protocol.messages import ClientMessage, ErrorReply, OkReply
 from server.archive import Archive
 from server.auth.operator import (
     OperatorIdentity,
@@ -33,6 +33,7 @@ from server.gateway.connection import Connection, Flushes, SilenceWatch
 from server.gateway.context import REPLIED, Context
 from server.gateway.handlers import HANDLERS
 from server.gateway.options import GatewayOptions
+from server.gateway.outage import Outage
 from server.gateway.presence import HostSeating, Presence
 from server.gateway.session import (
     NO_HELLO,
@@ -87,6 +88,10 @@ class Gateway:
         """When each connection's silence is next checked (one timer for all)."""
         self.flushes = Flushes()
         """The connections whose frames go out at the next flush (one callback for all)."""
+        self.outage = Outage(stores.ping)
+        """Redis outages as the requests meet them: answered `unavailable`, logged once."""
+        self._hellos: dict[Connection, str] = {}
+        """The rid of each hello being served (its `unavailable` answer carries it)."""
 
     @property
     def connections(self) -> set[Connection]:
@@ -96,6 +101,7 @@ class Gateway:
     async def stop(self) -> None:
         """Stop the settlings of seats being tried again (once the hosts are stopped)."""
         await self.presence.stop()
+        await self.outage.stop()
 
     async def table_ready(self, host: TableHost) -> None:
         """The hosts' on-ready hook (see :meth:`Presence.table_ready`)."""
@@ -119,7 +125,15 @@ class Gateway:
         self.presence.connections.add(conn)
         self.metrics.connections.inc()
         try:
-            close = await self._handshake(conn)
+            try:
+                close = await self._handshake(conn)
+            except StoreUnavailable as exc:
+                # Redis away: try again later, as the protocol says (not a fault).
+                self.outage.failed(exc)
+                reply = self.unavailable(self._hellos.get(conn), None)
+                close = Close(CloseCode.TRY_AGAIN_LATER, "storage unavailable; retry", reply)
+            finally:
+                self._hellos.pop(conn, None)
             if close is None:
                 bind(player=conn.player_id)  # the connection's records name its player
                 close = await self._serve(conn)
@@ -171,6 +185,7 @@ class Gateway:
         if isinstance(greeting, Close):
             return greeting
         hello = greeting.hello
+        self._hellos[conn] = hello.rid
         # A login token is tried as whichever kind it is: an operator's JWT (three parts)
         # where a JWKS is configured, else this server's own.
         verified: OperatorIdentity | OperatorTokenError | None = None
@@ -314,6 +329,11 @@ class Gateway:
         except TableError as exc:
             self.metrics.errors.labels(exc.code.value).inc()
             conn.send_bytes(encode(error_reply(exc.code, exc.message, message.rid, table_id)))
+        except StoreUnavailable as exc:
+            # Redis is away: no fault of the server's, and retrying is safe (a money
+            # request is applied at most once). Logged once an outage, not a request.
+            self.outage.failed(exc)
+            conn.send_bytes(encode(self.unavailable(message.rid, table_id)))
         except Exception:
             log.exception("request %s failed", type(message).__name__)
             self.metrics.errors.labels(ErrorCode.INTERNAL.value).inc()
@@ -321,3 +341,10 @@ class Gateway:
                 ErrorCode.INTERNAL, "server fault; try again", message.rid, table_id
             )
             conn.send_bytes(encode(reply))
+
+    def unavailable(self, rid: str | None, table_id: str | None) -> ErrorReply:
+        """The ``unavailable`` error of a request that Redis failed (counted)."""
+        self.metrics.errors.labels(ErrorCode.UNAVAILABLE.value).inc()
+        return error_reply(
+            ErrorCode.UNAVAILABLE, "storage briefly unavailable; retry", rid, table_id
+        )

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import functools
 import logging
 from collections.abc import Iterable
 
@@ -202,11 +203,27 @@ class Presence:
             if player in self.by_player:
                 return  # back on a new connection meanwhile: not away after all
             await self.settle(host, player)
-        if self.remote is not None:
-            for table_id in await self.remote.seated_elsewhere(player):
-                if player in self.by_player:
-                    return
-                await self.remote.settle(table_id, player)
+        if self.remote is not None and not await self._settle_elsewhere(player):
+            # Redis away: tried again in the background, until it answers.
+            again = functools.partial(self._settle_elsewhere, player)
+            self.retries.start(("elsewhere", player), again)
+
+    async def _settle_elsewhere(self, player: str) -> bool:
+        """Have the seats ``player`` holds at tables held elsewhere settled (they are
+        away): False if where they sit could not be read (a store error, logged)."""
+        assert self.remote is not None
+        if player in self.by_player:
+            return True  # back on a new connection meanwhile: not away after all
+        try:
+            table_ids = await self.remote.seated_elsewhere(player)
+        except StoreUnavailable as exc:
+            log.warning("player %s: seats elsewhere not read, trying again: %s", player, exc)
+            return False
+        for table_id in table_ids:
+            if player in self.by_player:
+                return True
+            await self.remote.settle(table_id, player)
+        return True
 
     # --- attaching ------------------------------------------------------------------
 

@@ -87,9 +87,13 @@ def answer(item: Queued) -> None:
 def own_copy(exc: Exception) -> Exception:
     """An error of its own for another request that ``exc`` failed (one exception
     object raised in several tasks would gather all their tracebacks): the table's
-    error again, or a server fault (the first request's task reports ``exc`` itself)."""
+    error again, the store's unavailability again, or a server fault (the first
+    request's task reports ``exc`` itself)."""
     if isinstance(exc, TableError):
         return TableError(exc.code, exc.message)
+    if isinstance(exc, StoreUnavailable):
+        # Redis away: each request is answered `unavailable`, not as a server fault.
+        return StoreUnavailable(str(exc))
     return TableError(ErrorCode.INTERNAL, "server fault; try again")
 
 

@@ -154,6 +154,9 @@ Of no owner (single-key commands only):
                                                  score the time its registration expires (ms)
 ``pg:node:<n>``                       hash       node instance ``n``: ``name``, ``url``, ``started``
                                                  (expires with the registration)
+``pg:node-name:<name>``               string     the instance that holds node name ``name`` (the
+                                                 last process started under it; expires with
+                                                 its registration)
 ``pg:node:<n>:chan``                  pub/sub    messages to node instance ``n``: replies to
                                                  the requests it forwarded, hand-over hints
 ``pg:nodes:chan``                     pub/sub    messages to every node: a session resumed
@@ -348,6 +351,10 @@ class Keys:
     def node(self, instance: str) -> str:
         """Hash: what a node instance says of itself (name, url, started)."""
         return f"{self.prefix}node:{instance}"
+
+    def node_name(self, name: str) -> str:
+        """String: the instance that holds node name ``name`` (one process at a time)."""
+        return f"{self.prefix}node-name:{name}"
 
     def nodes_channel(self) -> str:
         """Pub/sub channel of the messages to every node."""

@@ -107,6 +107,12 @@ class Stores:
         :class:`~server.store.errors.StoreUnavailable` if Redis failed."""
         return await audit(self.client, table_money, archive=archive)
 
+    async def ping(self) -> None:
+        """Return once Redis answers a ``PING``; :class:`~server.store.errors.StoreUnavailable`
+        if it does not (whether an outage is over: ``server/gateway/outage.py``)."""
+        with translated():
+            await self.client.ping()
+
     async def close(self) -> None:
         """Close the clients, then stop the embedded Redis (if any); safe to call twice.
         (The server drains its tables' background steps first: ``tables.drain()``.)"""

@@ -16,7 +16,7 @@ state machine"; a test checks this diagram against the tables)::
     idle      -> betting    SitDown, PlaceBet, Rebet
     idle      -> dealing    PlaceBet, Rebet
     betting   -> idle       deadline
-    betting   -> dealing    deadline, PlaceBet, Rebet, ClearBet, SitOut
+    betting   -> dealing    deadline, Tick, StandUp, PlaceBet, Rebet, ClearBet, SitOut
     betting   -> settling   Void
     dealing   -> setting    deadline
     dealing   -> revealing  deadline
@@ -26,6 +26,11 @@ state machine"; a test checks this diagram against the tables)::
     revealing -> settling   deadline, Void
     settling  -> idle       deadline
     settling  -> betting    deadline
+
+Betting closes early, to the deal, as soon as no seated player is left without a bet
+(and one has bet): by the last bet or sit-out, or by the last seat without a bet
+leaving, whether it stood up (``StandUp``) or was released after the grace time (a
+``Tick`` before the betting deadline).
 
 A changed config (:class:`ChangeConfig`) is legal in every phase and changes none:
 it applies between rounds only, at once or at the end of the step that ends the
@@ -145,7 +150,7 @@ def next_wakeup(state: TableState) -> int | None:
 
 def _tick(work: Work, event: Tick) -> None:
     """Fire the deadlines passed, in order, so that a table that was down catches up;
-    between rounds, stand up who has been away too long."""
+    between rounds, stand up who has been away too long (which may close betting)."""
     for _ in range(16):
         deadline = work.state.deadline
         if deadline is None or work.now < deadline:
@@ -170,6 +175,7 @@ IDLE, BETTING, DEALING, SETTING, REVEALING, SETTLING = Phase
 _ANY = tuple(Phase)
 _NOT_IDLE = (BETTING, DEALING, SETTING, REVEALING, SETTLING)
 _IN_ROUND = (BETTING, DEALING, SETTING, REVEALING)  # a settled round is never voided
+_NOT_BETTING = (IDLE, DEALING, SETTING, REVEALING, SETTLING)
 _STAY = ()  # handlers that never change the phase
 
 # fmt: off
@@ -184,10 +190,12 @@ DEADLINES: dict[Phase, Deadline] = {
 
 ROWS: list[tuple[tuple[Phase, ...], type[Any], Handler, tuple[Phase, ...]]] = [
     # in phases      event         handler                      may lead to
-    (_ANY,           Tick,         _tick,                       _STAY),  # via DEADLINES
+    (_NOT_BETTING,   Tick,         _tick,                       _STAY),  # via DEADLINES
+    ((BETTING,),     Tick,         _tick,                       (DEALING,)),  # the gone released
     ((IDLE,),        SitDown,      seats.sit_down,              (BETTING,)),  # the first seat
     (_NOT_IDLE,      SitDown,      seats.sit_down,              _STAY),
-    (_ANY,           StandUp,      seats.stand_up,              _STAY),
+    (_NOT_BETTING,   StandUp,      seats.stand_up,              _STAY),
+    ((BETTING,),     StandUp,      seats.stand_up,              (DEALING,)),  # the last awaited
     (_ANY,           Rebuy,        seats.rebuy,                 _STAY),
     (_ANY,           CashOut,      seats.cash_out,              _STAY),
     (_ANY,           Disconnect,   seats.disconnect,            _STAY),

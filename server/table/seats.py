@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from protocol.errors import ErrorCode
 from server.table import views
-from server.table.betting import open_betting
+from server.table.betting import maybe_close_betting, open_betting
 from server.table.errors import TableError
 from server.table.events import CashOut, Disconnect, Rebuy, Reconnect, SitDown, StandUp
 from server.table.ledger import Kind, Pot
@@ -65,6 +65,8 @@ def stand_up(work: Work, event: StandUp) -> None:
         work.emit(views.seat_changed(work.state, index))
         return
     remove_seat(work, index)
+    # The seat that left may have been the last one betting waited for.
+    maybe_close_betting(work)
 
 
 def remove_seat(work: Work, index: int) -> None:
@@ -167,7 +169,8 @@ def reconnect(work: Work, event: Reconnect) -> None:
 
 def stand_up_the_gone(work: Work) -> None:
     """Stand up every seat with no bet away longer than the grace time (between rounds:
-    a seat with a bet in a round stands up when it ends, see the settlement)."""
+    a seat with a bet in a round stands up when it ends, see the settlement); betting
+    closes then if those were the last seats it waited for."""
     for index, seat in work.state.occupied():
         if (
             seat.disconnected_at is not None
@@ -175,3 +178,5 @@ def stand_up_the_gone(work: Work) -> None:
             and work.now - seat.disconnected_at >= work.state.config.grace_ms
         ):
             remove_seat(work, index)
+    # Checked once, after every release: the deal must not start between two of them.
+    maybe_close_betting(work)

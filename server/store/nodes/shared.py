@@ -36,6 +36,11 @@ class LiveNodes:
 
     now: int
     expires: Mapping[str, int]
+    refused: bool = False
+    """The registration was refused: another instance took the node's name."""
+    set_aside: str | None = None
+    """The instance that held the node's name before this registration took it (an
+    earlier life of the node), unregistered by it; None if there was none."""
 
     @property
     def instances(self) -> list[str]:
@@ -79,12 +84,27 @@ class ClusterStore:
     # --- nodes -----------------------------------------------------------------------
 
     @store_call
-    async def beat(self, instance: str, ttl_ms: int, info: Mapping[str, str]) -> LiveNodes:
-        """Register ``instance`` (or renew it) for ``ttl_ms`` with ``info``; the live nodes."""
-        args: list[Any] = [instance, ttl_ms]
-        for name, value in info.items():
-            args += [name, value]
-        keys = [self.keys.nodes(), self.keys.node(instance)]
+    async def beat(
+        self,
+        instance: str,
+        ttl_ms: int,
+        info: Mapping[str, str],
+        *,
+        name: str | None = None,
+        take: bool = False,
+    ) -> LiveNodes:
+        """Register ``instance`` (or renew it) for ``ttl_ms`` with ``info``; the live nodes.
+
+        With ``name``, one instance at a time holds the node's name: ``take`` (the
+        first registration of a process) takes it, unregistering the instance that
+        held it (its earlier life: :attr:`LiveNodes.set_aside`); a renewal is refused
+        (:attr:`LiveNodes.refused`, nothing written) once another instance took it.
+        """
+        mode = "" if name is None else "take" if take else "renew"
+        args: list[Any] = [instance, ttl_ms, mode]
+        for field_name, value in info.items():
+            args += [field_name, value]
+        keys = [self.keys.nodes(), self.keys.node(instance), self.keys.node_name(name or "-")]
         # A call of its own, queued behind no publication: a registration that runs out
         # while the node is alive has it taken for dead.
         return _live(await self._beat(keys=keys, args=args))
@@ -92,8 +112,8 @@ class ClusterStore:
     @store_call
     async def live_nodes(self) -> LiveNodes:
         """The live nodes (and forget the ones whose registration ran out)."""
-        keys = [self.keys.nodes(), self.keys.node("-")]
-        return _live(await self._beat(keys=keys, args=["", 0]))
+        keys = [self.keys.nodes(), self.keys.node("-"), self.keys.node_name("-")]
+        return _live(await self._beat(keys=keys, args=["", 0, ""]))
 
     @store_call
     async def leave(self, instance: str) -> None:
@@ -280,8 +300,9 @@ def _translated(sent: asyncio.Future[Any]) -> asyncio.Future[Any]:
 def _live(reply: Iterable[Any]) -> LiveNodes:
     values = list(reply)
     now = as_int(values[0])
+    status, aside = as_str(values[1]), as_str(values[2])
     # Scores come back as text of a double: exact for any time in milliseconds.
     expires = {
-        as_str(values[i]): int(float(as_str(values[i + 1]))) for i in range(1, len(values), 2)
+        as_str(values[i]): int(float(as_str(values[i + 1]))) for i in range(3, len(values), 2)
     }
-    return LiveNodes(now, expires)
+    return LiveNodes(now, expires, refused=status == "refused", set_aside=aside or None)

@@ -181,3 +181,86 @@ async def test_a_lapse_is_said_only_where_another_node_could_take_this_one_for_d
     assert lapses == ["a#1"]
     await cluster.leave("a#1")
     await cluster.leave("b#2")
+
+
+@pytest.mark.asyncio
+async def test_one_instance_at_a_time_holds_a_node_name(cluster: ClusterStore) -> None:
+    """A process starting under a name takes it: the instance that held it (its
+    earlier life) is no longer live, and that one's renewals are refused from then on,
+    nothing written; another name is untouched."""
+    old = await cluster.beat("n#old", 60_000, {"name": "n"}, name="n", take=True)
+    assert (old.refused, old.set_aside, old.instances) == (False, None, ["n#old"])
+    assert not (await cluster.beat("n#old", 60_000, {"name": "n"}, name="n")).refused
+    await cluster.beat("m#1", 60_000, {"name": "m"}, name="m", take=True)
+
+    new = await cluster.beat("n#new", 60_000, {"name": "n"}, name="n", take=True)
+    assert (new.refused, new.set_aside, new.instances) == (False, "n#old", ["m#1", "n#new"])
+    refused = await cluster.beat("n#old", 60_000, {"name": "n", "url": "x"}, name="n")
+    assert refused.refused
+    assert refused.instances == ["m#1", "n#new"]  # not registered again
+    assert (await cluster.node_info(["n#old"]))["n#old"] == {"name": "n"}  # not written
+    renewed = await cluster.beat("n#new", 60_000, {"name": "n"}, name="n")
+    assert not renewed.refused
+    assert renewed.set_aside is None
+    for instance in ("m#1", "n#new", "n#old"):
+        await cluster.leave(instance)
+
+
+@pytest.mark.asyncio
+async def test_a_restarted_node_sets_its_earlier_life_aside_and_a_live_one_steps_back(
+    cluster: ClusterStore, store: TableStore
+) -> None:
+    """The first registration of a process under a node's name sets aside the instance
+    that held the name: the new one does not count it live (nor waits for it). If that
+    earlier instance is in fact alive, its next heartbeat finds the name taken: it
+    stops being a node (it wants no table, it registers no more)."""
+
+    def membership(instance: str) -> Membership:
+        return Membership(
+            cluster,
+            store,
+            ["t1", "t2"],
+            instance,
+            {"name": "n"},
+            60_000,
+            on_placed=lambda: None,
+            on_lapsed=lambda: None,
+            on_handed_over=lambda table, to: None,
+            on_changed=lambda came, gone: None,
+        )
+
+    earlier = membership("n#1")
+    await earlier.beat()
+    assert earlier.live == ["n#1"]
+    assert earlier.wants("t1")
+    assert earlier.wants("t2")
+    token = await store.leases.acquire("t1", "n#1", 60_000)
+    assert token is not None
+    await store.leases.acquire("t2", "m#9", 60_000)  # another node's: left alone
+
+    later = membership("n#2")
+    await later.beat()
+    assert later.set_aside == "n#1"
+    # Its leases given up: the table is taken now, not when the lease runs out; one
+    # that is not its own is left as it is.
+    assert await store.leases.holder("t1") is None
+    held = await store.leases.holder("t2")
+    assert held is not None
+    assert held[1] == "m#9"
+    assert not await store.leases.renew("t1", "n#1", token, 60_000)  # fenced
+    assert await store.leases.acquire("t1", "n#2", 60_000) == token + 1
+    assert later.live == ["n#2"]
+    assert later.wants("t1")
+    assert later.wants("t2")
+
+    await earlier.beat()  # alive after all: its renewal is refused
+    assert earlier.retired
+    assert earlier.draining
+    assert not earlier.wants("t1")
+    assert not earlier.wants("t2")
+    assert not earlier.registered
+    await earlier.beat()  # and stays out
+    assert (await cluster.live_nodes()).instances == ["n#2"]
+    await later.beat()
+    assert not later.retired
+    await cluster.leave("n#2")

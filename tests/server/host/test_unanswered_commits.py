@@ -113,7 +113,7 @@ async def test_a_join_stored_but_not_answered_keeps_the_table_s_events(app: App)
     client = await Client.hello(url(app))
     try:
         store.lose_next = store.also_the_record = True
-        await client.error(Join, "internal", table_id="slow", buy_in=500)
+        await client.error(Join, "unavailable", table_id="slow", buy_in=500)
         assert host.state is not None
         assert host.state.seat_of(client.player) is not None
         await client.ok(Bet, table_id="slow", amount=100)
