@@ -21,6 +21,7 @@ import secrets
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import NoReturn
 
 from websockets.asyncio.server import Server, serve
@@ -47,6 +48,7 @@ from server.table.machine import Transition
 from server.table.state import Phase
 from server.tables_file import load_tables
 from server.tasks import cancel_and_wait
+from server.wallet import Funding, wallet_funding
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +87,8 @@ class App:
         self.archiver: ArchiveService | None = None
         self.revocations: RevocationListener | None = None
         self.cluster: Cluster | None = None
+        # Wallet mode (--wallet-url): buy-ins and cash-outs go through the operator's wallet.
+        self.wallet: Funding | None = None
         self.name = settings.node_name or default_node_name(settings)
         if not NODE_NAME.fullmatch(self.name):
             raise ValueError(
@@ -150,6 +154,11 @@ class App:
         )
         self.revocations = RevocationListener(stores.sessions, self.gateway.revoked)
         self.revocations.start()
+        if s.wallet_url:
+            self.wallet = wallet_funding(s, stores)
+            self.gateway.context = replace(self.gateway.context, wallet=self.wallet)
+            # Started at once: it finishes what a crashed process left open.
+            self.wallet.start()
         if self.archiver is not None:
             self.archiver.start()
         # Several nodes share the tables through one Redis (or a Sentinel's primary).
@@ -309,6 +318,9 @@ class App:
         if self.archiver is not None:
             await self.archiver.stop()
             self.archiver = None
+        if self.wallet is not None:
+            await self.wallet.stop()
+            self.wallet = None
         if self.revocations is not None:
             await self.revocations.stop()
             self.revocations = None

@@ -140,7 +140,28 @@ async def _money(
         memo=memo,
         answer=answer,
     )
-    await ctx.presence.host(msg.table_id).submit(event, request=request)
+    host = ctx.presence.host(msg.table_id)
+    wallet = ctx.wallet
+    if wallet is None or conn.session.guest:
+        await host.submit(event, request=request)
+        return REPLIED
+    # Wallet mode: a buy-in's chips come from the operator's wallet into the account
+    # just before the table takes them; whatever the account keeps after the request
+    # goes back to the wallet (docs/DESIGN.md, "The operator's wallet").
+    hold = None
+    if isinstance(msg, Join | Rebuy):
+        amount = msg.buy_in if isinstance(msg, Join) else msg.amount
+        reason = "buy_in" if isinstance(msg, Join) else "rebuy"
+        hold = await wallet.debit(conn.player, request.key, amount, reason)
+    taken = False
+    try:
+        await host.submit(event, request=request)
+        taken = True
+    finally:
+        if hold is not None:
+            await wallet.release(hold, taken=taken)
+        else:
+            wallet.kick(conn.player)
     return REPLIED
 
 

@@ -30,9 +30,19 @@ from server.store.archiving.records import (
 )
 from server.store.archiving.source import ArchivingCalls, LedgerStart
 from server.store.audit.check import TableMoney
+from server.store.audit.report import AuditReport
+from server.store.audit.wallet import wallet_audit
 from server.store.chips.ledgers import LedgerSource
 from server.store.chips.records import ClientRequest, RequestRecord
 from server.store.chips.transfers import Recovered, Transfers
+from server.store.chips.wallet import (
+    Intent,
+    OpenIntent,
+    WalletStore,
+    WalletTxn,
+    credit_prefix,
+    debit_base,
+)
 from server.store.embedded.process import EmbeddedRedisError
 from server.store.errors import (
     StoreError,
@@ -69,6 +79,7 @@ __all__ = [
     "AccountStore",
     "Admission",
     "ArchivingCalls",
+    "AuditReport",
     "AuditView",
     "Change",
     "ClientRequest",
@@ -78,6 +89,7 @@ __all__ = [
     "CommitStatus",
     "EmbeddedRedisError",
     "GuestLimits",
+    "Intent",
     "Leases",
     "LedgerRow",
     "LedgerSource",
@@ -86,6 +98,7 @@ __all__ = [
     "LiveNodes",
     "LogRow",
     "NotTheServers",
+    "OpenIntent",
     "Recovered",
     "Relay",
     "Replay",
@@ -103,11 +116,16 @@ __all__ = [
     "TableStore",
     "Transfers",
     "Unreplicated",
+    "WalletStore",
+    "WalletTxn",
     "WritesRefused",
+    "credit_prefix",
+    "debit_base",
     "lease_ms",
     "open_command_stores",
     "open_stores",
     "parse_id",
     "stored_state",
     "stored_table",
+    "wallet_audit",
 ]
