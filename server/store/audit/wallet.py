@@ -1,8 +1,8 @@
 """The audit's wallet check (wallet mode; docs/DESIGN.md, "The operator's wallet").
 
-In wallet mode the chips here came from the wallet (a debit applied: ``wallet_debit``
-entries of kind ``credit`` keyed ``wallet#<id>``, from outside) and go back to it (a sweep: ``to_wallet`` entries, to
-outside, queued in an outbox until the wallet acknowledges them). So, with the
+In wallet mode the chips here came from the wallet (a debit applied: a ``credit``
+entry keyed ``wallet#<id>``, from outside) and go back to it (a sweep: a ``to_wallet``
+entry, to outside, queued in an outbox until the wallet acknowledges it). So, with the
 conservation check of :mod:`server.store.audit.check` passing, one more must hold:
 
     the wallet's debits - the wallet's credits

@@ -164,11 +164,13 @@ async def test_no_answer_and_never_applied_is_cancelled_for_good(
     # Cancelled at the wallet: the same id sent late is refused, nothing applied.
     async with WalletClient(wallet.url, SECRET) as client:
         status = await client.status(intent.txid)
-        assert status is not None and status.status == "cancelled"
+        assert status is not None
+        assert status.status == "cancelled"
     assert await wallet.applied("eve") == []
     # The request again: a new attempt, a new transaction id, applied.
     hold = await funding.debit("eve", "s1:1", 300, "buy_in")
-    assert hold is not None and hold.txid != intent.txid
+    assert hold is not None
+    assert hold.txid != intent.txid
     await funding.release(hold, taken=False)
     await settle_all(funding, "eve")
     assert await wallet.balance("eve") == START
