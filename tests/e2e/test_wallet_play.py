@@ -13,12 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis.asyncio
 
 from protocol.messages import Bet, Join, Leave
 from protocol.structs import Joined
 from server.app import App
 from server.auth import tokens
 from server.config import Settings
+from server.store import WalletStore
 from tests.helpers import until
 from tests.server.conftest import StartApp
 from tests.server.helpers import Client
@@ -57,10 +59,14 @@ def cli(settings: Settings, wallet: WalletProcess, *args: str) -> tuple[int, str
     assert settings.redis_url is not None
     done = run_cli(
         [
-            "--redis-url", settings.redis_url,
-            "--wallet-url", wallet.url, "--wallet-secret", SECRET,
+            "--redis-url",
+            settings.redis_url,
+            "--wallet-url",
+            wallet.url,
+            "--wallet-secret",
+            SECRET,
             *args,
-        ]  # fmt: skip
+        ]
     )
     return done.returncode, done.stdout + done.stderr
 
@@ -81,7 +87,10 @@ async def assert_clean(settings: Settings, wallet: WalletProcess) -> str:
 
 @pytest.mark.asyncio
 async def test_rounds_settle_while_the_wallet_fails_and_credits_wait(
-    start_app: StartApp, server_settings: Settings, wallet: WalletProcess
+    start_app: StartApp,
+    server_settings: Settings,
+    redis_client: redis.asyncio.Redis,
+    wallet: WalletProcess,
 ) -> None:
     await wallet.fund("alice", 5000)
     app = await start_app(**wallet_settings(wallet))
@@ -100,8 +109,15 @@ async def test_rounds_settle_while_the_wallet_fails_and_credits_wait(
         assert refused.table_id == "slow"
         # Leaving moves the table's chips to the outbox, where they wait.
         await alice.ok(Leave, table_id="fast")
-        await asyncio.sleep(1.0)
+        store = WalletStore(redis_client)
+
+        async def waiting() -> bool:
+            return bool(await store.outbox("alice"))
+
+        await until(waiting, what="the leave's credit in the outbox")
+        await asyncio.sleep(1.0)  # retried meanwhile, and failing
         assert await wallet.balance("alice") == 4000
+        assert [t.state for t in await store.outbox("alice")] == ["pending"]
         # Retried until acknowledged, once the wallet answers again.
         await wallet.faults(fail=0)
 
@@ -113,7 +129,11 @@ async def test_rounds_settle_while_the_wallet_fails_and_credits_wait(
         out = await assert_clean(server_settings, wallet)
         code, audit = await asyncio.to_thread(cli, server_settings, wallet, "audit")
         assert code == 0, audit
-        house = int(next(line for line in audit.splitlines() if line.startswith("house result")).split(": ")[1])
+        house = int(
+            next(line for line in audit.splitlines() if line.startswith("house result")).split(
+                ": "
+            )[1]
+        )
         assert await wallet.balance("alice") == 5000 - house, (audit, out)
     finally:
         await alice.close()

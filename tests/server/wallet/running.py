@@ -30,19 +30,19 @@ class WalletProcess:
         ]  # fmt: skip
         if opening_balance is not None:
             args += ["--opening-balance", str(opening_balance)]
-        self._out = (folder / "wallet.out").open("w+b")
-        self._err = self.log.open("ab")
-        self.proc = subprocess.Popen(
-            args, cwd=ROOT, stdout=self._out, stderr=self._err, stdin=subprocess.DEVNULL
-        )
+        out = folder / "wallet.out"
+        # The child keeps its own descriptors: the parent holds no file open.
+        with out.open("wb") as stdout, self.log.open("ab") as stderr:
+            self.proc = subprocess.Popen(
+                args, cwd=ROOT, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL
+            )
         self.port = 0
         self.admin_port = 0
         deadline = time.monotonic() + TIMEOUT
         while time.monotonic() < deadline:
-            self._out.seek(0)
-            line = self._out.readline()
-            if line.endswith(b"\n"):
-                info = json.loads(line)
+            line = out.read_bytes().partition(b"\n")
+            if line[1]:
+                info = json.loads(line[0])
                 self.port, self.admin_port = int(info["listening"]), int(info["admin"])
                 break
             if self.proc.poll() is not None:
@@ -93,5 +93,3 @@ class WalletProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        self._out.close()
-        self._err.close()
