@@ -10,7 +10,7 @@ from typing import Any
 import aiohttp
 import pytest
 import yaml
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # check-jsonschema's
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
