@@ -54,6 +54,10 @@ def test_every_setting_from_its_variable() -> None:
         "PAIGOW_SERVER_NAME": "east",
         "PAIGOW_LOG_LEVEL": "WARNING",
         "PAIGOW_LOG_FORMAT": "json",
+        "PAIGOW_WALLET_URL": "https://wallet.example/",
+        "PAIGOW_WALLET_SECRET": "w" * 32,
+        "PAIGOW_WALLET_TIMEOUT_MS": "1500",
+        "PAIGOW_WALLET_RESOLVE_AFTER_MS": "60000",
     }
     assert set(environ) == {d.env for d in declared()}
     assert settings([], environ) == Settings(
@@ -86,6 +90,10 @@ def test_every_setting_from_its_variable() -> None:
         server_name="east",
         log_level="warning",
         log_format="json",
+        wallet_url="https://wallet.example/",
+        wallet_secret="w" * 32,
+        wallet_timeout_ms=1500,
+        wallet_resolve_after_ms=60_000,
     )
 
 
