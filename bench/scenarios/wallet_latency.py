@@ -52,7 +52,7 @@ def _start_wallet(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
                 str(folder / "wallet.sqlite3"),
                 "--opening-balance",
                 str(10**12),
-            ],  # fmt: skip
+            ],
             stdout=stdout,
             stderr=stderr,
             stdin=subprocess.DEVNULL,
