@@ -125,7 +125,8 @@ class Funding:
     async def debit(self, player: str, request_key: str, amount: int, reason: str) -> Hold | None:
         """Debit ``amount`` for ``player``'s request ``request_key`` (``<session>:<rid>``)
         and hold the chips in the account for it; None if a previous attempt of this
-        request was taken by the table already (its repeat is the table's to answer).
+        request was taken by the table already (its repeat is the table's to answer), or
+        for a guest's account (a guest plays with this server's own chips).
 
         Raises ``TableError``: ``insufficient_balance`` (the wallet refused),
         ``wallet_unavailable`` (no definitive answer, the wallet down or refusing for
@@ -141,7 +142,7 @@ class Funding:
                 ErrorCode.RID_REUSED,
                 "this rid was used for another amount; a new request needs a new rid",
             )
-        if intent.state == "done":
+        if intent.state in ("done", "guest"):
             return None
         hold = Hold(player, intent.base, intent.txid, intent.amount)
         if intent.state == "applied":

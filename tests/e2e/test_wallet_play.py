@@ -155,3 +155,27 @@ async def test_a_seat_freed_after_its_grace_period_goes_back_to_the_wallet(
 
     await until(back, within=40, what="the freed seat's chips back in the wallet")
     await assert_clean(server_settings, wallet)
+
+
+@pytest.mark.asyncio
+async def test_a_guest_plays_with_this_servers_chips_never_the_wallets(
+    start_app: StartApp,
+    server_settings: Settings,
+    redis_client: redis.asyncio.Redis,
+    wallet: WalletProcess,
+) -> None:
+    app = await start_app(**wallet_settings(wallet))
+    guest = await Client.hello(f"ws://127.0.0.1:{app.port}/", label="guest")
+    try:
+        joined = await guest.ok(Join, table_id="fast", buy_in=500)
+        assert isinstance(joined, Joined)
+        await guest.ok(Leave, table_id="fast")
+        # The guest's chips stay in its account here: a sweep never sends them.
+        assert await WalletStore(redis_client).sweep(guest.player) == (0, "")
+        balance = await redis_client.hget(f"pg:account:{{{guest.player}}}", "balance")
+        assert int(balance or 0) > 0
+    finally:
+        await guest.close()
+    assert (await wallet.state())["transactions"] == []
+    out = await assert_clean(server_settings, wallet)
+    assert "0 differences" in out

@@ -60,8 +60,8 @@ def credit_prefix(player: str) -> str:
 class Intent:
     """A debit's intent as :meth:`WalletStore.open` found or made it: ``state``
     (``open``: ask the wallet; ``applied``: in the account, held; ``done``: the table
-    took it; ``other``: the request asked another amount), the transaction id and the
-    amount."""
+    took it; ``other``: the request asked another amount; ``guest``: a guest's account,
+    the wallet not asked), the transaction id and the amount."""
 
     player: str
     base: str
@@ -137,7 +137,7 @@ class WalletStore:
         await self.redis.sadd(k.wallet_players(), player)
         await self.redis.sadd(k.wallet_work(), player)
         raw = await self._open(
-            keys=[k.wallet_intents(player), k.wallet_txns(player)],
+            keys=[k.wallet_intents(player), k.wallet_txns(player), k.account(player)],
             args=[base, amount, now_ms()],
         )
         state, txid, asked = as_str(raw[0]), as_str(raw[1]), as_int(raw[2])
