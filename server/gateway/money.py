@@ -16,6 +16,7 @@ from typing import Any
 import msgpack
 
 from protocol.codec import encode
+from protocol.errors import ErrorCode
 from protocol.messages import CashOut, Join, Leave, OkReply, Rebuy
 from protocol.structs import Balances, Joined, Result, TableBalance
 from server.gateway.connection import Connection
@@ -23,7 +24,8 @@ from server.gateway.context import REPLIED, Context, Outcome, Replied
 from server.gateway.presence import check_table_limit
 from server.host import MoneyRequest
 from server.table import events as ev
-from server.table.machine import Transition
+from server.table.errors import TableError
+from server.table.machine import Transition, step
 
 MoneyMessage = Join | Leave | Rebuy | CashOut
 
@@ -150,6 +152,13 @@ async def _money(
     # goes back to the wallet (docs/DESIGN.md, "The operator's wallet").
     hold = None
     if isinstance(msg, Join | Rebuy):
+        # The table's own checks first (protocol/PROTOCOL.md, section 10, the order:
+        # the account, here the wallet, comes last): a join or rebuy the table refuses
+        # asks the wallet nothing. (A state changed meanwhile may still refuse it: the
+        # debit then goes back.)
+        if host.state is None:
+            raise TableError(ErrorCode.UNAVAILABLE, "the table is not ready; try again")
+        step(host.state, event, host.clock())
         amount = msg.buy_in if isinstance(msg, Join) else msg.amount
         reason = "buy_in" if isinstance(msg, Join) else "rebuy"
         hold = await wallet.debit(conn.player, request.key, amount, reason)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import redis.asyncio
 
-from protocol.messages import Bet, Join, Leave
+from protocol.messages import Bet, CashOut, Join, Leave, Rebuy
 from protocol.structs import Joined
 from server.app import App
 from server.auth import tokens
@@ -99,6 +99,19 @@ async def test_rounds_settle_while_the_wallet_fails_and_credits_wait(
         joined = await alice.ok(Join, table_id="fast", buy_in=1000)
         assert isinstance(joined, Joined)
         assert await wallet.balance("alice") == 4000
+        # A rebuy is a debit; a cash-out a credit.
+        await alice.ok(Rebuy, table_id="fast", amount=200)
+        assert await wallet.balance("alice") == 3800
+        await alice.ok(CashOut, table_id="fast", amount=200)
+
+        async def cashed_out() -> bool:
+            return await wallet.balance("alice") == 4000
+
+        await until(cashed_out, what="the cash-out credited")
+        # A join the table refuses asks the wallet nothing.
+        before = len((await wallet.state())["transactions"])
+        await alice.error(Join, "bet_limits", table_id="slow", buy_in=123_457)
+        assert len((await wallet.state())["transactions"]) == before
         # The wallet fails from now on (500s): the round in play settles all the same.
         await wallet.faults(fail=1_000_000)
         await alice.ok(Bet, table_id="fast", amount=100)
