@@ -285,3 +285,19 @@ async def test_late_and_duplicate_acknowledgements_change_nothing(
     assert await wallet.balance("ivy") == START
     assert len(await wallet.applied("ivy")) == 2
     await assert_clean(redis_client, wallet, funding)
+
+
+@pytest.mark.asyncio
+async def test_chips_held_for_a_request_that_died_go_back(
+    redis_client: redis.asyncio.Redis, wallet: WalletProcess, funding: Funding
+) -> None:
+    # Applied and held, then the request's process is gone before the table's commit
+    # (no release ever comes): recovery releases the hold, the chips go back.
+    hold = await funding.debit("jay", "s1:1", 450, "buy_in")
+    assert hold is not None
+    assert await funding.store.sweep("jay") == (0, "")  # held: not swept
+    await settle_all(funding, "jay")
+    assert await funding.store.intent_state("jay", hold.base) == "returned"
+    assert await wallet.balance("jay") == START
+    assert await account_balance(redis_client, "jay") == 0
+    await assert_clean(redis_client, wallet, funding)
