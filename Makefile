@@ -31,6 +31,8 @@ RUNTIME := runtime
 CLIENT  := client
 DEV     := dev
 
+# run-wallet: wallet mode beside the reference wallet
+.PHONY: run-wallet
 .PHONY: run play demo test lint typecheck pytest pytest-cluster bench clean browser postgres balancer prometheus vendor vendor-check lock test-lowest test-latest uv runtime client dev
 
 ## uv: install uv, the pinned version, in .tools
@@ -61,6 +63,17 @@ lock: $(UV_STAMP)
 ## run: start the server on its embedded Redis (data in ./data), ready to play
 run: $(RUNTIME)
 	$(BIN)/paigow-server --data-dir data
+
+## run-wallet: the server in wallet mode beside the reference wallet (its API on port
+## 8790, a player it does not know starting with 10000); Ctrl-C stops both. Players sign
+## in with a token (make-able with `paigow-server token --player P`).
+run-wallet: $(RUNTIME)
+	@mkdir -p data
+	$(BIN)/python -m server.wallet.reference --port 8790 --secret dev-wallet-secret \
+		--db data/wallet.sqlite3 --opening-balance 10000 & wallet=$$!; \
+	trap 'kill $$wallet 2>/dev/null' EXIT INT TERM; \
+	$(BIN)/paigow-server --data-dir data --wallet-url http://127.0.0.1:8790/ \
+		--wallet-secret dev-wallet-secret
 
 ## play: open the terminal client on the local server
 play: $(CLIENT)

@@ -61,6 +61,8 @@ class ErrorCode(enum.StrEnum):
     RID_REUSED = "rid_reused"
     UNAVAILABLE = "unavailable"
     INTERNAL = "internal"
+    # The operator's wallet (a server in wallet mode).
+    WALLET_UNAVAILABLE = "wallet_unavailable"
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +166,12 @@ ERRORS: dict[ErrorCode, ErrorInfo] = {
     ),
     ErrorCode.INTERNAL: ErrorInfo(
         "a server fault; the request had no effect unless an event says otherwise",
+        retryable=True,
+    ),
+    ErrorCode.WALLET_UNAVAILABLE: ErrorInfo(
+        "the operator's wallet did not answer the buy-in's debit in time, or could not "
+        "take it now; no chip moved, and your wallet is left as it was (a debit it took "
+        "late is given back); try again",
         retryable=True,
     ),
 }

@@ -21,6 +21,8 @@ import secrets
 import signal
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
+from functools import partial
 from typing import NoReturn
 
 from websockets.asyncio.server import Server, serve
@@ -53,6 +55,8 @@ from server.table.state import Phase, SeatResult
 from server.tables_file import load_tables
 from server.tasks import cancel_and_wait
 from server.version import SERVER_VERSION, build_commit
+from server.wallet import Funding, wallet_funding
+from server.wallet.commands import audit_wallet
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +98,8 @@ class App:
         self.operator_tokens: OperatorTokens | None = None
         """Checks operator JWTs (the gateway's hellos; the operator API may call it too)."""
         self.cluster: Cluster | None = None
+        # Wallet mode (--wallet-url): buy-ins and cash-outs go through the operator's wallet.
+        self.wallet: Funding | None = None
         self.name = settings.node_name or default_node_name(settings)
         if not NODE_NAME.fullmatch(self.name):
             raise ValueError(
@@ -169,6 +175,11 @@ class App:
         )
         self.revocations = RevocationListener(stores.sessions, self.gateway.revoked)
         self.revocations.start()
+        if s.wallet_url:
+            self.wallet = wallet_funding(s, stores)
+            self.gateway.context = replace(self.gateway.context, wallet=self.wallet)
+            # Started at once: it finishes what a crashed process left open.
+            self.wallet.start()
         if self.archiver is not None:
             self.archiver.start()
         # Several nodes share the tables through one Redis (or a Sentinel's primary).
@@ -251,6 +262,8 @@ class App:
                 instance=self.owner,
                 archive=self.archive,
                 bearer=self.operator_bearer,
+                # Wallet mode: the audit adds the wallet's sums.
+                audit_extra=partial(audit_wallet, s, stores) if s.wallet_url else None,
             )
             await self.admin.start(s.admin_host, s.admin_port)
         wait_s = max(10.0, 3 * s.lease_ms / 1000)
@@ -364,6 +377,9 @@ class App:
         if self.archiver is not None:
             await self.archiver.stop()
             self.archiver = None
+        if self.wallet is not None:
+            await self.wallet.stop()
+            self.wallet = None
         if self.revocations is not None:
             await self.revocations.stop()
             self.revocations = None

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import getpass
 import json
 import logging
@@ -63,6 +64,8 @@ from server.store import (
     open_command_stores,
 )
 from server.tables_file import load_tables
+from server.wallet import WalletError
+from server.wallet.commands import audit_wallet, moment_ms, reconcile_command
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +148,26 @@ def _parser() -> argparse.ArgumentParser:
     adm_sub.add_parser("list", help="the admin tokens that stand")
     gone = adm_sub.add_parser("revoke", help="revoke an admin token by its id")
     gone.add_argument("token_id")
+    # Wallet mode (--wallet-url): the operator's wallet against this server's record.
+    wal = sub.add_parser("wallet", help="the operator's wallet (wallet mode)")
+    wal_sub = wal.add_subparsers(dest="action", required=True)
+    rec = wal_sub.add_parser(
+        "reconcile", help="list every transaction the wallet and this server disagree on"
+    )
+    rec.add_argument(
+        "--from",
+        dest="from_ms",
+        type=moment_ms,
+        required=True,
+        help="epoch ms or ISO 8601 (UTC if no zone)",
+    )
+    rec.add_argument(
+        "--to",
+        dest="to_ms",
+        type=moment_ms,
+        required=True,
+        help="epoch ms or ISO 8601 (UTC if no zone)",
+    )
     return parser
 
 
@@ -324,7 +347,8 @@ def _whoami() -> str:
 
 async def _audit(settings: Settings) -> int:
     async with await _stores(settings) as stores, _archive(settings, create=False) as archive:
-        report = await ops.audit(stores, archive)
+        # Wallet mode adds the wallet's check (nothing without a wallet).
+        report = await ops.audit(stores, archive, functools.partial(audit_wallet, settings, stores))
         print(report["text"])
         return 0 if report["ok"] else 1
 
@@ -374,6 +398,7 @@ _FAILURES: tuple[type[Exception], ...] = (
     StoreFailure,
     EmbeddedRedisError,
     NotTheServers,
+    WalletError,
     *DATABASE_ERRORS,
 )
 """What makes a command fail with exit 2 (it could not run)."""
@@ -451,6 +476,11 @@ async def _nodes(settings: Settings) -> int:
         return 0
 
 
+async def _wallet(settings: Settings, args: argparse.Namespace) -> int:
+    async with await _stores(settings) as stores:
+        return await reconcile_command(settings, stores, args.from_ms, args.to_ms)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``paigow-server`` command."""
     args = _parser().parse_args(argv)
@@ -475,6 +505,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_nodes(settings))
         if args.command == "admin":
             return asyncio.run(_admin(settings, args))
+        if args.command == "wallet":
+            return asyncio.run(_wallet(settings, args))
         if settings.log_format == "json":  # every line of the output is then JSON
             log.info("settings", extra={"settings": dict(settings.describe())})
         else:

@@ -29,7 +29,7 @@ ENV_PREFIX = "PAIGOW_"
 # read from a file named by its variable with _FILE appended (PAIGOW_TOKEN_SECRET_FILE),
 # as Kubernetes and Docker mount secrets: never in the process's environment, nor in
 # `ps`. Setting both the variable and its _FILE is an error.
-SECRET_SETTINGS = frozenset({"token_secret", "redis_url", "archive_url"})
+SECRET_SETTINGS = frozenset({"token_secret", "redis_url", "archive_url", "wallet_secret"})
 FILE_SUFFIX = "_FILE"
 
 
@@ -258,6 +258,29 @@ class Settings:
             shown="<host name>-<port>",
         ),
     )
+    # Wallet mode: the players' balances live in the operator's wallet (deploy/README.md).
+    wallet_url: str | None = field(
+        default=None,
+        metadata=about(
+            "the operator's wallet API (protocol/wallet-api.yaml): buy-ins are debits there, "
+            "cash-outs and released seats credits",
+            shown="off: the built-in accounts",
+        ),
+    )
+    wallet_secret: str | None = field(
+        default=None, metadata=about("the bearer secret the wallet expects (wallet mode)")
+    )
+    wallet_timeout_ms: int = field(
+        default=3000,
+        metadata=about("how long a call to the wallet may take before its outcome is unknown"),
+    )
+    wallet_resolve_after_ms: int = field(
+        default=30_000,
+        metadata=about(
+            "a debit whose request is gone (a crash, no answer) is resolved with the wallet "
+            "once untouched this long"
+        ),
+    )
     server_name: str = field(default="paigow", metadata=about("name reported in server_info"))
     log_level: LogLevel = field(
         default="info",
@@ -320,6 +343,10 @@ class Settings:
                 value = "(none)"
             elif f.name == "jwt_jwks_url":
                 value = redacted_url(value)
+            elif f.name == "wallet_secret":
+                value = "(set)" if value else "(none)"
+            elif f.name == "wallet_url":
+                value = redacted_url(value) if value else "(off: the built-in accounts)"
             elif f.name == "node_name" and value is None:
                 value = "(<host name>-<port>)"
             elif f.name == "admin_port" and value is None:

@@ -69,6 +69,7 @@ class Context:
     archive: Archive | None
     table_ids: Callable[[], Sequence[str]]
     instance: str
+    audit_extra: ops.AuditExtra | None = None
 
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -151,7 +152,7 @@ def routes(ctx: Context) -> list[web.RouteDef]:
         return answer(await ops.revoke_sessions(ctx.stores, _player(request)))
 
     async def audit(request: web.Request) -> web.Response:
-        return answer(await ops.audit(ctx.stores, ctx.archive))
+        return answer(await ops.audit(ctx.stores, ctx.archive, ctx.audit_extra))
 
     async def nodes(request: web.Request) -> web.Response:
         return answer(await ops.nodes(ctx.stores, ctx.table_ids()))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -20,6 +20,7 @@ from server.archive import Archive
 from server.cluster import wire
 from server.cluster.placement import assign, node_name
 from server.store import (
+    AuditReport,
     LedgerEntry,
     Move,
     Moved,
@@ -167,9 +168,18 @@ async def revoke_sessions(stores: Stores, player: str) -> dict[str, Any]:
 # --- the audit ----------------------------------------------------------------------
 
 
-async def audit(stores: Stores, archive: Archive | None) -> dict[str, Any]:
-    """The audit (``paigow-server audit``): its sums, problems, notes and text."""
+AuditExtra = Callable[[AuditReport], Awaitable[None]]
+"""A further check the audit adds to its report (wallet mode's: the wallet's sums)."""
+
+
+async def audit(
+    stores: Stores, archive: Archive | None, extra: AuditExtra | None = None
+) -> dict[str, Any]:
+    """The audit (``paigow-server audit``): its sums, problems, notes and text; ``extra``
+    adds its check to the report (wallet mode: the wallet's debits and credits)."""
     report = await stores.audit(table_money, archive=archive)
+    if extra is not None:
+        await extra(report)
     return {
         "ok": report.ok,
         "credited": report.credited,

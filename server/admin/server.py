@@ -19,6 +19,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from server.admin import operations as ops
 from server.admin.api import ApiError, Context, Handler, answer, refusal, routes
 from server.admin.auth import CALLER, Authenticator, BearerCheck, Forbidden, Unauthorized
 from server.archive import Archive
@@ -79,16 +80,18 @@ class AdminServer:
         instance: str,
         archive: Archive | None = None,
         bearer: BearerCheck | None = None,
+        audit_extra: ops.AuditExtra | None = None,
         extra_routes: Sequence[web.RouteDef] = (),
     ) -> None:
         """``secret``: the server's token secret (admin tokens are signed with a key
         derived from it); ``table_ids()``: the tables served now; ``instance``: this
         node's; ``bearer``: the check of bearer tokens that are not admin tokens (the
-        operator's JWTs), None to accept admin tokens only; ``extra_routes``: more
+        operator's JWTs), None to accept admin tokens only; ``audit_extra``: the
+        audit's further check (wallet mode's); ``extra_routes``: more
         routes (the tables' creation, change and closing), guarded as the others."""
         self.auth = Authenticator(secret, stores.admin_tokens, bearer)
         self.app = web.Application(middlewares=[self._guard], client_max_size=MAX_BODY)
-        ctx = Context(stores, archive, table_ids, instance)
+        ctx = Context(stores, archive, table_ids, instance, audit_extra)
         self.app.add_routes(
             [
                 web.get("/", self._page, name="console"),

@@ -12,18 +12,20 @@ from server.archive import Archive
 from server.gateway.connection import Connection
 from server.gateway.presence import Presence
 from server.store import AccountStore, TableStore
+from server.wallet import Funding
 
 
 @dataclass(frozen=True, slots=True)
 class Context:
     """The gateway's parts a handler uses: who is where, the stores, the server's name,
-    the archive (None: none)."""
+    the archive (None: none), the operator's wallet (None: the built-in accounts)."""
 
     presence: Presence
     tables: TableStore
     accounts: AccountStore
     server_name: str
     archive: Archive | None = None
+    wallet: Funding | None = None
 
 
 class Replied(enum.Enum):

@@ -16,6 +16,7 @@ from typing import Any
 import msgpack
 
 from protocol.codec import encode
+from protocol.errors import ErrorCode
 from protocol.messages import CashOut, Join, Leave, OkReply, Rebuy
 from protocol.structs import Balances, Joined, Result, TableBalance
 from server.gateway.connection import Connection
@@ -23,7 +24,8 @@ from server.gateway.context import REPLIED, Context, Outcome, Replied
 from server.gateway.presence import check_table_limit
 from server.host import MoneyRequest
 from server.table import events as ev
-from server.table.machine import Transition
+from server.table.errors import TableError
+from server.table.machine import Transition, step
 
 MoneyMessage = Join | Leave | Rebuy | CashOut
 
@@ -140,7 +142,35 @@ async def _money(
         memo=memo,
         answer=answer,
     )
-    await ctx.presence.host(msg.table_id).submit(event, request=request)
+    host = ctx.presence.host(msg.table_id)
+    wallet = ctx.wallet
+    if wallet is None or conn.session.guest:
+        await host.submit(event, request=request)
+        return REPLIED
+    # Wallet mode: a buy-in's chips come from the operator's wallet into the account
+    # just before the table takes them; whatever the account keeps after the request
+    # goes back to the wallet (docs/DESIGN.md, "The operator's wallet").
+    hold = None
+    if isinstance(msg, Join | Rebuy):
+        # The table's own checks first (protocol/PROTOCOL.md, section 10, the order:
+        # the account, here the wallet, comes last): a join or rebuy the table refuses
+        # asks the wallet nothing. (A state changed meanwhile may still refuse it: the
+        # debit then goes back.)
+        if host.state is None:
+            raise TableError(ErrorCode.UNAVAILABLE, "the table is not ready; try again")
+        step(host.state, event, host.clock())
+        amount = msg.buy_in if isinstance(msg, Join) else msg.amount
+        reason = "buy_in" if isinstance(msg, Join) else "rebuy"
+        hold = await wallet.debit(conn.player, request.key, amount, reason)
+    taken = False
+    try:
+        await host.submit(event, request=request)
+        taken = True
+    finally:
+        if hold is not None:
+            await wallet.release(hold, taken=taken)
+        else:
+            wallet.kick(conn.player)
     return REPLIED
 
 

@@ -31,9 +31,19 @@ from server.store.archiving.records import (
 )
 from server.store.archiving.source import ArchivingCalls, LedgerStart
 from server.store.audit.check import TableMoney
+from server.store.audit.report import AuditReport
+from server.store.audit.wallet import wallet_audit
 from server.store.chips.ledgers import LedgerSource
 from server.store.chips.records import ClientRequest, RequestRecord
 from server.store.chips.transfers import Recovered, Transfers
+from server.store.chips.wallet import (
+    Intent,
+    OpenIntent,
+    WalletStore,
+    WalletTxn,
+    credit_prefix,
+    debit_base,
+)
 from server.store.embedded.process import EmbeddedRedisError
 from server.store.errors import (
     StoreError,
@@ -83,6 +93,7 @@ __all__ = [
     "AdminTokens",
     "Admission",
     "ArchivingCalls",
+    "AuditReport",
     "AuditView",
     "Change",
     "ClientRequest",
@@ -92,6 +103,7 @@ __all__ = [
     "CommitStatus",
     "EmbeddedRedisError",
     "GuestLimits",
+    "Intent",
     "Leases",
     "LedgerEntry",
     "LedgerRow",
@@ -104,6 +116,7 @@ __all__ = [
     "MoveRefused",
     "Moved",
     "NotTheServers",
+    "OpenIntent",
     "Recovered",
     "Refusal",
     "Relay",
@@ -122,12 +135,17 @@ __all__ = [
     "TableStore",
     "Transfers",
     "Unreplicated",
+    "WalletStore",
+    "WalletTxn",
     "WritesRefused",
     "check_operator_key",
+    "credit_prefix",
+    "debit_base",
     "lease_ms",
     "open_command_stores",
     "open_stores",
     "parse_id",
     "stored_state",
     "stored_table",
+    "wallet_audit",
 ]

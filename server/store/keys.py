@@ -332,6 +332,36 @@ class Keys:
         """Set: every player with an account (single-key commands only)."""
         return f"{self.prefix}accounts"
 
+    # --- the operator's wallet (wallet mode, :mod:`server.store.chips.wallet`) -----
+
+    def wallet_intents(self, player: str) -> str:
+        """Hash: ``player``'s debits of the operator's wallet, by request (the digest of
+        ``<session>:<rid>``) -> ``<state>|<attempt>|<amount>|<ms>`` (``open``: asked, the
+        answer unknown; ``applied``: in the account, held for the request; ``done``,
+        ``returned``, ``released``, ``void``: finished)."""
+        return f"{self.prefix}account:{{{player}}}:wallet:intents"
+
+    def wallet_txns(self, player: str) -> str:
+        """Hash: every wallet transaction of ``player`` this server made -> ``<kind>|
+        <amount>|<state>|<ms>`` (a debit ``open``, ``applied`` or ``void``; a credit
+        ``pending`` in the outbox or ``acked``): this server's side of the
+        reconciliation."""
+        return f"{self.prefix}account:{{{player}}}:wallet:txns"
+
+    def wallet_outbox(self, player: str) -> str:
+        """List: ``player``'s credits not yet acknowledged by the wallet, oldest first
+        (transaction ids; their amounts in :meth:`wallet_txns`)."""
+        return f"{self.prefix}account:{{{player}}}:wallet:outbox"
+
+    def wallet_players(self) -> str:
+        """Set: every player with a wallet transaction (single-key commands only)."""
+        return f"{self.prefix}wallet:players"
+
+    def wallet_work(self) -> str:
+        """Set: players with an open debit or a credit waiting, for the wallet's
+        workers (single-key commands only; a member with nothing left is removed)."""
+        return f"{self.prefix}wallet:work"
+
     # --- ledgers ----------------------------------------------------------------
 
     def ledger_streams(self, table_ids: Iterable[str], players: Iterable[str]) -> list[str]:

@@ -67,6 +67,10 @@ def test_every_setting_from_its_variable() -> None:
         "PAIGOW_LOG_FORMAT": "json",
         "PAIGOW_ADMIN_PORT": "8766",
         "PAIGOW_ADMIN_HOST": "10.0.0.5",
+        "PAIGOW_WALLET_URL": "https://wallet.example/",
+        "PAIGOW_WALLET_SECRET": "w" * 32,
+        "PAIGOW_WALLET_TIMEOUT_MS": "1500",
+        "PAIGOW_WALLET_RESOLVE_AFTER_MS": "60000",
     }
     assert set(environ) == {d.env for d in declared()}
     assert settings([], environ) == Settings(
@@ -112,6 +116,10 @@ def test_every_setting_from_its_variable() -> None:
         log_format="json",
         admin_port=8766,
         admin_host="10.0.0.5",
+        wallet_url="https://wallet.example/",
+        wallet_secret="w" * 32,
+        wallet_timeout_ms=1500,
+        wallet_resolve_after_ms=60_000,
     )
 
 
@@ -252,7 +260,7 @@ def test_every_secret_is_also_read_from_a_file(name: str, secret: str, tmp_path:
 
 def test_the_secret_settings_are_those_that_carry_one() -> None:
     assert {d.name for d in declared() if d.secret} == SECRET_SETTINGS
-    assert {"token_secret", "redis_url", "archive_url"} == SECRET_SETTINGS
+    assert {"token_secret", "redis_url", "archive_url", "wallet_secret"} == SECRET_SETTINGS
     # Any other setting has no _FILE form: it is not read.
     assert settings([], {"PAIGOW_PORT_FILE": "/nonexistent"}).port == 8765
 

@@ -29,6 +29,9 @@ class AuditReport:
     duplicates: dict[str, list[str]] = field(default_factory=dict)  # key -> stream ids
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Wallet mode: the wallet's debits and credits, the chips here that came from it,
+    # the credits waiting in the outboxes (:mod:`server.store.audit.wallet`).
+    wallet: tuple[int, int, int, int] | None = None
 
     @property
     def ok(self) -> bool:
@@ -70,6 +73,12 @@ class AuditReport:
                 else ""
             ),
         ]
+        if self.wallet is not None:
+            debits, credits, here, pending = self.wallet
+            lines.append(
+                f"wallet: debits {debits} - credits {credits} = {debits - credits}; here from "
+                f"the wallet {here} + outboxes {pending} = {here + pending}"
+            )
         lines += [f"note: {n}" for n in self.notes]
         lines += [f"PROBLEM: {p}" for p in self.problems]
         lines.append("audit passed" if self.ok else f"audit FAILED ({len(self.problems)} problems)")
