@@ -31,7 +31,9 @@ from server import http
 from server.archive import Archive
 from server.archive.mover import SERVED_REST, Archiver, PassReport
 from server.archive.service import ArchiveService
+from server.catalog import seed_catalog
 from server.cluster import Cluster
+from server.cluster.live import LiveTables
 from server.cluster.placement import INSTANCE_SEPARATOR
 from server.collector import THRESHOLDS, collect_on_a_timer
 from server.config import Settings
@@ -42,9 +44,16 @@ from server.host import Hooks, TableHost
 from server.host.lease_keeper import LeaseKeeper
 from server.metrics import Metrics
 from server.seating import Seating
-from server.store import StoredTable, Stores, TableStore, open_stores, stored_state
+from server.store import (
+    StoredTable,
+    Stores,
+    TableStatus,
+    TableStore,
+    open_stores,
+    stored_state,
+)
 from server.table.machine import Transition
-from server.table.state import Phase
+from server.table.state import Phase, TableConfig
 from server.tables_file import load_tables
 from server.tasks import cancel_and_wait
 
@@ -85,6 +94,7 @@ class App:
         self.archiver: ArchiveService | None = None
         self.revocations: RevocationListener | None = None
         self.cluster: Cluster | None = None
+        self.live: LiveTables | None = None
         self.name = settings.node_name or default_node_name(settings)
         if not NODE_NAME.fullmatch(self.name):
             raise ValueError(
@@ -110,7 +120,8 @@ class App:
     async def start(self) -> None:
         """Start Redis (if embedded), host the tables and listen."""
         s = self.settings
-        tables = load_tables(s.tables_file)
+        # Read (and checked) first: it seeds the tables catalog of a store that has none.
+        seed = load_tables(s.tables_file)
         # Opened (not yet connected) before anything starts: a PostgreSQL URL without
         # its driver (the `postgres` extra) stops the server here, saying so.
         target = s.archive_target()
@@ -122,7 +133,11 @@ class App:
         # layout, before any table is hosted.
         stores = self.stores = await open_stores(s, self.metrics.redis_restarts.inc)
         store = self.store = stores.tables
-        accounts = stores.accounts
+        # The tables catalog says which tables exist: the tables file only seeds it,
+        # once (docs/DESIGN.md, "The tables catalog").
+        known = await seed_catalog(stores.catalog, seed)
+        hosted = known.hosted()
+        tables = [entry.config for entry in hosted.values()]
         self.leases = LeaseKeeper(store.leases, self.owner, s.lease_ms)
         self.leases.start()
         options = gateway_options(s, token_secret(s))
@@ -166,25 +181,10 @@ class App:
                 s.lease_ms,
                 self.metrics,
             )
-        # The gateway is told each time a table is hosted here: it attaches the
-        # connections that wait for it and brings the seats' presence up to date.
         for config in tables:
-            self.hosts[config.table_id] = TableHost(
-                config,
-                store,
-                self.owner,
-                accounts=accounts,
-                lease_ms=s.lease_ms,
-                hooks=Hooks(
-                    on_commit=self._committed,
-                    on_ready=self._table_ready,
-                    on_lost=self._table_lost,
-                    on_stored=cluster.on_stored(config.table_id) if cluster else None,
-                ),
-                leases=self.leases,
-                seating=self.seating,
-                placement=cluster.membership if cluster else None,
-            )
+            host = self.hosts[config.table_id] = self._host(config)
+            if hosted[config.table_id].status is TableStatus.CLOSING:
+                host.close()
         # Counted when read: counting at each table taken or lost cost every host a pass
         # over all of them, seconds of CPU when a node takes thousands of tables at once.
         hosts = self.hosts
@@ -195,6 +195,11 @@ class App:
             await cluster.start(self.gateway)
         for host in self.hosts.values():
             host.start()
+        # Tables created, changed and closed from now on are picked up as they come.
+        self.live = LiveTables(
+            stores.catalog, store, self.hosts, add=self._add_table, remove=self._remove_table
+        )
+        self.live.start(known)
         self.server = await serve(
             self.gateway.handle,
             s.host,
@@ -224,6 +229,47 @@ class App:
                 await host.wait_ready(wait_s)
         self._started = True
 
+    def _host(self, config: TableConfig) -> TableHost:
+        """A host of ``config``'s table (not started). The gateway is told each time the
+        table is hosted here: it attaches the connections that wait for it and brings
+        the seats' presence up to date."""
+        assert self.store is not None
+        assert self.stores is not None
+        cluster = self.cluster
+        return TableHost(
+            config,
+            self.store,
+            self.owner,
+            accounts=self.stores.accounts,
+            lease_ms=self.settings.lease_ms,
+            hooks=Hooks(
+                on_commit=self._committed,
+                on_ready=self._table_ready,
+                on_lost=self._table_lost,
+                on_stored=cluster.on_stored(config.table_id) if cluster else None,
+            ),
+            leases=self.leases,
+            seating=self.seating,
+            placement=cluster.membership if cluster else None,
+        )
+
+    def _add_table(self, config: TableConfig) -> None:
+        """A table created in the catalog: hosted, placed, started."""
+        host = self.hosts[config.table_id] = self._host(config)
+        if self.cluster is not None:
+            self.cluster.add_table(host)
+        host.start()
+
+    async def _remove_table(self, table_id: str) -> None:
+        """A table closed for good: its watchers let go, its host stopped and forgotten."""
+        host = self.hosts[table_id]
+        for sub in list(host.subscribers):
+            host.unsubscribe(sub)
+        await host.stop()
+        del self.hosts[table_id]
+        if self.cluster is not None:
+            self.cluster.remove_table(table_id)
+
     async def _table_ready(self, host: TableHost) -> None:
         """A table is held here from now: the other nodes hear it, then the gateway
         attaches the connections that wait for it and settles its seats."""
@@ -231,6 +277,8 @@ class App:
             await self.cluster.table_ready(host)
         if self.gateway is not None:
             await self.gateway.table_ready(host)
+        if self.live is not None:
+            self.live.table_ready()
 
     def _table_lost(self, host: TableHost) -> None:
         if self.cluster is not None:
@@ -278,6 +326,10 @@ class App:
         if self._unwatch_gc is not None:
             self._unwatch_gc()
             self._unwatch_gc = None
+        if self.live is not None:
+            # No table is added or removed while the others stop.
+            await self.live.stop()
+            self.live = None
         cluster = self.cluster
         if self.server is not None:
             self.server.close(close_connections=False)

@@ -91,6 +91,19 @@ class Membership:
         if to is not None and to != self.instance:
             self.on_handed_over(table_id, to)
 
+    def set_tables(self, table_ids: Sequence[str]) -> None:
+        """The catalog's tables changed (one created, or closed for good): place them
+        among the live nodes again, as every node does from the same catalog."""
+        ids = sorted(table_ids)
+        if ids == self.table_ids:
+            return
+        self.table_ids = ids
+        for gone in set(self.holders) - set(ids):
+            del self.holders[gone]
+        if self.live:
+            self.placed = assign(ids, self.live)
+            self.on_placed()
+
     # --- life ------------------------------------------------------------------------
 
     async def start(self) -> None:

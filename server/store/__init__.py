@@ -11,7 +11,8 @@ Its rooms, by job: ``client`` (connections, the group commit), ``embedded`` (the
 embedded Redis and its supervisor), ``lua`` (the scripts), ``players`` (accounts,
 sessions, guests), ``tables`` (commits, parts, leases, replay, requests), ``chips``
 (transfers and ledgers between them), ``nodes`` (what nodes share), ``pubsub`` (the
-channels they listen to), ``archiving`` (the archive's Redis side), ``audit``;
+channels they listen to), ``archiving`` (the archive's Redis side), ``audit``,
+``catalog`` (which tables exist: created, changed and closed at runtime);
 ``keys`` names every key (see it for the layout), ``errors`` the errors, ``opening``
 the front door itself.
 """
@@ -30,6 +31,14 @@ from server.store.archiving.records import (
 )
 from server.store.archiving.source import ArchivingCalls, LedgerStart
 from server.store.audit.check import TableMoney
+from server.store.catalog.catalog import (
+    Catalog,
+    CatalogRefused,
+    CatalogTable,
+    Refusal,
+    TableCatalog,
+    TableStatus,
+)
 from server.store.chips.ledgers import LedgerSource
 from server.store.chips.records import ClientRequest, RequestRecord
 from server.store.chips.transfers import Recovered, Transfers
@@ -70,6 +79,9 @@ __all__ = [
     "Admission",
     "ArchivingCalls",
     "AuditView",
+    "Catalog",
+    "CatalogRefused",
+    "CatalogTable",
     "Change",
     "ClientRequest",
     "Closing",
@@ -87,6 +99,7 @@ __all__ = [
     "LogRow",
     "NotTheServers",
     "Recovered",
+    "Refusal",
     "Relay",
     "Replay",
     "RequestRecord",
@@ -99,7 +112,9 @@ __all__ = [
     "Stores",
     "StreamCheckpoint",
     "StreamId",
+    "TableCatalog",
     "TableMoney",
+    "TableStatus",
     "TableStore",
     "Transfers",
     "Unreplicated",

@@ -114,13 +114,13 @@ def step(state: TableState, event: Event, now_ms: int) -> Transition:
     A refused event changes nothing. An event that changes nothing (a tick before
     any deadline) returns the same state, with no events and the same version.
     """
+    closing.refuse(state, event)  # before the phase: protocol/PROTOCOL.md, section 10
     handler = TRANSITIONS.get((state.phase, type(event)))
     if handler is None:
         raise TableError(
             ErrorCode.WRONG_PHASE,
             f"{type(event).__name__} is not allowed while the table is {state.phase.value}",
         )
-    closing.refuse(state, event)
     work = Work(state, now_ms, event.seed if isinstance(event, Tick) else None)
     handler(work, event)
     config_change.apply_pending(work)  # the round may have ended

@@ -159,7 +159,7 @@ class TableCatalog:
 
     @store_call
     async def _change(self, op: str, table_id: str, config: bytes) -> int:
-        args = [op, table_id, config, self.keys.catalog_channel()]
+        args: list[bytes | str] = [op, table_id, config, self.keys.catalog_channel()]
         status, rev = await self._write(keys=[self.keys.catalog()], args=args)
         if as_str(status) != "OK":
             raise CatalogRefused(Refusal(as_str(status)), table_id)

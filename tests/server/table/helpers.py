@@ -213,9 +213,7 @@ class Harness:
         # A table stored whole, before parts, still reads the same, and one stored in
         # the parts of format 2.
         # (Those writers knew no closing: a closing state is not theirs.)
-        assert from_bytes(legacy_blob(after)) == evolve(
-            after, pending_config=None, closing=False
-        )
+        assert from_bytes(legacy_blob(after)) == evolve(after, pending_config=None, closing=False)
         assert from_parts(legacy_parts(after)) == evolve(after, closing=False)
 
 
