@@ -18,9 +18,18 @@ from pathlib import Path
 import pytest
 import redis.asyncio
 
-from protocol.messages import Bet, GetTableInfo, Join, ListTables, PhaseChange, Rebuy, Snapshot
+from protocol.messages import (
+    Bet,
+    GetTableInfo,
+    Join,
+    ListTables,
+    PhaseChange,
+    Rebuy,
+    Results,
+    Snapshot,
+)
 from protocol.replies import ErrorReply, OkReply
-from server.catalog import create_table
+from server.catalog import close_table, create_table
 from server.store import TableCatalog, TableStatus
 from server.store.players.accounts import AccountStore
 from server.store.tables.parts import stored_state
@@ -190,6 +199,79 @@ async def test_a_table_created_changed_and_closed_live_on_three_nodes(
         assert moved == -state.house  # what the players lost the house won, no more
         assert "live" not in table_cli(redis_url, "list")
         assert "closed" in table_cli(redis_url, "list", "--all")
+        await close_all(players)
+        assert audit_passes(redis_url).strip().endswith("audit passed")
+    finally:
+        await close_all(players)
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_a_table_whose_holder_dies_mid_close_is_closed_by_the_next_holder(
+    redis_url: str,
+    redis_client: redis.asyncio.Redis,
+    tmp_path: Path,
+    processes: list[ServerProcess],
+) -> None:
+    """The holder stores the close (no new bet, the round in play goes on) and is
+    killed before the round ends: the table's next holder finds the catalog saying
+    ``closing`` and the state closing, finishes the round, stands every seat up with
+    its chips back to the account (the killed node's player too, away by then) and
+    closes the table; every chip is accounted for."""
+    for i in range(3):
+        (tmp_path / f"n{i}").mkdir()
+    nodes = [
+        start(
+            processes, redis_url, tmp_path / f"n{i}", setting_ms=2000, lease_ms=1000, name=f"n{i}"
+        )
+        for i in range(3)
+    ]
+    for n in nodes:
+        await n.started(within=60)
+    players = [await Client.hello(n.url, label=f"p{i}") for i, n in enumerate(nodes)]
+    try:
+        accounts = AccountStore(redis_client)
+        before = {p.player: await accounts.balance(p.player) for p in players}
+        began = time.monotonic()
+        await create_table(TableCatalog(redis_client), LIVE)
+        await asyncio.gather(*(playable(p, "live", began, 30) for p in players))
+        await bet_everywhere(players, 50, 1)
+        await in_phase(players[0], "dealing")
+        await close_table(TableCatalog(redis_client), "live")
+
+        async def closing() -> TableState | None:
+            stored = await TableStore(redis_client).load("live")
+            state = stored_state(stored) if stored is not None else None
+            return state if state is not None and state.closing else None
+
+        during = await until(closing, 10, "the holder to store the close")
+        assert during.phase in ("dealing", "setting")  # the round still in play
+        assert len(during.occupied()) == 3
+        holder = (await TableStore(redis_client).leases.holders(["live"]))[0]
+        assert holder is not None
+        dead = next(i for i in range(3) if holder[1].startswith(f"n{i}#"))
+        nodes[dead].kill()
+        alive = [p for i, p in enumerate(players) if i != dead]
+
+        async def closed() -> bool:
+            read = await TableCatalog(redis_client).read()
+            return read.tables["live"].status is TableStatus.CLOSED
+
+        await until(closed, 30, "the next holder to close the table")
+        stored = await TableStore(redis_client).load("live")
+        assert stored is not None
+        state = stored_state(stored)
+        assert not state.occupied()
+        assert state.round_no == 1  # the round in play finished; no other began
+        for p in alive:  # each was dealt in and settled, then stood up
+
+            async def settled(p: Client = p) -> bool:
+                return any(isinstance(m, Results) for m in p.table("live"))
+
+            await until(settled, 10, f"{p.label} to hear the results")
+        after = {p.player: await accounts.balance(p.player) for p in players}
+        moved = sum((after[p] or 0) - (before[p] or 0) for p in after)
+        assert moved == -state.house
         await close_all(players)
         assert audit_passes(redis_url).strip().endswith("audit passed")
     finally:
