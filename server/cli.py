@@ -9,7 +9,7 @@
   archive now (one pass, as the server's archiver does every ``--archive-every-ms``);
 - ``paigow-server session revoke NAME``: end a player's sessions at once;
 - ``paigow-server nodes``: the live nodes, and which one holds each table;
-- ``paigow-server table list | create ID --name NAME [KEY=VALUE...] | change ID
+- ``paigow-server table list | create ID NAME [KEY=VALUE...] | change ID
   KEY=VALUE... | close ID``: the tables catalog, changed while the servers run (every
   node picks a change up within about a second).
 
@@ -133,7 +133,7 @@ def _table_parser(sub: Any, as_json: argparse.ArgumentParser) -> None:
     )
     create = tab_sub.add_parser("create", parents=[as_json], help="a new table, open at once")
     create.add_argument("table_id", metavar="ID")
-    create.add_argument("--name", required=True, help="its name in the lobby")
+    create.add_argument("name", metavar="NAME", help="its name in the lobby")
     create.add_argument("settings", nargs="*", metavar="KEY=VALUE", help=settings_help)
     change = tab_sub.add_parser(
         "change", parents=[as_json], help="change settings: they apply between rounds"

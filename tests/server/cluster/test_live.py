@@ -1,0 +1,82 @@
+"""A node following the tables catalog (server/cluster/live.py): a table created is
+hosted even when the notice is lost (the revision read every second), and a table the
+catalog closed while no node ran is closed by the node that takes it, every chip back
+to its player's account."""
+
+from __future__ import annotations
+
+import pytest
+import redis.asyncio
+
+from protocol.messages import Join, ListTables
+from server.catalog import close_table, create_table
+from server.store import TableCatalog, TableStatus
+from server.store.players.accounts import AccountStore
+from server.store.tables.parts import stored_state
+from server.store.tables.store import TableStore
+from tests.helpers import until, url
+from tests.server.conftest import StartApp
+from tests.server.helpers import Client, audit_report
+
+
+@pytest.mark.asyncio
+async def test_a_table_created_while_the_notice_is_lost_is_hosted_a_second_later(
+    start_app: StartApp, redis_client: redis.asyncio.Redis
+) -> None:
+    app = await start_app()
+    live = app.live
+    assert live is not None
+    await live._listener.stop()  # deaf to notices: only the periodic read is left
+    await create_table(TableCatalog(redis_client), {"id": "late", "name": "Late"})
+    await until(lambda: app.hosts.get("late") is not None and app.hosts["late"].ready, 5, "late")
+    client = await Client.hello(url(app))
+    try:
+        lobby = await client.ok(ListTables)
+        assert "late" in {t.table_id for t in lobby.tables}
+        await client.ok(Join, table_id="late", buy_in=500)
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_a_table_closed_while_no_node_ran_is_closed_by_the_next_one(
+    start_app: StartApp, redis_client: redis.asyncio.Redis
+) -> None:
+    """The catalog says ``closing``, the stored table does not (no node stepped the
+    close): the node that takes the table closes it, its seats stand up with their
+    chips back, and it leaves the lobby."""
+    first = await start_app()
+    client = await Client.hello(url(first))
+    player = client.player
+    try:
+        await client.ok(Join, table_id="slow", buy_in=500)
+    finally:
+        await client.close()
+    accounts = AccountStore(redis_client)
+    before = await accounts.balance(player)
+    await first.stop()
+    catalog = TableCatalog(redis_client)
+    await close_table(catalog, "slow")
+    stored = await TableStore(redis_client).load("slow")
+    assert stored is not None
+    assert not stored_state(stored).closing
+    assert stored_state(stored).seat_of(player) is not None
+
+    second = await start_app()
+
+    async def closed() -> bool:
+        return (await catalog.read()).tables["slow"].status is TableStatus.CLOSED
+
+    await until(closed, 10, "the table to be closed")
+    await until(lambda: "slow" not in second.hosts, 5, "the host to be forgotten")
+    assert await accounts.balance(player) == (before or 0) + 500
+    client = await Client.hello(url(second))
+    try:
+        lobby = await client.ok(ListTables)
+        assert "slow" not in {t.table_id for t in lobby.tables}
+        assert "fast" in {t.table_id for t in lobby.tables}
+        await client.error(Join, "no_such_table", table_id="slow", buy_in=500)
+    finally:
+        await client.close()
+    report = await audit_report(redis_client)
+    assert report.ok, report.explain()
