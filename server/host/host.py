@@ -301,8 +301,9 @@ class TableHost:
                 await self.applier.commit(t)
 
     def _change_config(self) -> None:
-        """The tables file changed since this table was stored: the machine applies its
-        limits, timers and options between rounds (:class:`ChangeConfig`), at once or
+        """The catalog's settings changed since this table was stored (while no node held
+        it, or unheard by its holder): the machine applies its limits, timers and
+        options between rounds (:class:`ChangeConfig`), at once or
         when the round in play ends. A change of seat count would orphan seats: the
         machine refuses it, and the stored config is kept.
 
@@ -318,7 +319,7 @@ class TableHost:
             return
         applied = changed.pending_config is None
         log.info(
-            "table %s: settings from the tables file %s",
+            "table %s: settings from the catalog %s",
             self.table_id,
             "applied" if applied else "apply when the round in play ends",
         )

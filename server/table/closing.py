@@ -22,7 +22,8 @@ from server.table.state import Phase, TableState
 from server.table.work import Work
 
 REFUSED = (SitDown, Rebuy, _PlaceBet, Rebet)
-"""The events a closing table refuses: each would bring chips or a player to it."""
+"""The events a closing table refuses: each would bring chips or a player to it (but a
+``PlaceBet`` of 0, which takes a bet back)."""
 
 CLOSING_MESSAGE = "the table is closing: it takes no new seat, chips or bet"
 
@@ -34,8 +35,11 @@ def close_table(work: Work, event: CloseTable) -> None:
 
 
 def refuse(state: TableState, event: object) -> None:
-    """Refuse ``event`` if the table is closing and it is one of :data:`REFUSED`."""
+    """Refuse ``event`` if the table is closing and it is one of :data:`REFUSED` (a bet
+    of 0, which removes a bet, is not: a closing table lets bets go)."""
     if state.closing and isinstance(event, REFUSED):
+        if isinstance(event, _PlaceBet) and event.amount == 0:
+            return
         raise TableError(ErrorCode.TABLE_CLOSING, CLOSING_MESSAGE)
 
 

@@ -15,7 +15,7 @@ state machine"; a test checks this diagram against the tables)::
 
     idle      -> betting    SitDown, PlaceBet, Rebet
     idle      -> dealing    PlaceBet, Rebet
-    betting   -> idle       deadline, StandUp, CloseTable, ClearBet
+    betting   -> idle       deadline, StandUp, CloseTable, PlaceBet, ClearBet
     betting   -> dealing    deadline, PlaceBet, Rebet, ClearBet, SitOut
     betting   -> settling   Void
     dealing   -> setting    deadline
@@ -205,7 +205,7 @@ ROWS: list[tuple[tuple[Phase, ...], type[Any], Handler, tuple[Phase, ...]]] = [
     ((IDLE, BETTING), CloseTable,  closing.close_table,         (IDLE,)),  # seats stand up
     (_IN_CARDS,      CloseTable,   closing.close_table,         _STAY),  # after the round
     ((IDLE,),        PlaceBet,     betting.place_bet,           (BETTING, DEALING)),
-    ((BETTING,),     PlaceBet,     betting.place_bet,           (DEALING,)),  # all decided
+    ((BETTING,),     PlaceBet,     betting.place_bet,           (DEALING, IDLE)),  # closing
     ((IDLE,),        Rebet,        betting.rebet,               (BETTING, DEALING)),
     ((BETTING,),     Rebet,        betting.rebet,               (DEALING,)),
     ((BETTING,),     ClearBet,     betting.clear_bet,           (DEALING, IDLE)),  # closing

@@ -129,6 +129,18 @@ def test_betting_closes_when_the_last_bet_is_cleared() -> None:
     assert h.accounts == {"p0": 5000, "p1": 5000}
 
 
+def test_a_bet_of_zero_still_takes_a_bet_back_and_betting_ends() -> None:
+    h = seated(2)
+    h.apply(PlaceBet("p0", 100))
+    close(h)
+    with pytest.raises(TableError) as refused:
+        h.apply(PlaceBet("p0", 50))  # lowered is still a bet
+    assert refused.value.code is ErrorCode.TABLE_CLOSING
+    t = h.apply(PlaceBet("p0", 0))
+    assert is_closed(t.state)
+    assert h.accounts == {"p0": 5000, "p1": 5000}
+
+
 def test_closing_twice_changes_nothing() -> None:
     h = seated(2)
     h.apply(PlaceBet("p0", 100))
