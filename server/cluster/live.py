@@ -148,7 +148,7 @@ class LiveTables:
         the table holds: its settings applied, its closing begun, and a closed one
         said to the catalog once no transfer of it is under way."""
         for table_id, host in list(self.hosts.items()):
-            if not host.ready:
+            if not host.ready or host.in_line():
                 continue
             if await host.reconcile():
                 await self._closed(table_id, host)

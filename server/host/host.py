@@ -416,6 +416,16 @@ class TableHost:
         or, after a failover, wherever the table is held next."""
         self.closing = True
 
+    def in_line(self) -> bool:
+        """Whether the table (held here) has nothing to bring in line with the catalog:
+        not closing, its settings the catalog's. A check without a coroutine, made for
+        every table every second."""
+        state = self.state
+        if self.closing or state is None:
+            return False
+        current = state.pending_config or state.config
+        return current is self.config or current == self.config
+
     async def reconcile(self) -> bool:
         """If the table is held here, bring it in line with the catalog's word (each
         step safe to repeat; one refused or not stored is tried again next time): its

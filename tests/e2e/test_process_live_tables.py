@@ -21,6 +21,7 @@ import redis.asyncio
 from protocol.messages import (
     Bet,
     GetTableInfo,
+    HouseWay,
     Join,
     ListTables,
     PhaseChange,
@@ -29,6 +30,7 @@ from protocol.messages import (
     Snapshot,
 )
 from protocol.replies import ErrorReply, OkReply
+from protocol.structs import TableList
 from server.catalog import close_table, create_table
 from server.store import TableCatalog, TableStatus
 from server.store.players.accounts import AccountStore
@@ -50,7 +52,7 @@ LIVE = {
     "max_buy_in": 5000,
     "betting_ms": 20_000,  # ends as soon as every seated player bet
     "dealing_ms": 100,
-    "setting_ms": 4000,  # nobody sets: the house way sets every hand when it ends
+    "setting_ms": 60_000,  # ends when every hand is set (the test says when)
     "revealing_ms": 100,
     "settling_ms": 300,
 }
@@ -61,15 +63,17 @@ async def playable(client: Client, table_id: str, began: float, within: float) -
     is seated at it (joins that found the table not yet held are asked again)."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        lobby = await client.ok(ListTables)
-        if any(t.table_id == table_id for t in lobby.tables):
+        listed = await client.call(ListTables)
+        lobby = listed.result if isinstance(listed, OkReply) else None
+        assert lobby is None or isinstance(lobby, TableList)
+        if lobby is not None and any(t.table_id == table_id for t in lobby.tables):
             reply = await client.call(Join, table_id=table_id, buy_in=1000)
             if isinstance(reply, OkReply):
                 return time.monotonic() - began
             assert isinstance(reply, ErrorReply)
             if reply.code == "already_seated":  # an `unavailable` that was applied
                 return time.monotonic() - began
-            assert reply.code in ("no_such_table", "unavailable"), reply
+            assert reply.code in ("no_such_table", "unavailable", "rate_limited"), reply
         await asyncio.sleep(0.01)
     raise AssertionError(f"{client.label}: {table_id} not playable within {within} s")
 
@@ -89,6 +93,11 @@ async def in_phase(client: Client, phase: str, round_no: int = 1) -> None:
         return bool(heard) and heard[-1].phase == phase and heard[-1].round >= round_no
 
     await client.wait(there, within=30)
+
+
+async def house_way_everywhere(players: list[Client]) -> None:
+    """Each player has the house set their hand: the round goes on to its end."""
+    await asyncio.gather(*(p.ok(HouseWay, table_id="live", mode="set") for p in players))
 
 
 async def bet_everywhere(players: list[Client], amount: int, round_no: int) -> None:
@@ -149,7 +158,7 @@ async def test_a_table_created_changed_and_closed_live_on_three_nodes(
             async def shows_new_limit(p: Client = p) -> bool:
                 return bool((await p.ok(GetTableInfo, table_id="live")).max_bet == 300)
 
-            await until(shows_new_limit, 10, f"{p.label}'s node to show max_bet 300")
+            await until(shows_new_limit, 10, f"{p.label}'s node to show max_bet 300", every=0.1)
 
         async def pending() -> TableState | None:
             stored = await TableStore(redis_client).load("live")
@@ -162,6 +171,7 @@ async def test_a_table_created_changed_and_closed_live_on_three_nodes(
         assert during.config.max_bet == 100  # the round in play keeps its limits
         assert during.pending_config is not None
         assert during.pending_config.max_bet == 300
+        await house_way_everywhere(players)
         await bet_everywhere(players, 200, 2)  # over the old limit: accepted everywhere
 
         # Closed with the players seated and the round in play: no new bet, the round
@@ -175,7 +185,8 @@ async def test_a_table_created_changed_and_closed_live_on_three_nodes(
                 assert isinstance(reply, ErrorReply), reply
                 return reply.code == "table_closing"
 
-            await until(refused, 10, f"{p.label}'s rebuy to be refused: table_closing")
+            await until(refused, 10, f"{p.label}'s rebuy to be refused: table_closing", every=0.1)
+        await house_way_everywhere(players)  # the round in play finishes
 
         async def closed() -> bool:
             read = await TableCatalog(redis_client).read()
@@ -188,7 +199,7 @@ async def test_a_table_created_changed_and_closed_live_on_three_nodes(
                 lobby = await p.ok(ListTables)
                 return all(t.table_id != "live" for t in lobby.tables)
 
-            await until(gone, 10, f"the table to leave {p.label}'s lobby")
+            await until(gone, 10, f"the table to leave {p.label}'s lobby", every=0.1)
         stored = await TableStore(redis_client).load("live")
         assert stored is not None
         state = stored_state(stored)
@@ -233,7 +244,8 @@ async def test_a_table_whose_holder_dies_mid_close_is_closed_by_the_next_holder(
         accounts = AccountStore(redis_client)
         before = {p.player: await accounts.balance(p.player) for p in players}
         began = time.monotonic()
-        await create_table(TableCatalog(redis_client), LIVE)
+        # Nobody sets a hand: the holder that takes over sets them at the deadline.
+        await create_table(TableCatalog(redis_client), {**LIVE, "setting_ms": 4000})
         await asyncio.gather(*(playable(p, "live", began, 30) for p in players))
         await bet_everywhere(players, 50, 1)
         await in_phase(players[0], "dealing")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import redis.asyncio
 
-from protocol.messages import Join, ListTables
+from protocol.messages import Bet, Join, ListTables
 from server.catalog import close_table, create_table
 from server.store import TableCatalog, TableStatus
 from server.store.players.accounts import AccountStore
@@ -78,5 +78,43 @@ async def test_a_table_closed_while_no_node_ran_is_closed_by_the_next_one(
         await client.error(Join, "no_such_table", table_id="slow", buy_in=500)
     finally:
         await client.close()
+    report = await audit_report(redis_client)
+    assert report.ok, report.explain()
+
+
+@pytest.mark.asyncio
+async def test_a_closing_table_says_so_in_the_lobby_and_refuses_new_seats(
+    start_app: StartApp, redis_client: redis.asyncio.Redis
+) -> None:
+    """Closed while a round is in play: the lobby marks it closing, a new player is
+    refused with ``table_closing``, and once the round is over and the seat stood up,
+    it leaves the lobby."""
+    app = await start_app()
+    seated = await Client.hello(url(app), label="seated")
+    late = await Client.hello(url(app), label="late")
+    try:
+        await seated.ok(Join, table_id="fast", buy_in=500)
+        await seated.ok(Bet, table_id="fast", amount=100)  # alone: the cards are dealt
+        catalog = TableCatalog(redis_client)
+        await close_table(catalog, "fast")
+
+        async def marked() -> bool:
+            lobby = await late.ok(ListTables)
+            return any(t.table_id == "fast" and t.closing for t in lobby.tables)
+
+        await until(marked, 5, "the lobby to mark the table closing", every=0.2)
+        lobby = await late.ok(ListTables)
+        assert not next(t for t in lobby.tables if t.table_id == "slow").closing
+        await late.error(Join, "table_closing", table_id="fast", buy_in=500)
+
+        async def gone() -> bool:
+            lobby = await late.ok(ListTables)
+            return all(t.table_id != "fast" for t in lobby.tables)
+
+        await until(gone, 20, "the table to leave the lobby", every=0.2)
+        assert (await catalog.read()).tables["fast"].status is TableStatus.CLOSED
+    finally:
+        await seated.close()
+        await late.close()
     report = await audit_report(redis_client)
     assert report.ok, report.explain()
