@@ -118,3 +118,28 @@ async def test_a_closing_table_says_so_in_the_lobby_and_refuses_new_seats(
         await late.close()
     report = await audit_report(redis_client)
     assert report.ok, report.explain()
+
+
+@pytest.mark.asyncio
+async def test_a_store_of_an_older_version_gets_its_catalog_from_the_file_once(
+    start_app: StartApp, redis_client: redis.asyncio.Redis
+) -> None:
+    """A store with tables but no catalog (an older version's): the first start seeds
+    the catalog from the tables file, and the tables keep their state and seats."""
+    first = await start_app()
+    client = await Client.hello(url(first))
+    player = client.player
+    try:
+        await client.ok(Join, table_id="slow", buy_in=500)
+    finally:
+        await client.close()
+    await first.stop()
+    catalog = TableCatalog(redis_client)
+    await redis_client.delete(catalog.keys.catalog())  # as an older version left it
+    assert not (await catalog.read()).exists
+    second = await start_app()
+    read = await catalog.read()
+    assert set(read.tables) == {"fast", "slow"}
+    host = second.hosts["slow"]
+    assert host.state is not None
+    assert host.state.seat_of(player) is not None  # the seat and its chips are kept
