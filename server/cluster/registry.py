@@ -197,8 +197,10 @@ class Membership:
             self.on_changed(came, gone)
 
     async def _read_holders(self, live: LiveNodes) -> None:
-        found = await self.tables.leases.holders(self.table_ids)
-        self.holders = {t: h[1] for t, h in zip(self.table_ids, found, strict=True) if h}
+        # The ids as asked: the catalog may add or remove a table during the read.
+        table_ids = self.table_ids
+        found = await self.tables.leases.holders(table_ids)
+        self.holders = {t: h[1] for t, h in zip(table_ids, found, strict=True) if h}
 
     # --- what others may read --------------------------------------------------------
 
