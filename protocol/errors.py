@@ -51,6 +51,7 @@ class ErrorCode(enum.StrEnum):
     ALREADY_SEATED = "already_seated"
     SEAT_TAKEN = "seat_taken"
     TABLE_FULL = "table_full"
+    TABLE_CLOSING = "table_closing"
     INSUFFICIENT_BALANCE = "insufficient_balance"
     BET_LIMITS = "bet_limits"
     NO_BET = "no_bet"
@@ -129,6 +130,11 @@ ERRORS: dict[ErrorCode, ErrorInfo] = {
     ErrorCode.ALREADY_SEATED: ErrorInfo("you already have a seat at this table", retryable=False),
     ErrorCode.SEAT_TAKEN: ErrorInfo("the seat asked for is occupied", retryable=False),
     ErrorCode.TABLE_FULL: ErrorInfo("every seat of the table is occupied", retryable=True),
+    ErrorCode.TABLE_CLOSING: ErrorInfo(
+        "the table is closing: no new seat, rebuy or bet; its seats stand up once the "
+        "round in play ends",
+        retryable=False,
+    ),
     ErrorCode.INSUFFICIENT_BALANCE: ErrorInfo(
         "not enough chips: lower the bet, or rebuy (table balance), or lower the "
         "buy-in (account balance)",

@@ -78,6 +78,7 @@ class TableSummary:
     max_bonus: Chips
     buy_in_min: PositiveChips
     buy_in_max: PositiveChips
+    closing: bool = False  # an operator is closing it: no new seat or bet
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,11 +32,14 @@ from protocol.errors import CloseCode
 from server import http
 from server.admin.auth import BearerCheck, jwt_bearer
 from server.admin.server import AdminServer
+from server.admin.tables import catalog_routes
 from server.archive import Archive
 from server.archive.mover import SERVED_REST, Archiver, PassReport
 from server.archive.service import ArchiveService
 from server.auth.operator import OperatorTokens
+from server.catalog import seed_catalog
 from server.cluster import Cluster
+from server.cluster.live import LiveTables
 from server.cluster.placement import INSTANCE_SEPARATOR
 from server.collector import THRESHOLDS, collect_on_a_timer
 from server.config import Settings
@@ -49,9 +52,16 @@ from server.host.lease_keeper import LeaseKeeper
 from server.logs import bind, log_fields
 from server.metrics import Metrics
 from server.seating import Seating
-from server.store import StoredTable, Stores, TableStore, open_stores, stored_state
+from server.store import (
+    StoredTable,
+    Stores,
+    TableStatus,
+    TableStore,
+    open_stores,
+    stored_state,
+)
 from server.table.machine import Transition
-from server.table.state import Phase, SeatResult
+from server.table.state import Phase, SeatResult, TableConfig
 from server.tables_file import load_tables
 from server.tasks import cancel_and_wait
 from server.version import SERVER_VERSION, build_commit
@@ -100,6 +110,7 @@ class App:
         self.cluster: Cluster | None = None
         # Wallet mode (--wallet-url): buy-ins and cash-outs go through the operator's wallet.
         self.wallet: Funding | None = None
+        self.live: LiveTables | None = None
         self.name = settings.node_name or default_node_name(settings)
         if not NODE_NAME.fullmatch(self.name):
             raise ValueError(
@@ -132,7 +143,8 @@ class App:
         """Start Redis (if embedded), host the tables and listen."""
         s = self.settings
         bind(node=self.name)  # every record of this node's tasks names it
-        tables = load_tables(s.tables_file)
+        # Read (and checked) first: it seeds the tables catalog of a store that has none.
+        seed = load_tables(s.tables_file)
         # Operator JWTs: None without a JWKS configured; unusable settings stop here.
         self.operator_tokens = operator_tokens(s)
         # Opened (not yet connected) before anything starts: a PostgreSQL URL without
@@ -146,7 +158,11 @@ class App:
         # layout, before any table is hosted.
         stores = self.stores = await open_stores(s, self.metrics.redis_restarts.inc)
         store = self.store = stores.tables
-        accounts = stores.accounts
+        # The tables catalog says which tables exist: the tables file only seeds it,
+        # once (docs/DESIGN.md, "The tables catalog").
+        known = await seed_catalog(stores.catalog, seed)
+        hosted = known.hosted()
+        tables = [entry.config for entry in hosted.values()]
         self.leases = LeaseKeeper(store.leases, self.owner, s.lease_ms)
         self.leases.start()
         options = gateway_options(s, token_secret(s))
@@ -196,25 +212,10 @@ class App:
                 s.lease_ms,
                 self.metrics,
             )
-        # The gateway is told each time a table is hosted here: it attaches the
-        # connections that wait for it and brings the seats' presence up to date.
         for config in tables:
-            self.hosts[config.table_id] = TableHost(
-                config,
-                store,
-                self.owner,
-                accounts=accounts,
-                lease_ms=s.lease_ms,
-                hooks=Hooks(
-                    on_commit=self._committed,
-                    on_ready=self._table_ready,
-                    on_lost=self._table_lost,
-                    on_stored=cluster.on_stored(config.table_id) if cluster else None,
-                ),
-                leases=self.leases,
-                seating=self.seating,
-                placement=cluster.membership if cluster else None,
-            )
+            host = self.hosts[config.table_id] = self._host(config)
+            if hosted[config.table_id].status is TableStatus.CLOSING:
+                host.close()
         # Counted when read: counting at each table taken or lost cost every host a pass
         # over all of them, seconds of CPU when a node takes thousands of tables at once.
         hosts = self.hosts
@@ -228,6 +229,11 @@ class App:
         for table_id, host in self.hosts.items():
             with log_fields(table=table_id):  # the records of the table's own task
                 host.start()
+        # Tables created, changed and closed from now on are picked up as they come.
+        self.live = LiveTables(
+            stores.catalog, store, self.hosts, add=self._add_table, remove=self._remove_table
+        )
+        self.live.start(known)
         self.server = await serve(
             self.gateway.handle,
             s.host,
@@ -264,6 +270,7 @@ class App:
                 bearer=self.operator_bearer,
                 # Wallet mode: the audit adds the wallet's sums.
                 audit_extra=partial(audit_wallet, s, stores) if s.wallet_url else None,
+                extra_routes=catalog_routes(stores.catalog),
             )
             await self.admin.start(s.admin_host, s.admin_port)
         wait_s = max(10.0, 3 * s.lease_ms / 1000)
@@ -275,6 +282,48 @@ class App:
                 await host.wait_ready(wait_s)
         self._started = True
 
+    def _host(self, config: TableConfig) -> TableHost:
+        """A host of ``config``'s table (not started). The gateway is told each time the
+        table is hosted here: it attaches the connections that wait for it and brings
+        the seats' presence up to date."""
+        assert self.store is not None
+        assert self.stores is not None
+        cluster = self.cluster
+        return TableHost(
+            config,
+            self.store,
+            self.owner,
+            accounts=self.stores.accounts,
+            lease_ms=self.settings.lease_ms,
+            hooks=Hooks(
+                on_commit=self._committed,
+                on_ready=self._table_ready,
+                on_lost=self._table_lost,
+                on_stored=cluster.on_stored(config.table_id) if cluster else None,
+            ),
+            leases=self.leases,
+            seating=self.seating,
+            placement=cluster.membership if cluster else None,
+        )
+
+    def _add_table(self, config: TableConfig) -> None:
+        """A table created in the catalog: hosted, placed, started."""
+        host = self.hosts[config.table_id] = self._host(config)
+        if self.cluster is not None:
+            self.cluster.add_table(host)
+        with log_fields(table=config.table_id):  # the records of the table's own task
+            host.start()
+
+    async def _remove_table(self, table_id: str) -> None:
+        """A table closed for good: its watchers let go, its host stopped and forgotten."""
+        host = self.hosts[table_id]
+        for sub in list(host.subscribers):
+            host.unsubscribe(sub)
+        await host.stop()
+        del self.hosts[table_id]
+        if self.cluster is not None:
+            self.cluster.remove_table(table_id)
+
     async def _table_ready(self, host: TableHost) -> None:
         """A table is held here from now: the other nodes hear it, then the gateway
         attaches the connections that wait for it and settles its seats."""
@@ -282,6 +331,8 @@ class App:
             await self.cluster.table_ready(host)
         if self.gateway is not None:
             await self.gateway.table_ready(host)
+        if self.live is not None:
+            self.live.table_ready()
 
     def _drain_asked(self) -> None:
         if self.on_drain is not None:
@@ -343,6 +394,10 @@ class App:
         if self._unwatch_gc is not None:
             self._unwatch_gc()
             self._unwatch_gc = None
+        if self.live is not None:
+            # No table is added or removed while the others stop.
+            await self.live.stop()
+            self.live = None
         cluster = self.cluster
         if self.admin is not None:
             await self.admin.stop()

@@ -16,6 +16,9 @@
   ``nodes drain NAME``: that node hands its tables over and stops;
 - ``paigow-server admin token --name N --ttl 12h | list | revoke ID``: the tokens of the
   operator's API (``--admin-port``).
+- ``paigow-server table list | create ID NAME [KEY=VALUE...] | change ID
+  KEY=VALUE... | close ID``: the tables catalog, changed while the servers run (every
+  node picks a change up within about a second).
 
 The operator's commands reach the same Redis as the server, and say which on standard
 error: ``--redis-url``; else the embedded Redis of the server running on ``--data-dir``
@@ -40,7 +43,9 @@ import re
 import secrets
 import sys
 import time
+import tomllib
 from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 from server.admin import operations as ops
 from server.admin import tokens as admin_tokens
@@ -48,6 +53,15 @@ from server.app import SECRET_FILE, run, table_money, token_secret
 from server.archive import DATABASE_ERRORS, Archive
 from server.archive.mover import Archiver
 from server.auth import tokens
+from server.catalog import (
+    BadTableConfig,
+    CatalogError,
+    TableView,
+    change_table,
+    close_table,
+    create_table,
+    list_tables,
+)
 from server.cluster.placement import assign, node_name
 from server.config import Settings, add_arguments, from_arguments
 from server.logs import setup_logging
@@ -168,7 +182,93 @@ def _parser() -> argparse.ArgumentParser:
         required=True,
         help="epoch ms or ISO 8601 (UTC if no zone)",
     )
+    _table_parser(sub, as_json)
     return parser
+
+
+# --- the tables catalog (server/catalog.py) ------------------------------------------
+
+
+def _table_parser(sub: Any, as_json: argparse.ArgumentParser) -> None:
+    """``table list | create | change | close``."""
+    tab = sub.add_parser("table", help="create, change, close and list tables while running")
+    tab_sub = tab.add_subparsers(dest="action", required=True)
+    listing = tab_sub.add_parser("list", parents=[as_json], help="the tables and their status")
+    listing.add_argument("--all", action="store_true", help="closed tables too")
+    settings_help = (
+        "a setting as in the tables file, e.g. max_bet=2000, foul=lose, "
+        "denominations=[5,25] (docs/RULES.md, 'Table options')"
+    )
+    create = tab_sub.add_parser("create", parents=[as_json], help="a new table, open at once")
+    create.add_argument("table_id", metavar="ID")
+    create.add_argument("name", metavar="NAME", help="its name in the lobby")
+    create.add_argument("settings", nargs="*", metavar="KEY=VALUE", help=settings_help)
+    change = tab_sub.add_parser(
+        "change", parents=[as_json], help="change settings: they apply between rounds"
+    )
+    change.add_argument("table_id", metavar="ID")
+    change.add_argument("settings", nargs="+", metavar="KEY=VALUE", help=settings_help)
+    close = tab_sub.add_parser(
+        "close",
+        parents=[as_json],
+        help="no new seat or bet; the round in play ends, every seat's chips go back",
+    )
+    close.add_argument("table_id", metavar="ID")
+
+
+def _setting(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE``: the value read as TOML (``50``, ``[5, 25]``, ``"x"``), else as text."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise BadTableConfig(f"{text!r}: a setting is KEY=VALUE")
+    try:
+        parsed: Any = tomllib.loads(f"v = {value}")["v"]
+    except tomllib.TOMLDecodeError:
+        parsed = value
+    return key.strip(), parsed
+
+
+def _show_tables(views: Sequence[TableView], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps([v.as_dict() for v in views]))
+        return
+    rows = [
+        (
+            v.table_id,
+            v.status.value,
+            v.config.name,
+            f"{v.config.min_bet}-{v.config.max_bet}",
+            str(v.config.seats),
+        )
+        for v in views
+    ]
+    print(_table_text(("table", "status", "name", "bets", "seats"), rows))
+
+
+async def _table(settings: Settings, args: argparse.Namespace) -> int:
+    async with await _stores(settings) as stores:
+        catalog = stores.catalog
+        try:
+            if args.action == "list":
+                _show_tables(await list_tables(catalog, closed=args.all), args.json)
+                return 0
+            if args.action == "create":
+                spec = dict(_setting(t) for t in args.settings)
+                spec.update(id=args.table_id, name=args.name)
+                view = await create_table(catalog, spec)
+            elif args.action == "change":
+                changes = dict(_setting(t) for t in args.settings)
+                view = await change_table(catalog, args.table_id, changes)
+            else:
+                view = await close_table(catalog, args.table_id)
+        except BadTableConfig as exc:
+            print(f"paigow-server: {exc}", file=sys.stderr)
+            return 2
+        except CatalogError as exc:
+            print(f"paigow-server: {exc}", file=sys.stderr)
+            return 1
+        _show_tables([view], args.json)
+        return 0
 
 
 def _say(text: str) -> None:
@@ -454,7 +554,9 @@ async def _nodes(settings: Settings) -> int:
         cluster = stores.nodes
         live = await cluster.live_nodes()
         info = await cluster.node_info(live.instances)
-        table_ids = [t.table_id for t in load_tables(settings.tables_file)]
+        table_ids = [v.table_id for v in await list_tables(stores.catalog)]
+        if not table_ids:  # no server started yet: the tables it would seed
+            table_ids = [t.table_id for t in load_tables(settings.tables_file)]
         holders = await stores.tables.leases.holders(table_ids)
         placed = assign(table_ids, live.instances)
         held = {t: h[1] for t, h in zip(table_ids, holders, strict=True) if h is not None}
@@ -507,6 +609,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_admin(settings, args))
         if args.command == "wallet":
             return asyncio.run(_wallet(settings, args))
+        if args.command == "table":
+            return asyncio.run(_table(settings, args))
         if settings.log_format == "json":  # every line of the output is then JSON
             log.info("settings", extra={"settings": dict(settings.describe())})
         else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import fields
 from importlib import resources
 from pathlib import Path
@@ -45,20 +46,34 @@ def parse_tables(text: str) -> list[TableConfig]:
     tables = data.get("table")
     if not isinstance(tables, list) or not tables:
         raise TablesFileError("the file defines no [[table]]")
-    configs = [_table(entry, n) for n, entry in enumerate(tables, 1)]
+    configs = [table_config(entry, _where(entry, n)) for n, entry in enumerate(tables, 1)]
     ids = [c.table_id for c in configs]
     if len(set(ids)) != len(ids):
         raise TablesFileError("two tables have the same id")
     return configs
 
 
-def _table(entry: dict[str, Any], n: int) -> TableConfig:
-    where = f"table {n} ({entry.get('id', '?')})"
+def _where(entry: object, n: int) -> str:
+    table_id = entry.get("id", "?") if isinstance(entry, dict) else "?"
+    return f"table {n} ({table_id})"
+
+
+def table_config(entry: Mapping[str, Any], where: str) -> TableConfig:
+    """One table's settings from the keys of a ``[[table]]`` entry (``id``, ``name``
+    and options, as docs/RULES.md, "Table options", lists them): the tables file's,
+    and the catalog's operations' (:mod:`server.catalog`). Raises
+    :class:`TablesFileError`, its message starting with ``where``, for a bad id, an
+    unknown key or a setting out of range."""
+    if not isinstance(entry, Mapping):
+        raise TablesFileError(f"{where}: a table is a map of settings")
     table_id = entry.get("id")
     if not isinstance(table_id, str) or not table_id or len(table_id) > 32:
         raise TablesFileError(f"{where}: `id` is a string of 1 to 32 characters")
     if not all(c.isalnum() or c in "-_" for c in table_id):
         raise TablesFileError(f"{where}: `id` uses letters, digits, '-' and '_' only")
+    name = entry.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise TablesFileError(f"{where}: `name` is a string, not empty")
     rules: dict[str, Any] = {}
     config: dict[str, Any] = {}
     for key, value in entry.items():
@@ -82,3 +97,19 @@ def _table(entry: dict[str, Any], n: int) -> TableConfig:
         return TableConfig(table_id=table_id, rules=options, **config)
     except (TypeError, ValueError) as exc:
         raise TablesFileError(f"{where}: {exc}") from exc
+
+
+def describe_table(config: TableConfig) -> dict[str, Any]:
+    """``config`` as the keys of a ``[[table]]`` entry (every key, defaults included):
+    :func:`table_config` of it gives ``config`` back. What ``table list --json``
+    prints, and what a change is merged into."""
+    out: dict[str, Any] = {"id": config.table_id}
+    for f in fields(TableConfig):
+        if f.name in ("table_id", "rules"):
+            continue
+        value = getattr(config, f.name)
+        out[f.name] = list(value) if isinstance(value, tuple) else value
+    for f in fields(RuleOptions):
+        value = getattr(config.rules, f.name)
+        out[f.name] = value.value if hasattr(value, "value") else value
+    return out

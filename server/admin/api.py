@@ -83,7 +83,8 @@ def _player(request: web.Request) -> str:
         raise ApiError(HTTPStatus.BAD_REQUEST, "bad_player", str(exc)) from None
 
 
-async def _body(request: web.Request) -> dict[str, Any]:
+async def json_object(request: web.Request) -> dict[str, Any]:
+    """The request's body, a JSON object; else :class:`ApiError` ``bad_json``."""
     try:
         body = await request.json()
     except (json.JSONDecodeError, UnicodeDecodeError):
@@ -131,7 +132,7 @@ def routes(ctx: Context) -> list[web.RouteDef]:
     def moving(kind: Move) -> Handler:
         async def handle(request: web.Request) -> web.Response:
             name = _player(request)
-            body = await _body(request)
+            body = await json_object(request)
             op = CALLER.get()
             args: dict[str, Any] = {
                 "key": _field(body, "key", str),

@@ -16,6 +16,7 @@ A process alone on its Redis is a cluster of one: it holds every table.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import time
@@ -154,6 +155,26 @@ class Cluster:
         self.forwarder.table_held(table_id)
         if host.ready and host.state is not None:
             self.publisher.held(table_id, host.state)
+
+    # --- tables created and closed while running (server/cluster/live.py) -----------
+
+    def add_table(self, host: TableHost) -> None:
+        """A table created in the catalog: ``host`` (already in :attr:`hosts`, made with
+        this cluster's hooks, not started) is placed with the others."""
+        table_id = host.table_id
+        host.subscribers.on_count = self._counted
+        self.metrics.held.labels(table_id).set(0)
+        self.feeds.watch({table_id: host})
+        self.membership.set_tables([*self.membership.table_ids, table_id])
+
+    def remove_table(self, table_id: str) -> None:
+        """A table closed for good (its host stopped, no longer in :attr:`hosts`):
+        placed no more."""
+        self.membership.set_tables([t for t in self.membership.table_ids if t != table_id])
+        with contextlib.suppress(KeyError):
+            self.metrics.held.remove(table_id)
+        if self.feeds.relaying(table_id):
+            self._spawn(self.feeds.unrelay_table(table_id))
 
     # --- life ------------------------------------------------------------------------
 

@@ -96,6 +96,19 @@ class Membership:
         if to is not None and to != self.instance:
             self.on_handed_over(table_id, to)
 
+    def set_tables(self, table_ids: Sequence[str]) -> None:
+        """The catalog's tables changed (one created, or closed for good): place them
+        among the live nodes again, as every node does from the same catalog."""
+        ids = sorted(table_ids)
+        if ids == self.table_ids:
+            return
+        self.table_ids = ids
+        for gone in set(self.holders) - set(ids):
+            del self.holders[gone]
+        if self.live:
+            self.placed = assign(ids, self.live)
+            self.on_placed()
+
     # --- life ------------------------------------------------------------------------
 
     async def start(self) -> None:
@@ -243,8 +256,10 @@ class Membership:
             self.on_changed(came, gone)
 
     async def _read_holders(self, live: LiveNodes) -> None:
-        found = await self.tables.leases.holders(self.table_ids)
-        self.holders = {t: h[1] for t, h in zip(self.table_ids, found, strict=True) if h}
+        # The ids as asked: the catalog may add or remove a table during the read.
+        table_ids = self.table_ids
+        found = await self.tables.leases.holders(table_ids)
+        self.holders = {t: h[1] for t, h in zip(table_ids, found, strict=True) if h}
 
     # --- what others may read --------------------------------------------------------
 

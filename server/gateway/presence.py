@@ -439,6 +439,7 @@ class Presence:
                     max_bonus=c.bonus_max,
                     buy_in_min=c.min_buy_in,
                     buy_in_max=c.max_buy_in,
+                    closing=host.closing,
                 )
             )
         return TableList(tables=tuple(summaries))

@@ -42,8 +42,9 @@ from server.host.money import MoneyRequest
 from server.host.recovery import Recovery
 from server.seating import Seating
 from server.store import AccountStore, StoreUnavailable, TableStore
+from server.table.closing import is_closed
 from server.table.errors import TableError
-from server.table.events import ChangeConfig, Event, TakeOver, Tick
+from server.table.events import ChangeConfig, CloseTable, Event, TakeOver, Tick
 from server.table.machine import Transition, next_wakeup, step
 from server.table.state import TableConfig, TableState, evolve, new_table
 from server.tasks import cancel_and_wait
@@ -117,6 +118,8 @@ class TableHost:
         self.clock = clock
         self.hooks = hooks
         self.placement = placement
+        self.closing = False
+        """Whether the catalog closes this table (:meth:`close`)."""
         self.subscribers = FanOut(self.table_id)
         self._wake = asyncio.Event()
         self._placed = asyncio.Event()  # the placement changed: is the table wanted here?
@@ -298,8 +301,9 @@ class TableHost:
                 await self.applier.commit(t)
 
     def _change_config(self) -> None:
-        """The tables file changed since this table was stored: the machine applies its
-        limits, timers and options between rounds (:class:`ChangeConfig`), at once or
+        """The catalog's settings changed since this table was stored (while no node held
+        it, or unheard by its holder): the machine applies its limits, timers and
+        options between rounds (:class:`ChangeConfig`), at once or
         when the round in play ends. A change of seat count would orphan seats: the
         machine refuses it, and the stored config is kept.
 
@@ -315,7 +319,7 @@ class TableHost:
             return
         applied = changed.pending_config is None
         log.info(
-            "table %s: settings from the tables file %s",
+            "table %s: settings from the catalog %s",
             self.table_id,
             "applied" if applied else "apply when the round in play ends",
         )
@@ -398,6 +402,59 @@ class TableHost:
                 # the version check, and the table is reloaded).
                 log.warning("table %s: tick not stored (%s); retrying", self.table_id, exc)
                 await asyncio.sleep(_RETRY_S)
+
+    # --- the catalog's word (server/cluster/live.py) ---------------------------------
+
+    def reconfigure(self, config: TableConfig) -> None:
+        """The catalog gave the table new settings: the ones taken from now (a taking
+        applies them as it applies a changed tables file), and, held here, applied by
+        the next :meth:`reconcile`."""
+        self.config = config
+
+    def close(self) -> None:
+        """The catalog closes the table: the holder closes it (:meth:`reconcile`), here
+        or, after a failover, wherever the table is held next."""
+        self.closing = True
+
+    def in_line(self) -> bool:
+        """Whether the table (held here) has nothing to bring in line with the catalog:
+        not closing, its settings the catalog's. A check without a coroutine, made for
+        every table every second."""
+        state = self.state
+        if self.closing or state is None:
+            return False
+        current = state.pending_config or state.config
+        return current is self.config or current == self.config
+
+    async def reconcile(self) -> bool:
+        """If the table is held here, bring it in line with the catalog's word (each
+        step safe to repeat; one refused or not stored is tried again next time): its
+        settings (:class:`ChangeConfig`, between rounds), its closing
+        (:class:`CloseTable`). Whether the table is closed: held here, closing, with
+        nobody seated and no round in play."""
+        state = self.state
+        if not self.ready or state is None:
+            return False
+        current = state.pending_config or state.config
+        if not state.closing and current is not self.config and current != self.config:
+            await self._reconcile_step(ChangeConfig(self.config))
+        state = self.state
+        if self.closing and state is not None and not state.closing:
+            await self._reconcile_step(CloseTable())
+        state = self.state
+        return self.ready and state is not None and is_closed(state)
+
+    async def _reconcile_step(self, event: Event) -> None:
+        name = type(event).__name__
+        try:
+            await self.submit(event)
+        except (TableUnavailable, TableNotWritable, StoreUnavailable) as exc:
+            log.warning("table %s: %s not stored (%s); tried again", self.table_id, name, exc)
+        except TableError as exc:
+            # A new seat count: refused by the machine (the catalog refuses it first).
+            log.warning("table %s: %s refused: %s", self.table_id, name, exc.message)
+            if self.state is not None:
+                self.config = self.state.config
 
     # --- subscribers ----------------------------------------------------------------
 

@@ -12,7 +12,8 @@ embedded Redis and its supervisor), ``lua`` (the scripts), ``players`` (accounts
 sessions, guests), ``tables`` (commits, parts, leases, replay, requests), ``chips``
 (transfers and ledgers between them), ``nodes`` (what nodes share), ``pubsub`` (the
 channels they listen to), ``archiving`` (the archive's Redis side), ``audit``,
-``operators`` (the operator API's admin tokens);
+``operators`` (the operator API's admin tokens),
+``catalog`` (which tables exist: created, changed and closed at runtime);
 ``keys`` names every key (see it for the layout), ``errors`` the errors, ``opening``
 the front door itself.
 """
@@ -33,6 +34,14 @@ from server.store.archiving.source import ArchivingCalls, LedgerStart
 from server.store.audit.check import TableMoney
 from server.store.audit.report import AuditReport
 from server.store.audit.wallet import wallet_audit
+from server.store.catalog.catalog import (
+    Catalog,
+    CatalogRefusal,
+    CatalogRefused,
+    CatalogTable,
+    TableCatalog,
+    TableStatus,
+)
 from server.store.chips.ledgers import LedgerSource
 from server.store.chips.records import ClientRequest, RequestRecord
 from server.store.chips.transfers import Recovered, Transfers
@@ -95,6 +104,10 @@ __all__ = [
     "ArchivingCalls",
     "AuditReport",
     "AuditView",
+    "Catalog",
+    "CatalogRefusal",
+    "CatalogRefused",
+    "CatalogTable",
     "Change",
     "ClientRequest",
     "Closing",
@@ -131,7 +144,9 @@ __all__ = [
     "Stores",
     "StreamCheckpoint",
     "StreamId",
+    "TableCatalog",
     "TableMoney",
+    "TableStatus",
     "TableStore",
     "Transfers",
     "Unreplicated",

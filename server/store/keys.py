@@ -134,6 +134,14 @@ Of no owner (single-key commands only):
 ``pg:admin:tokens``                   hash       operator API token id -> ``<name>|<expires
                                                  s>|<minted s>``: the admin tokens that
                                                  stand (a token whose id is gone is revoked)
+``pg:catalog``                        hash       the tables catalog, the truth of which tables
+                                                 exist (:mod:`server.store.catalog`): ``rev``
+                                                 a number grown by every change, ``c.<t>``
+                                                 table ``t``'s settings (msgpack map),
+                                                 ``s.<t>`` its status (``open``, ``closing``,
+                                                 ``closed``); one key, changed by its scripts
+``pg:catalog:chan``                   pub/sub    the catalog changed (the table's id): every
+                                                 node reads it again
 ``pg:session:<id>``                   hash       a resumable session: ``player``, ``name``,
                                                  ``guest``, ``exp`` when its credential expires
                                                  and ``at`` when it was opened (epoch ms); TTL
@@ -297,6 +305,17 @@ class Keys:
     def tables(self) -> str:
         """Set: every table id that took a lease (single-key commands only)."""
         return f"{self.prefix}tables"
+
+    # --- the tables catalog -----------------------------------------------------
+
+    def catalog(self) -> str:
+        """Hash: every table created, its settings and its status (see the module
+        docstring); one key, so its scripts run in one slot."""
+        return f"{self.prefix}catalog"
+
+    def catalog_channel(self) -> str:
+        """Pub/sub channel: the catalog changed (the table's id), for every node."""
+        return f"{self.prefix}catalog:chan"
 
     # --- accounts and money -----------------------------------------------------
 

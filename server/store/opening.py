@@ -25,6 +25,7 @@ import redis.asyncio
 from server.config import Settings, redacted_url
 from server.store.archiving.source import ArchivingCalls
 from server.store.audit.check import ArchivedLedger, AuditReport, TableMoney, audit
+from server.store.catalog.catalog import TableCatalog
 from server.store.client.batching import Replication
 from server.store.client.connection import (
     SOCKET_TIMEOUT_S,
@@ -85,6 +86,7 @@ class Stores:
     archiving: ArchivingCalls
     nodes: ClusterStore
     redis_cluster: bool
+    catalog: TableCatalog
     embedded: EmbeddedRedis | None = None
     supervisor: RedisSupervisor | None = None
     _clients: list[redis.asyncio.Redis] = field(default_factory=list, repr=False)
@@ -297,6 +299,7 @@ def _stores(
         archiving=ArchivingCalls(client),
         nodes=ClusterStore(client, beat_client=beat_client),
         redis_cluster=is_cluster(client),
+        catalog=TableCatalog(client),
         embedded=embedded,
         supervisor=supervisor,
         _clients=clients,

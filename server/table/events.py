@@ -153,6 +153,13 @@ class ChangeConfig:
     config: TableConfig
 
 
+@dataclass(frozen=True, slots=True)
+class CloseTable:
+    """An operator closes the table: from now on nobody sits down, buys in again or
+    bets; the round in play, if any, finishes, and then every seat stands up, its
+    chips back to its player's account (:mod:`~server.table.closing`)."""
+
+
 Event = (
     Tick
     | SitDown
@@ -170,4 +177,5 @@ Event = (
     | TakeOver
     | Void
     | ChangeConfig
+    | CloseTable
 )

@@ -15,7 +15,7 @@ state machine"; a test checks this diagram against the tables)::
 
     idle      -> betting    SitDown, PlaceBet, Rebet
     idle      -> dealing    PlaceBet, Rebet
-    betting   -> idle       deadline
+    betting   -> idle       deadline, StandUp, CloseTable, PlaceBet, ClearBet
     betting   -> dealing    deadline, Tick, StandUp, PlaceBet, Rebet, ClearBet, SitOut
     betting   -> settling   Void
     dealing   -> setting    deadline
@@ -34,7 +34,9 @@ leaving, whether it stood up (``StandUp``) or was released after the grace time 
 
 A changed config (:class:`ChangeConfig`) is legal in every phase and changes none:
 it applies between rounds only, at once or at the end of the step that ends the
-round in play (:mod:`~server.table.config_change`).
+round in play (:mod:`~server.table.config_change`). So is closing the table
+(:class:`CloseTable`): no new seat, rebuy or bet from then on, and its seats stand up
+once no round is in play (:mod:`~server.table.closing`).
 
 A deadline already past when a tick comes (after a restart) fires at once, and the
 next phase gets its whole length from that tick: players who could not act while
@@ -58,12 +60,13 @@ from typing import Any
 
 from protocol.errors import ErrorCode
 from protocol.structs import HandChoice
-from server.table import betting, config_change, seats, setting, settlement
+from server.table import betting, closing, config_change, seats, setting, settlement
 from server.table.errors import TableError
 from server.table.events import (
     CashOut,
     ChangeConfig,
     ClearBet,
+    CloseTable,
     Disconnect,
     Event,
     PlaceBet,
@@ -116,6 +119,7 @@ def step(state: TableState, event: Event, now_ms: int) -> Transition:
     A refused event changes nothing. An event that changes nothing (a tick before
     any deadline) returns the same state, with no events and the same version.
     """
+    closing.refuse(state, event)  # before the phase: protocol/PROTOCOL.md, section 10
     handler = TRANSITIONS.get((state.phase, type(event)))
     if handler is None:
         raise TableError(
@@ -125,6 +129,7 @@ def step(state: TableState, event: Event, now_ms: int) -> Transition:
     work = Work(state, now_ms, event.seed if isinstance(event, Tick) else None)
     handler(work, event)
     config_change.apply_pending(work)  # the round may have ended
+    closing.finish(work)  # ... and a closing table's seats stand up then
     if work.state is state and not work.events:
         return Transition(state=state, reply=work.reply)
     return Transition(
@@ -177,6 +182,8 @@ _NOT_IDLE = (BETTING, DEALING, SETTING, REVEALING, SETTLING)
 _IN_ROUND = (BETTING, DEALING, SETTING, REVEALING)  # a settled round is never voided
 _NOT_BETTING = (IDLE, DEALING, SETTING, REVEALING, SETTLING)
 _STAY = ()  # handlers that never change the phase
+_NOT_BETTING = (IDLE, DEALING, SETTING, REVEALING, SETTLING)
+_IN_CARDS = (DEALING, SETTING, REVEALING, SETTLING)  # a closing table waits for the end
 
 # fmt: off
 DEADLINES: dict[Phase, Deadline] = {
@@ -195,18 +202,21 @@ ROWS: list[tuple[tuple[Phase, ...], type[Any], Handler, tuple[Phase, ...]]] = [
     ((IDLE,),        SitDown,      seats.sit_down,              (BETTING,)),  # the first seat
     (_NOT_IDLE,      SitDown,      seats.sit_down,              _STAY),
     (_NOT_BETTING,   StandUp,      seats.stand_up,              _STAY),
-    ((BETTING,),     StandUp,      seats.stand_up,              (DEALING,)),  # the last awaited
+    # The last awaited leaves: the deal; the last seat of a closing table: idle.
+    ((BETTING,),     StandUp,      seats.stand_up,              (DEALING, IDLE)),
     (_ANY,           Rebuy,        seats.rebuy,                 _STAY),
     (_ANY,           CashOut,      seats.cash_out,              _STAY),
     (_ANY,           Disconnect,   seats.disconnect,            _STAY),
     (_ANY,           Reconnect,    seats.reconnect,             _STAY),
     (_ANY,           TakeOver,     betting.taken_over,          _STAY),  # first, when taken
     (_ANY,           ChangeConfig, config_change.change_config, _STAY),  # between rounds
+    ((IDLE, BETTING), CloseTable,  closing.close_table,         (IDLE,)),  # seats stand up
+    (_IN_CARDS,      CloseTable,   closing.close_table,         _STAY),  # after the round
     ((IDLE,),        PlaceBet,     betting.place_bet,           (BETTING, DEALING)),
-    ((BETTING,),     PlaceBet,     betting.place_bet,           (DEALING,)),  # all decided
+    ((BETTING,),     PlaceBet,     betting.place_bet,           (DEALING, IDLE)),  # closing
     ((IDLE,),        Rebet,        betting.rebet,               (BETTING, DEALING)),
     ((BETTING,),     Rebet,        betting.rebet,               (DEALING,)),
-    ((BETTING,),     ClearBet,     betting.clear_bet,           (DEALING,)),
+    ((BETTING,),     ClearBet,     betting.clear_bet,           (DEALING, IDLE)),  # closing
     ((IDLE,),        SitOut,       betting.sit_out,             _STAY),
     ((BETTING,),     SitOut,       betting.sit_out,             (DEALING,)),
     ((DEALING,),     SetHand,      setting.set_hand,            _STAY),

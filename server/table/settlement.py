@@ -159,7 +159,8 @@ def end_round(work: Work) -> None:
                 index, evolve(seat, low=None, set_by=None, fouled=False, sitting_out=False)
             )
     work.set(hands=None, dealer_low=None, results=(), voided=None)
-    if work.state.occupied():
+    # A closing table opens no new round: its seats stand up (server/table/closing.py).
+    if work.state.occupied() and not work.state.closing:
         assert work.seed is not None  # a tick's: every deadline comes with one
         open_betting(work, work.seed)
     else:

@@ -160,6 +160,7 @@ class TableState:
     voided: str | None = None  # the reason, when the round was voided
     house: int = 0  # the house's result at this table, for the audit
     pending_config: TableConfig | None = None  # applies when the round in play ends
+    closing: bool = False  # closed by an operator: no new seat or bet, seats stand up
 
     def seat_of(self, player: str) -> int | None:
         """The seat index of ``player``, or None."""

@@ -1,14 +1,18 @@
-"""The tables file: a change applies between rounds; a bad file is refused."""
+"""The tables file: it seeds the catalog once, whose changes apply between rounds; a bad
+file is refused."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
+import redis.asyncio
 
 from protocol.messages import Bet, Clear, GetTableInfo, Join
 from server.auth import tokens
+from server.catalog import change_table
 from server.config import Settings
+from server.store import TableCatalog
 from server.tables_file import TablesFileError, parse_tables
 from tests.conftest import FAST_TABLES
 from tests.helpers import url
@@ -17,8 +21,8 @@ from tests.server.helpers import Client, close_all
 
 
 @pytest.mark.asyncio
-async def test_a_changed_tables_file_applies_between_rounds(
-    start_app: StartApp, server_settings: Settings
+async def test_a_table_changed_in_the_catalog_applies_between_rounds(
+    start_app: StartApp, server_settings: Settings, redis_client: redis.asyncio.Redis
 ) -> None:
     secret = server_settings.token_secret
     assert secret is not None
@@ -35,8 +39,14 @@ async def test_a_changed_tables_file_applies_between_rounds(
     finally:
         await close_all([client, other])
     await first.stop()
+    # The file seeded the catalog at the first start: changed now, it changes nothing.
     slow = 'id = "slow"\nname = "Slow"'
-    second = await start_app(tables=FAST_TABLES.replace(slow, slow + "\nmin_bet = 50"))
+    ignored = await start_app(tables=FAST_TABLES.replace(slow, slow + "\nmin_bet = 70"))
+    assert ignored.hosts["slow"].config.min_bet == 10
+    await ignored.stop()
+    # The catalog is the truth: changed while no server runs, it applies at the start.
+    await change_table(TableCatalog(redis_client), "slow", {"min_bet": 50})
+    second = await start_app()
     host = second.hosts["slow"]
     assert host.state is not None
     # A bet is held: the bet already placed keeps the limits it was placed under.

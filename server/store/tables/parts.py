@@ -21,6 +21,9 @@ changes one seat of six, and the whole state is about four times that. The parts
 - ``n``: the config pending until the round in play ends, ``nil`` for none; written
   only once there was one, so a table without (every table stored before it) has
   none, and the other parts' bytes are those of a state without the field.
+- ``k``: ``true`` once an operator closes the table (:mod:`server.table.closing`);
+  written only then (a table never closed has no such part, and reads ``false``), so
+  the bytes of every table never closed are those of a state without the field.
 
 Format 3, written here, keeps the fields of the header, the deal, each seat and each
 result as arrays in the order of :data:`HEADER_FIELDS`, :data:`DEAL_FIELDS`,
@@ -109,7 +112,7 @@ RESULT_FIELDS = (
 
 HEADER_FIELDS = ("version", "seq", "phase", "deadline", "round_no", "seats", "voided", "house")
 """The fields of the header's array, in order (format 3): the seat count in place of the
-seats."""
+seats (``closing`` has a part of its own, :data:`CLOSING_PART`)."""
 
 DEAL_FIELDS = ("seed", "commitment", "hands", "dealer_low", "results")
 """The fields of the deal's array, in order (format 3). The header's and these are the
@@ -119,6 +122,7 @@ CONFIG_PART = "c"
 HEADER_PART = "h"
 DEAL_PART = "d"
 PENDING_CONFIG_PART = "n"
+CLOSING_PART = "k"
 
 
 def seat_part(index: int) -> str:
@@ -257,6 +261,9 @@ def to_parts(state: TableState, before: TableState | None) -> dict[str, bytes]:
     # that Redis still holds (the writer cannot know what is there).
     if before is None or pending is not before.pending_config:
         parts[PENDING_CONFIG_PART] = pack(None if pending is None else _plain_config(pending))
+    # Never written back to false: a table once closing stays so.
+    if state.closing and (before is None or not before.closing):
+        parts[CLOSING_PART] = pack(True)
     old = before.seats if before is not None else ()
     for i, seat in enumerate(state.seats):
         if i >= len(old) or seat is not old[i]:
@@ -297,6 +304,18 @@ def _config(data: dict[str, Any]) -> TableConfig:
     data["rules"] = RuleOptions(**rules)
     data["denominations"] = tuple(data["denominations"])
     return TableConfig(**data)
+
+
+def config_to_plain(config: TableConfig) -> dict[str, Any]:
+    """A table's settings as the store keeps them (a map keyed by field name): the
+    config part here, and the tables catalog's (:mod:`server.store.catalog`)."""
+    return _plain_config(config)
+
+
+def config_from_plain(data: dict[str, Any]) -> TableConfig:
+    """The settings :func:`config_to_plain` gave. Raises ValueError (or TypeError,
+    KeyError) for a map that is not one."""
+    return _config(data)
 
 
 def _state(data: dict[str, Any]) -> TableState:
@@ -345,6 +364,8 @@ def from_parts(parts: Mapping[str, bytes]) -> TableState:
         data["seats"] = seats
         if PENDING_CONFIG_PART in parts:
             data["pending_config"] = _unpack_part(parts, PENDING_CONFIG_PART)
+        if CLOSING_PART in parts:
+            data["closing"] = _unpack_part(parts, CLOSING_PART) is True
         return _state(data)
     except (TypeError, KeyError, ValueError, msgpack.UnpackException) as exc:
         raise ValueError(f"not a stored table state: {exc}") from exc

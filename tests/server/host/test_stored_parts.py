@@ -9,6 +9,8 @@ import redis.asyncio
 
 from protocol.messages import Bet, Join
 from server.app import App
+from server.catalog import change_table
+from server.store import TableCatalog
 from server.store.tables.parts import (
     CONFIG_PART,
     DEAL_PART,
@@ -18,7 +20,6 @@ from server.store.tables.parts import (
     stored_state,
 )
 from server.store.tables.store import TableStore
-from tests.conftest import FAST_TABLES
 from tests.helpers import until, url
 from tests.server.conftest import StartApp
 from tests.server.helpers import Client, RecordedParts, audit_report
@@ -192,7 +193,8 @@ async def test_a_table_stored_in_format_2_parts_is_taken_over_and_stored_anew(
 async def test_settings_applied_on_taking_a_table_over_are_stored_with_its_next_change(
     start_app: StartApp, redis_client: redis.asyncio.Redis
 ) -> None:
-    """The host applies a changed tables file to the state it loaded, between rounds,
+    """The host applies settings changed in the catalog while no node ran to the state
+    it loaded, between rounds,
     before storing anything: the parts of its next change are counted from the state
     stored, so the new settings are among them. Here that change is the takeover's own
     (the table was in its betting phase, which starts again), before any request."""
@@ -202,9 +204,8 @@ async def test_settings_applied_on_taking_a_table_over_are_stored_with_its_next_
     before = await TableStore(redis_client).load("slow")
     assert before is not None
     assert stored_state(before).config.max_bet == 1000
-    raised = FAST_TABLES.replace('name = "Slow"\n', 'name = "Slow"\nmax_bet = 2000\n')
-    assert raised != FAST_TABLES
-    second = await start_app(tables=raised)
+    await change_table(TableCatalog(redis_client), "slow", {"max_bet": 2000})
+    second = await start_app()
     host = second.hosts["slow"]
     assert host.state is not None
     assert host.state.config.max_bet == 2000

@@ -194,7 +194,7 @@ def test_the_state_writers_name_every_slot_in_order() -> None:
     assert SeatResult.__slots__ == pt.RESULT_FIELDS
     # The header and the deal: every field but the configs, in slot order, the seats
     # (their count) in their place.
-    configs = ("config", "pending_config")
+    configs = ("config", "pending_config", "closing")  # parts of their own
     deal = set(pt.DEAL_FIELDS)
     assert tuple(n for n in TableState.__slots__ if n in deal) == pt.DEAL_FIELDS
     header = tuple(n for n in TableState.__slots__ if n not in configs and n not in deal)

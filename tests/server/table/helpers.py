@@ -11,6 +11,7 @@ from protocol.codec import check
 from protocol.messages import Cards, Hidden, OkReply, Reveal, SeedReveal, Snapshot
 from protocol.structs import HistoryPage, RoundRecord
 from server.store.tables.parts import (
+    CLOSING_PART,
     CONFIG_PART,
     DEAL_PART,
     HEADER_PART,
@@ -57,7 +58,7 @@ def legacy_blob(state: TableState) -> bytes:
     """``state`` stored whole, in one value, as the store held states before parts
     (format 1: what the writer of that time gave, a test checked it). That writer
     knew no pending config: it is left out."""
-    plain = {k: v for k, v in _plain(state).items() if k != "pending_config"}
+    plain = {k: v for k, v in _plain(state).items() if k not in ("pending_config", "closing")}
     packed: bytes = msgpack.packb([1, plain], use_bin_type=True)
     return packed
 
@@ -67,7 +68,7 @@ def legacy_parts(state: TableState) -> dict[str, bytes]:
     the first writer of parts gave them (the walk of the slots it was checked against,
     and the bytes of ``tests/server/store/data/table_parts_v2.txt``)."""
     plain = _plain(state)
-    header = {k: v for k, v in plain.items() if k not in ("config", "pending_config")}
+    header = {k: v for k, v in plain.items() if k not in ("config", "pending_config", "closing")}
     header["seats"] = len(state.seats)
     parts = {
         HEADER_PART: msgpack.packb([2, header]),
@@ -98,7 +99,7 @@ def plain_parts(state: TableState) -> dict[str, bytes]:
         return _plain(getattr(state, name))
 
     deal = ("seed", "commitment", "hands", "dealer_low", "results")
-    configs = ("config", "pending_config")
+    configs = ("config", "pending_config", "closing")  # parts of their own
     header = [walk(n) for n in TableState.__slots__ if n not in deal and n not in configs]
     parts = {
         HEADER_PART: msgpack.packb([3, header]),
@@ -107,6 +108,8 @@ def plain_parts(state: TableState) -> dict[str, bytes]:
         # Every part includes the pending config, None when there is none.
         PENDING_CONFIG_PART: msgpack.packb(_plain(state.pending_config)),
     }
+    if state.closing:  # only ever written true
+        parts[CLOSING_PART] = msgpack.packb(True)
     for i, seat in enumerate(state.seats):
         parts[seat_part(i)] = msgpack.packb(None if seat is None else _fields(seat))
     return parts
@@ -197,6 +200,8 @@ class Harness:
             changed.add(CONFIG_PART)
         if after.pending_config is not before.pending_config:
             changed.add(PENDING_CONFIG_PART)
+        if after.closing and not before.closing:
+            changed.add(CLOSING_PART)
         changed |= {
             seat_part(i)
             for i, (old, new) in enumerate(zip(before.seats, after.seats, strict=True))
@@ -207,8 +212,9 @@ class Harness:
         assert set(written) == changed
         # A table stored whole, before parts, still reads the same, and one stored in
         # the parts of format 2.
-        assert from_bytes(legacy_blob(after)) == evolve(after, pending_config=None)
-        assert from_parts(legacy_parts(after)) == after
+        # (Those writers knew no closing: a closing state is not theirs.)
+        assert from_bytes(legacy_blob(after)) == evolve(after, pending_config=None, closing=False)
+        assert from_parts(legacy_parts(after)) == evolve(after, closing=False)
 
 
 def deadline_phases(phase: Phase) -> set[Phase]:

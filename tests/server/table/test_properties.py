@@ -25,6 +25,7 @@ from server.table.events import (
     CashOut,
     ChangeConfig,
     ClearBet,
+    CloseTable,
     Disconnect,
     Event,
     PlaceBet,
@@ -174,6 +175,17 @@ class TableMachine(RuleBasedStateMachine):
     @rule(config=st.sampled_from(CONFIGS))
     def change_config(self, config: TableConfig) -> None:
         self._do(ChangeConfig(config))
+
+    @rule()
+    def close(self) -> None:
+        self._do(CloseTable())
+
+    @invariant()
+    def a_closing_table_keeps_seats_only_for_the_round_in_play(self) -> None:
+        state = self.h.state
+        if state.closing and state.between_rounds() and state.phase is not Phase.SETTLING:
+            assert not state.occupied()
+            assert state.phase is Phase.IDLE
 
     @precondition(lambda self: self.h.state.phase is not Phase.IDLE)
     @rule()

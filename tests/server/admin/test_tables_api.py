@@ -1,0 +1,64 @@
+"""The tables catalog through the operator's API: a table created, changed and closed
+over HTTP is hosted, changed and let go by the server, and every refusal is typed."""
+
+from __future__ import annotations
+
+import pytest
+import redis.asyncio
+
+from server.app import App
+from tests.helpers import until
+from tests.server.admin.conftest import Api, mint
+
+PEARL = {"id": "pearl", "name": "Pearl (25-250)", "min_bet": 25, "max_bet": 250}
+
+
+@pytest.mark.asyncio
+async def test_a_table_is_created_changed_and_closed_through_the_api(
+    admin_app: App, api: Api, redis_client: redis.asyncio.Redis
+) -> None:
+    token = await mint(redis_client, "floor")
+    status, body, _ = await api.call("POST", "/api/v1/tables", token, PEARL)
+    assert (status, body["status"], body["id"], body["max_bet"]) == (201, "open", "pearl", 250)
+    # Picked up by the server (here its only node), hosted and listed.
+    await until(lambda: "pearl" in admin_app.hosts)
+    status, body, _ = await api.call("GET", "/api/v1/catalog", token)
+    assert status == 200
+    assert {t["id"]: t["status"] for t in body["tables"]}["pearl"] == "open"
+
+    status, body, _ = await api.call("PATCH", "/api/v1/tables/pearl", token, {"max_bet": 500})
+    assert (status, body["max_bet"]) == (200, 500)
+    await until(lambda: admin_app.hosts["pearl"].config.max_bet == 500)
+
+    status, body, _ = await api.call("DELETE", "/api/v1/tables/pearl", token)
+    assert (status, body["status"]) == (202, "closing")
+    await until(lambda: "pearl" not in admin_app.hosts)
+    status, body, _ = await api.call("GET", "/api/v1/catalog?all=1", token)
+    assert {t["id"]: t["status"] for t in body["tables"]}["pearl"] == "closed"
+
+
+@pytest.mark.asyncio
+async def test_the_catalog_s_refusals_are_typed_and_write_nothing(
+    admin_app: App, api: Api, redis_client: redis.asyncio.Redis
+) -> None:
+    token = await mint(redis_client, "floor")
+    before = await redis_client.hget("pg:catalog", "rev")
+    bad = {**PEARL, "min_bet": 500}  # a minimum over its maximum
+    status, body, _ = await api.call("POST", "/api/v1/tables", token, bad)
+    assert (status, body["error"]["code"]) == (400, "bad_config")
+    status, body, _ = await api.call("POST", "/api/v1/tables", token, {**PEARL, "sauce": 1})
+    assert (status, body["error"]["code"]) == (400, "bad_config")
+    status, body, _ = await api.call("PATCH", "/api/v1/tables/nowhere", token, {"max_bet": 9})
+    assert (status, body["error"]["code"]) == (404, "no_such_table")
+    status, body, _ = await api.call("POST", "/api/v1/tables", token, [1, 2])
+    assert (status, body["error"]["code"]) == (400, "bad_json")
+    assert await redis_client.hget("pg:catalog", "rev") == before
+
+    status, _, _ = await api.call("POST", "/api/v1/tables", token, PEARL)
+    assert status == 201
+    status, body, _ = await api.call("POST", "/api/v1/tables", token, PEARL)
+    assert (status, body["error"]["code"]) == (409, "table_exists")
+    status, _, _ = await api.call("DELETE", "/api/v1/tables/pearl", token)
+    assert status == 202
+    status, body, _ = await api.call("PATCH", "/api/v1/tables/pearl", token, {"max_bet": 400})
+    assert (status, body["error"]["code"]) == (409, "table_not_open")

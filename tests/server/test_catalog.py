@@ -1,0 +1,134 @@
+"""The operations on the tables catalog (server/catalog.py) and the commands that call
+them (``paigow-server table ...``): typed errors for bad settings, a taken id, a
+missing or closed table, and nothing written then."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import redis.asyncio
+
+from server.catalog import (
+    BadTableConfig,
+    NoSuchTable,
+    TableExists,
+    TableNotOpen,
+    change_table,
+    close_table,
+    create_table,
+    list_tables,
+    seed_catalog,
+)
+from server.store import TableCatalog, TableStatus
+from server.tables_file import describe_table, load_tables, table_config
+from tests.server.processes import run_cli
+
+SPEC = {"id": "pearl", "name": "Pearl", "min_bet": 25, "max_bet": 250, "denominations": [25]}
+
+
+@pytest.fixture
+def catalog(redis_client: redis.asyncio.Redis) -> TableCatalog:
+    return TableCatalog(redis_client)
+
+
+def test_a_table_described_reads_back_as_itself() -> None:
+    for config in load_tables(None):
+        assert table_config(describe_table(config), "x") == config
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        ({"min_bet": 300}, "at most its maximum"),
+        ({"betting_ms": 0}, "positive"),
+        ({"id": "has space"}, "letters, digits"),
+        ({"id": ""}, "1 to 32"),
+        ({"id": "x" * 33}, "1 to 32"),
+        ({"name": ""}, "name"),
+        ({"seats": 7}, "1 to 6 seats"),
+        ({"foul": "sometimes"}, "sometimes"),
+        ({"bonus_pay_table": "nope"}, "pay table"),
+        ({"colour": "red"}, "unknown key"),
+        ({"min_bet": "ten"}, "positive"),
+    ],
+)
+async def test_bad_settings_are_refused_and_nothing_written(
+    catalog: TableCatalog, spec: dict[str, Any], says: str
+) -> None:
+    await seed_catalog(catalog, [])
+    before = await catalog.read()
+    with pytest.raises(BadTableConfig, match=says):
+        await create_table(catalog, {**SPEC, **spec})
+    assert await catalog.read() == before
+
+
+@pytest.mark.asyncio
+async def test_create_change_close_and_list(catalog: TableCatalog) -> None:
+    seeded = await seed_catalog(catalog, load_tables(None))
+    assert set(seeded.tables) == {"jade", "dragon", "lotus"}
+    view = await create_table(catalog, SPEC)
+    assert (view.table_id, view.status, view.config.max_bet) == ("pearl", TableStatus.OPEN, 250)
+    with pytest.raises(TableExists):
+        await create_table(catalog, SPEC)
+    changed = await change_table(catalog, "pearl", {"max_bet": 500, "foul": "lose"})
+    assert changed.config.max_bet == 500
+    assert changed.config.min_bet == 25  # the other settings stay
+    assert changed.config.rules.foul.value == "lose"
+    with pytest.raises(BadTableConfig, match="keeps them"):
+        await change_table(catalog, "pearl", {"seats": 4})
+    with pytest.raises(BadTableConfig, match="id"):
+        await change_table(catalog, "pearl", {"id": "other"})
+    with pytest.raises(BadTableConfig, match="at most its maximum"):
+        await change_table(catalog, "pearl", {"min_bet": 1000})
+    with pytest.raises(NoSuchTable):
+        await change_table(catalog, "nope", {"max_bet": 10})
+    with pytest.raises(NoSuchTable):
+        await close_table(catalog, "nope")
+    closing = await close_table(catalog, "pearl")
+    assert closing.status is TableStatus.CLOSING
+    assert (await close_table(catalog, "pearl")).status is TableStatus.CLOSING
+    with pytest.raises(TableNotOpen) as refused:
+        await change_table(catalog, "pearl", {"max_bet": 100})
+    assert refused.value.status is TableStatus.CLOSING
+    await catalog.closed("pearl")
+    with pytest.raises(TableNotOpen):
+        await close_table(catalog, "pearl")
+    with pytest.raises(TableExists):  # a closed table's id is not reused
+        await create_table(catalog, SPEC)
+    assert [v.table_id for v in await list_tables(catalog)] == ["dragon", "jade", "lotus"]
+    every = await list_tables(catalog, closed=True)
+    assert [(v.table_id, v.status.value) for v in every][-1] == ("pearl", "closed")
+    assert every[-1].as_dict()["max_bet"] == 500
+
+
+@pytest.mark.asyncio
+async def test_the_table_commands(redis_url: str, catalog: TableCatalog) -> None:
+    """``paigow-server table``: exit 0 with the table shown, 2 for bad settings, 1 for
+    a refusal (a taken id, a missing table)."""
+    await seed_catalog(catalog, [])
+    base = ["--redis-url", redis_url, "table"]
+    done = run_cli([*base, "create", "pearl", "Pearl", "max_bet=250", "--json"])
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)[0]["max_bet"] == 250
+    done = run_cli([*base, "create", "pearl", "Again"])
+    assert done.returncode == 1
+    assert "exists" in done.stderr
+    done = run_cli([*base, "change", "pearl", "min_bet=500"])
+    assert done.returncode == 2
+    assert "at most its maximum" in done.stderr
+    done = run_cli([*base, "change", "pearl", "denominations=[5, 25]", "foul=lose"])
+    assert done.returncode == 0, done.stderr
+    done = run_cli([*base, "close", "nope"])
+    assert done.returncode == 1
+    done = run_cli([*base, "close", "pearl"])
+    assert done.returncode == 0, done.stderr
+    done = run_cli([*base, "list", "--json"])
+    (listed,) = json.loads(done.stdout)
+    assert (listed["id"], listed["status"], listed["denominations"]) == (
+        "pearl",
+        "closing",
+        [5, 25],
+    )
