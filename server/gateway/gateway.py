@@ -20,9 +20,11 @@ from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from protocol.codec import encode
-from protocol.errors import CloseCode, ErrorCode
+from protocol.errors import ErrorCode
 from protocol.messages import ClientMessage, OkReply
 from server.archive import Archive
+from server.gateway.address import ClientAddresses
+from server.gateway.admission import Door, DoorLimits
 from server.gateway.connection import Connection, Flushes, SilenceWatch
 from server.gateway.context import REPLIED, Context
 from server.gateway.handlers import HANDLERS
@@ -48,6 +50,9 @@ from server.table.errors import TableError
 
 log = logging.getLogger(__name__)
 
+REFUSED_CLOSE_S = 1.0
+"""How long a refused connection's client gets to answer the close frame."""
+
 
 class Gateway:
     """Everything a connection talks to: the hosted tables, accounts, history, metrics.
@@ -70,6 +75,16 @@ class Gateway:
         self.sessions = stores.sessions
         self.guests = stores.guests
         self.guest_limits = GuestLimits(options.guests_per_minute, options.guests_per_address)
+        self.addresses = ClientAddresses(options.trusted_proxies, options.forwarded_header)
+        """Which address each connection counts under, for every per-address limit."""
+        self.door = Door(
+            DoorLimits(
+                options.max_connections,
+                options.connections_per_address,
+                options.handshakes_per_address,
+            )
+        )
+        """The open connections and those before their hello, by address."""
         self.presence = Presence(hosts, seating)
         self.context = Context(self.presence, stores.tables, accounts, options.server_name, archive)
         self._touches: set[asyncio.Task[None]] = set()
@@ -93,21 +108,36 @@ class Gateway:
 
     async def handle(self, ws: ServerConnection) -> None:
         """Serve one WebSocket until it closes."""
-        if len(self.presence.connections) >= self.options.max_connections:
-            await ws.close(CloseCode.TRY_AGAIN_LATER, "server full")
+        address = self.address_of(ws)
+        refused = self.door.enter(address)
+        if refused is not None:
+            # A refused client that does not answer the close frame is not waited for
+            # long: refusals come in floods.
+            ws.close_timeout = REFUSED_CLOSE_S
+            await ws.close(refused.code, refused.reason)
             return
-        now = asyncio.get_running_loop().time()
-        conn = Connection(
-            ws,
-            Session(self.options, secrets.token_hex(8), now),
-            self.options.queue_size,
-            self.silence,
-            self.flushes,
-        )
-        self.presence.connections.add(conn)
-        self.metrics.connections.inc()
+        greeted = False
         try:
-            close = await self._handshake(conn)
+            now = asyncio.get_running_loop().time()
+            conn = Connection(
+                ws,
+                Session(self.options, secrets.token_hex(8), now),
+                self.options.queue_size,
+                self.silence,
+                self.flushes,
+            )
+            conn.address = address
+            self.presence.connections.add(conn)
+            self.metrics.connections.inc()
+        except BaseException:
+            self.door.left(address, greeted=False)
+            raise
+        try:
+            try:
+                close = await self._handshake(conn)
+            finally:
+                greeted = True
+                self.door.greeted(address)
             if close is None:
                 close = await self._serve(conn)
             if close is not None:
@@ -115,6 +145,7 @@ class Gateway:
         except ConnectionClosed:
             pass
         finally:
+            self.door.left(address, greeted=greeted)
             await conn.stop()
             self.metrics.connections.dec()
             await self.presence.departed(conn)
@@ -173,7 +204,7 @@ class Gateway:
             return identity
         if identity.new_guest:
             admission = await self.guests.admit(
-                identity.player, self._address(conn), self.guest_limits, wall
+                identity.player, conn.address, self.guest_limits, wall
             )
             if admission is not Admission.OK:
                 self.metrics.errors.labels(ErrorCode.GUESTS_LIMITED.value).inc()
@@ -203,17 +234,15 @@ class Gateway:
         await self.presence.arrived(conn, hello.last_seq if identity.resumed else ())
         return None
 
-    def _address(self, conn: Connection) -> str | None:
-        """The client's address: the last one in the proxy's header where one is
-        configured, else the connection's own (None on a unix socket)."""
-        header = self.options.address_header
-        if header is not None:
-            request = conn.ws.request
-            value = request.headers.get(header) if request is not None else None
-            if value:
-                return value.split(",")[-1].strip() or None
-        remote = conn.ws.remote_address
-        return str(remote[0]) if isinstance(remote, tuple) and remote else None
+    def address_of(self, ws: ServerConnection) -> str | None:
+        """The client's real address: from a trusted proxy, the one its header gives
+        (server/gateway/address.py), else the connection's own (None on a unix socket)."""
+        remote = ws.remote_address
+        peer = str(remote[0]) if isinstance(remote, tuple) and remote else None
+        request = ws.request
+        if request is None or not self.addresses.trusted:
+            return peer
+        return self.addresses.of(peer, request.headers.get_all(self.addresses.header))
 
     async def _serve(self, conn: Connection) -> Close | None:
         """Answer requests until the connection closes; the close the session decides."""
