@@ -98,7 +98,7 @@ async def guest(port: int, address: str, n: int) -> bool:
             f"ws://127.0.0.1:{port}/", compression=None, local_addr=(address, 0)
         ) as ws:
             await ws.send(encode(hello))
-            reply = decode_server(await ws.recv())
+            reply = decode_server(await ws.recv(decode=False))
             return isinstance(reply, OkReply)
     except (OSError, websockets.exceptions.WebSocketException):
         return False
