@@ -62,7 +62,7 @@ class App {
 
   status({ status, detail }) {
     $("conn").dataset.status = status;
-    $("conn").textContent = STATUS[status] ?? status;
+    $("conn").textContent = status === "busy" ? `Server busy (${detail})` : STATUS[status] ?? status;
     if (status === "closed") {
       toast(`Disconnected (${detail}).`);
       if (!this.session.resumable) this.showLogin();
