@@ -15,9 +15,10 @@ memory of connections served, not of connections refused.
 
     python -m bench.scenarios.door_soak --waves 20 --silent 3000 --guests 2000
 
-With ``PAIGOW_DEBUG_MEMORY=PATH`` in its environment the server writes a memory
-report (server/gateway/memory.py) to ``PATH`` on SIGUSR2: ``--report`` asks for one
-after the first wave and after the last.
+With ``--server-env PAIGOW_DEBUG_MEMORY=PATH`` the server writes a memory report
+(server/gateway/memory.py) to ``PATH`` on SIGUSR2, which ``--report`` sends after each
+wave; ``--server-env`` also sets the server's allocator (``PYTHONMALLOC=malloc``,
+``MALLOC_ARENA_MAX=2``) for a comparison.
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ async def guest_wave(port: int, count: int, sources: int, base: int) -> int:
 
 
 def start_server(
-    folder: Path, port: int, handshake_ms: int, extra: list[str]
+    folder: Path, port: int, handshake_ms: int, extra: list[str], environ: list[str]
 ) -> subprocess.Popen[bytes]:
     command = [
         sys.executable,
@@ -167,7 +168,8 @@ def start_server(
         "serve",
     ]
     log = open(folder / "server.log", "wb")  # noqa: SIM115 (the process's, closed with it)
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    env = {**os.environ, **dict(e.split("=", 1) for e in environ)}
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     end = time.monotonic() + 60
     while time.monotonic() < end:
         with contextlib.suppress(OSError):
@@ -190,7 +192,7 @@ async def soak(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="door-soak-") as tmp:
         folder = Path(tmp)
         port = free_port()
-        proc = start_server(folder, port, args.handshake_ms, args.server_arg)
+        proc = start_server(folder, port, args.handshake_ms, args.server_arg, args.server_env)
         try:
             start_mb = rss_kib(proc.pid) / 1024
             print(f"server pid {proc.pid} on port {port}; RSS at start: {start_mb:.1f} MB")
@@ -213,7 +215,7 @@ async def soak(args: argparse.Namespace) -> None:
                         f"{time.monotonic() - started:5.1f} s; RSS {rss[-1] / 1024:6.1f} MB",
                         flush=True,
                     )
-                    if args.report and wave in (0, args.waves - 1):
+                    if args.report:
                         proc.send_signal(signal.SIGUSR2)
                         await asyncio.sleep(2)
             for kind, rss in series.items():
@@ -237,9 +239,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--handshake-ms", type=int, default=3000)
     parser.add_argument("--pause", type=float, default=1.0, help="seconds after a wave")
     parser.add_argument("--kinds", nargs="+", default=["silent", "guests"])
-    parser.add_argument("--report", action="store_true", help="SIGUSR2 after waves 1 and last")
+    parser.add_argument("--report", action="store_true", help="SIGUSR2 after each wave")
     parser.add_argument(
         "--server-arg", action="append", default=[], help="one more server argument"
+    )
+    parser.add_argument(
+        "--server-env", action="append", default=[], help="KEY=VALUE in the server's environment"
     )
     args = parser.parse_args(argv)
     os.environ.setdefault("PYTHONUNBUFFERED", "1")

@@ -28,6 +28,7 @@ from server.gateway.admission import Door, DoorLimits
 from server.gateway.connection import Connection, Flushes, SilenceWatch
 from server.gateway.context import REPLIED, Context
 from server.gateway.handlers import HANDLERS
+from server.gateway.memory import MemoryReport, Trimmer
 from server.gateway.options import GatewayOptions
 from server.gateway.presence import HostSeating, Presence
 from server.gateway.session import (
@@ -92,6 +93,24 @@ class Gateway:
         """When each connection's silence is next checked (one timer for all)."""
         self.flushes = Flushes()
         """The connections whose frames go out at the next flush (one callback for all)."""
+        self.trimmer = Trimmer()
+        """Gives the C heap's free memory back after a wave of closes."""
+        self.memory_report: MemoryReport | None = None
+        with contextlib.suppress(RuntimeError):  # made outside a loop: no report
+            self.memory_report = MemoryReport.from_environment(
+                asyncio.get_running_loop(), self._sizes
+            )
+
+    def _sizes(self) -> dict[str, int]:
+        """The gateway's per-connection structures, by name (for the memory report)."""
+        return {
+            "connections": len(self.presence.connections),
+            "door": self.door.total,
+            "door_addresses": len(self.door.open),
+            "door_waiting": len(self.door.waiting),
+            "silence": len(self.silence),
+            "touches": len(self._touches),
+        }
 
     @property
     def connections(self) -> set[Connection]:
@@ -100,6 +119,7 @@ class Gateway:
 
     async def stop(self) -> None:
         """Stop the settlings of seats being tried again (once the hosts are stopped)."""
+        self.trimmer.stop()
         await self.presence.stop()
 
     async def table_ready(self, host: TableHost) -> None:
@@ -127,6 +147,7 @@ class Gateway:
                 self.flushes,
             )
             conn.address = address
+            self.trimmer.opened(self.door.total)
             self.presence.connections.add(conn)
             self.metrics.connections.inc()
         except BaseException:
@@ -146,6 +167,7 @@ class Gateway:
             pass
         finally:
             self.door.left(address, greeted=greeted)
+            self.trimmer.closed(self.door.total)
             await conn.stop()
             self.metrics.connections.dec()
             await self.presence.departed(conn)

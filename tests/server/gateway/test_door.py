@@ -6,6 +6,7 @@ door's counts empty again once the connections are gone."""
 from __future__ import annotations
 
 import asyncio
+import gc
 
 import pytest
 
@@ -208,3 +209,47 @@ def test_the_forwarded_header(values: list[str], expected: str) -> None:
 
 def test_nothing_is_trusted_by_default() -> None:
     assert ClientAddresses().of("10.0.0.9", ["1.2.3.4"]) == "10.0.0.9"
+
+
+UPGRADE = (
+    b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+)
+
+
+async def silent_then_gone(port: int) -> None:
+    """A client that never says hello, reads the server's close (4003) and drops the
+    TCP connection without answering it: the server's parsing ends on an EOF."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(UPGRADE)
+    await reader.readuntil(b"\r\n\r\n")
+    await reader.read(64)  # the close frame
+    writer.transport.abort()
+
+
+@pytest.mark.asyncio
+async def test_a_closed_connection_leaves_no_cycle_for_the_collector(
+    start_app: StartApp,
+) -> None:
+    """A connection ended by an EOF is freed by its last reference, not left in a
+    reference cycle for the hourly full collection (server/collector.py): the
+    protocol's parser and the exception that ended it (server/gateway/wsconn.py)."""
+    from websockets.server import ServerProtocol
+
+    app = await start_app(handshake_ms=200)
+    assert app.gateway is not None
+    gc.collect()
+    gc.disable()
+    try:
+        await asyncio.gather(*(silent_then_gone(app.port) for _ in range(10)))
+        gateway = app.gateway
+        await until(lambda: not gateway.connections)
+        await until(lambda: door(app).total == 0)
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        cycled = [o for o in gc.garbage if isinstance(o, ServerProtocol)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert cycled == []
