@@ -35,6 +35,7 @@ from typing import Any, TextIO
 
 from clients.autoplay import STRATEGIES, play_rounds
 from clients.core import DEFAULT_URL, Client, ClientError, ClientEvent, ConnectionLost
+from clients.events import Disconnected
 from clients.model import Verification, check_deal, verify_record
 from clients.session_file import (
     claim_session,
@@ -63,6 +64,35 @@ def _emit(out: TextIO, as_json: bool, data: dict[str, Any], line: str | None) ->
     out.flush()
 
 
+async def _connect(client: Client) -> None:
+    """Connect, saying on standard error each time the server says to try later (1013)
+    and the client waits to try again."""
+    queue = client.listen()
+
+    def say(event: ClientEvent) -> None:
+        if isinstance(event, Disconnected) and event.retrying:
+            print(f"paigow-cli: {describe(event)}", file=sys.stderr, flush=True)
+
+    async def saying() -> None:
+        while True:
+            say(await queue.get())
+
+    task = asyncio.create_task(saying())
+    try:
+        await client.connect()
+    finally:
+        await _cancel(task)
+        client.unlisten(queue)
+        while not queue.empty():
+            say(queue.get_nowait())
+
+
+async def _cancel(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
 async def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
     """Play ``--rounds`` rounds headless; every event is written as it comes.
 
@@ -72,8 +102,6 @@ async def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
     """
     client = make_client(args)
     queue = client.listen()
-    await client.connect()
-    save_session(args.session, client)
 
     def write(event: ClientEvent) -> None:
         _emit(out, args.json, to_json(event), describe(event))
@@ -81,6 +109,15 @@ async def cmd_play(args: argparse.Namespace, out: TextIO) -> int:
     async def printer() -> None:
         while True:
             write(await queue.get())
+
+    # Printing already while connecting: a server that says to try later (1013) is
+    # tried again, and each wait is a line.
+    waiting = asyncio.create_task(printer())
+    try:
+        await client.connect()
+    finally:
+        await _cancel(waiting)
+    save_session(args.session, client)
 
     def note(kind: str, data: dict[str, object]) -> None:
         while not queue.empty():  # the events received before it come first
@@ -181,7 +218,9 @@ async def _find_round(
 
 async def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
     """Print the player's past rounds, newest first (every page, or the newest ``--limit``)."""
-    async with make_client(args, reconnect=False) as client:
+    client = make_client(args, reconnect=False)
+    await _connect(client)
+    async with client:
         save_session(args.session, client)
         records, more = await _records(client, args.table, args.limit, args.page_size)
     if not records:
@@ -244,7 +283,9 @@ async def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
         lines = text.splitlines()
         results = verify_log(lines, args.table)
     else:
-        async with make_client(args, reconnect=False) as client:
+        client = make_client(args, reconnect=False)
+        await _connect(client)
+        async with client:
             save_session(args.session, client)
             if args.round is None:
                 records, _ = await _records(client, args.table, args.limit)

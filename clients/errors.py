@@ -46,6 +46,17 @@ class ConnectionLost(ClientError):
     could not be opened at all."""
 
 
+class TryLater(ConnectionLost):
+    """The server turned the connection away for now (close 1013: full, too many
+    connections from this address, too many new guests): try again with backoff.
+    ``after_s``: when the server said to (None: the backoff decides)."""
+
+    def __init__(self, reason: str, after_s: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.after_s = after_s
+
+
 class SessionEnded(ClientError):
     """The connection was closed for good (refused, replaced, or closed by us)."""
 

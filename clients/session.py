@@ -32,6 +32,7 @@ from clients.errors import (
     ConnectionLost,
     ServerError,
     SessionEnded,
+    TryLater,
     close_policy,
     plain_error,
 )
@@ -43,7 +44,7 @@ from clients.pending import Pacer, Pending, Reply, hello_message
 from clients.version import client_name
 from protocol import limits as L
 from protocol.codec import decode_server, encode
-from protocol.errors import ProtocolError, Reconnect
+from protocol.errors import CloseCode, ProtocolError, Reconnect
 from protocol.messages import (
     ClientMessage,
     ErrorReply,
@@ -59,6 +60,7 @@ log = logging.getLogger(__name__)
 
 CLIENT_NAME: Final = client_name()
 DEFAULT_URL: Final = "ws://127.0.0.1:8765/"
+TRY_LATER: Final = int(CloseCode.TRY_AGAIN_LATER)
 MONEY_ATTEMPTS: Final = 3
 """How many times a money request is sent (the same rid each time) across dropped
 connections before its caller hears of the loss."""
@@ -88,6 +90,7 @@ class Session:
         backoff_max_s: float = 30.0,
         request_timeout_s: float = 15.0,
         client_name: str = CLIENT_NAME,
+        start_wait_s: float = 120.0,
     ) -> None:
         self.url = url
         self.name = name
@@ -98,6 +101,7 @@ class Session:
         self.backoff_max_s = backoff_max_s
         self.request_timeout_s = request_timeout_s
         self.client_name = client_name
+        self.start_wait_s = start_wait_s
         self.welcome: Welcome | None = None
         self.tables: dict[str, TableModel] = {}
         self.connected = False
@@ -133,7 +137,10 @@ class Session:
         return self.welcome.player_id if self.welcome is not None else None
 
     async def connect(self) -> Welcome:
-        """Open the connection and say hello; raises on refusal (no retry here).
+        """Open the connection and say hello; raises on refusal. A server that says to
+        try later (close 1013) is tried again with backoff for up to ``start_wait_s``
+        seconds, each wait told as a :class:`Disconnected` event (retrying, code 1013);
+        no other failure is retried here.
 
         Also after the connection ended for good (say, replaced by another client:
         4005): the session is resumed with its token, as far as the server still
@@ -143,7 +150,7 @@ class Session:
             return self.welcome
         self.closed = False
         self.ended = None
-        welcome = await self._open()
+        welcome = await self._open_when_let_in()
         for task in (self._supervisor, self._heartbeat):
             if task is not None and not task.done():
                 task.cancel()
@@ -318,6 +325,21 @@ class Session:
 
     # --- connection ------------------------------------------------------------------
 
+    async def _open_when_let_in(self) -> Welcome:
+        """:meth:`_open`, tried again while the server says to try later (see
+        :meth:`connect`)."""
+        backoff = Backoff(self.backoff_s, self.backoff_max_s)
+        deadline = time.monotonic() + self.start_wait_s
+        while True:
+            try:
+                return await self._open()
+            except TryLater as exc:
+                delay = backoff.next() if exc.after_s is None else exc.after_s
+                if time.monotonic() + delay > deadline:
+                    raise
+                self._emit(Disconnected(TRY_LATER, exc.reason, retrying=True, delay_s=delay))
+                await asyncio.sleep(delay)
+
     async def _open(self) -> Welcome:
         """Open a WebSocket, send hello and read the welcome (raises SessionEnded if refused)."""
         try:
@@ -341,9 +363,15 @@ class Session:
                 reply = decode_server(await ws.recv(decode=False))
         except (ConnectionClosed, TimeoutError, ProtocolError) as exc:
             await ws.close()
+            close = ws.protocol.close_rcvd
+            if close is not None and close.code == TRY_LATER:
+                raise TryLater(close.reason or "the server is busy") from exc
             raise ConnectionLost(f"no welcome from {self.url}: {exc}") from exc
         if isinstance(reply, ErrorReply):
             await ws.close()
+            if reply.code == "guests_limited" and reply.retry_after_ms is not None:
+                # No new guest from here this minute: the server says when to come back.
+                raise TryLater(plain_error(reply), reply.retry_after_ms / 1000)
             if reply.code == "unauthorized" and self.resume_token is not None:
                 # An unknown resume token: the session is gone, start afresh.
                 self.resume_token = None

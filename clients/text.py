@@ -14,6 +14,7 @@ from clients.events import ClientEvent, Connected, Disconnected, Notice, Verifie
 from clients.model import DEALER
 from protocol.cards import JOKER, RANK_CHARS, SUIT_SYMBOLS
 from protocol.codec import as_map
+from protocol.errors import CloseCode
 from protocol.messages import (
     BetPlaced,
     Cards,
@@ -29,6 +30,8 @@ from protocol.messages import (
     Snapshot,
 )
 from protocol.structs import HandView, RoundRecord, SeatResult
+
+TRY_LATER = int(CloseCode.TRY_AGAIN_LATER)
 
 RED_SUITS = (1, 2)  # diamonds, hearts
 
@@ -111,6 +114,8 @@ def describe(event: ClientEvent) -> str | None:
         return f"{state} as {w.name} ({w.player_id}), protocol {w.version}.{w.minor}"
     if isinstance(event, Disconnected):
         code = f" [{event.code}]" if event.code is not None else ""
+        if event.retrying and event.code == TRY_LATER:
+            return f"server busy{code}: {event.reason}; retrying in {event.delay_s:.1f}s"
         if event.retrying:
             return f"connection lost{code}: {event.reason}; retrying in {event.delay_s:.1f}s"
         return f"disconnected{code}: {event.reason}"
@@ -192,6 +197,7 @@ def to_json(event: ClientEvent) -> dict[str, Any]:
             "code": event.code,
             "reason": event.reason,
             "retrying": event.retrying,
+            "delay_s": round(event.delay_s, 3),
         }
     if isinstance(event, Verified):
         v = event.verification

@@ -131,9 +131,8 @@ class Settings:
     guest_address_header: str | None = field(
         default=None,
         metadata=about(
-            "a request header set by your proxy whose last address is the client's, e.g. "
-            "X-Forwarded-For (only behind a proxy that sets it)",
-            shown="the connection's own address",
+            "deprecated, read as --forwarded-header (and only from a --trusted-proxy)",
+            shown="--forwarded-header",
         ),
     )
     # --- Operator identity: players signed in by the operator's JWTs, checked against
@@ -220,6 +219,39 @@ class Settings:
     max_connections: int = field(
         default=20_000,
         metadata=about("open connections; past it a new one is closed with 1013 (try later)"),
+    )
+    # --- The door: what one client address may hold, and its real address behind a
+    # proxy (server/gateway/admission.py, server/gateway/address.py) ---
+    connections_per_address: int = field(
+        default=1000,
+        metadata=about(
+            "open connections from one client address (a casino's players may share one "
+            "behind NAT); past it a new one is closed with 1013 (0: no limit)"
+        ),
+    )
+    handshakes_per_address: int = field(
+        default=100,
+        metadata=about(
+            "connections from one client address that have not said hello yet; past it "
+            "a new one is closed with 1013 (0: no limit)"
+        ),
+    )
+    trusted_proxies: tuple[str, ...] = field(
+        default=(),
+        metadata=about(
+            "an address or CIDR of your proxy (balancer), whose --forwarded-header gives "
+            "the client's address (repeat the flag; the variable: comma-separated); from "
+            "any other peer the header is ignored",
+            flag="--trusted-proxy",
+            shown="none: the connection's own address counts",
+        ),
+    )
+    forwarded_header: str = field(
+        default="X-Forwarded-For",
+        metadata=about(
+            "the header in which a trusted proxy passes the client's address: "
+            "X-Forwarded-For (HAProxy's option forwardfor) or Forwarded (RFC 7239)"
+        ),
     )
     rate_per_s: int = field(
         default=20,
@@ -338,7 +370,7 @@ class Settings:
                 value = self.archive_target() or "off"
                 value = redacted_url(value) if value != "off" else value
             elif f.name == "guest_address_header" and value is None:
-                value = "(the connection's own address)"
+                value = "(unset: --forwarded-header)"
             elif f.name in ("jwt_jwks_url", "jwt_jwks_file") and value is None:
                 value = "(none)"
             elif f.name == "jwt_jwks_url":

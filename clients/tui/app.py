@@ -28,6 +28,7 @@ from clients.core import (
     SessionEnded,
     Verified,
 )
+from clients.errors import TryLater
 from clients.session_file import make_client, save_session
 from clients.text import describe, hand_line, result_line
 from clients.tui.base import PaigowBase
@@ -288,7 +289,9 @@ class PaigowApp(PaigowBase):
 
 
 def no_server_text(url: str, exc: ClientError) -> str:
-    """What to do when no server answers at ``url``."""
+    """What to do when no server answers at ``url`` (or one says to try later)."""
+    if isinstance(exc, TryLater):
+        return f"The server is busy ({exc.reason}); this client keeps trying, r tries now."
     return (
         f"{exc}. Is the server running? Start one in another terminal with `make run` "
         "(or .venv/bin/paigow-server); this client keeps trying, r tries now."
@@ -310,7 +313,8 @@ def ended_text(event: Disconnected) -> str:
 
 def run_tui(args: argparse.Namespace) -> int:
     """Run the interactive table for the command line's options (see ``paigow-cli``)."""
-    client = make_client(args)
+    # The screen's own loop tries again (and says so), a 1013 at start too.
+    client = make_client(args, start_wait_s=0)
     claim = getattr(args, "claim", None)
     notes = [claim.note] if claim is not None and claim.note else []
     app = PaigowApp(client, on_connect=lambda c: save_session(args.session, c), notes=notes)

@@ -181,6 +181,7 @@ class Connection:
         "_silence_due",
         "_stopped",
         "_writer",
+        "address",
         "backlog",
         "dropping",
         "flushes",
@@ -204,6 +205,8 @@ class Connection:
         self.ws = ws
         self.session = session
         self.player_id: str | None = None
+        self.address: str | None = None
+        """The client's real address, as the per-address limits count it (None: unknown)."""
         self.tables: set[str] = set()
         self.wanted: dict[str, int] = {}
         self.queue_size = queue_size

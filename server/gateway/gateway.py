@@ -29,9 +29,12 @@ from server.auth.operator import (
     OperatorTokens,
     looks_like_jwt,
 )
+from server.gateway.address import ClientAddresses
+from server.gateway.admission import Door, DoorLimits
 from server.gateway.connection import Connection, Flushes, SilenceWatch
 from server.gateway.context import REPLIED, Context
 from server.gateway.handlers import HANDLERS
+from server.gateway.memory import MemoryReport, Trimmer
 from server.gateway.options import GatewayOptions
 from server.gateway.outage import Outage
 from server.gateway.presence import HostSeating, Presence
@@ -55,6 +58,9 @@ from server.store import Session as StoredSession
 from server.table.errors import TableError
 
 log = logging.getLogger(__name__)
+
+REFUSED_CLOSE_S = 1.0
+"""How long a refused connection's client gets to answer the close frame."""
 
 
 class Gateway:
@@ -81,6 +87,16 @@ class Gateway:
         self.sessions = stores.sessions
         self.guests = stores.guests
         self.guest_limits = GuestLimits(options.guests_per_minute, options.guests_per_address)
+        self.addresses = ClientAddresses(options.trusted_proxies, options.forwarded_header)
+        """Which address each connection counts under, for every per-address limit."""
+        self.door = Door(
+            DoorLimits(
+                options.max_connections,
+                options.connections_per_address,
+                options.handshakes_per_address,
+            )
+        )
+        """The open connections and those before their hello, by address."""
         self.presence = Presence(hosts, seating)
         self.context = Context(self.presence, stores.tables, accounts, options.server_name, archive)
         self._touches: set[asyncio.Task[None]] = set()
@@ -92,6 +108,24 @@ class Gateway:
         """Redis outages as the requests meet them: answered `unavailable`, logged once."""
         self._hellos: dict[Connection, str] = {}
         """The rid of each hello being served (its `unavailable` answer carries it)."""
+        self.trimmer = Trimmer()
+        """Gives the C heap's free memory back after a wave of closes."""
+        self.memory_report: MemoryReport | None = None
+        with contextlib.suppress(RuntimeError):  # made outside a loop: no report
+            self.memory_report = MemoryReport.from_environment(
+                asyncio.get_running_loop(), self._sizes
+            )
+
+    def _sizes(self) -> dict[str, int]:
+        """The gateway's per-connection structures, by name (for the memory report)."""
+        return {
+            "connections": len(self.presence.connections),
+            "door": self.door.total,
+            "door_addresses": len(self.door.open),
+            "door_waiting": len(self.door.waiting),
+            "silence": len(self.silence),
+            "touches": len(self._touches),
+        }
 
     @property
     def connections(self) -> set[Connection]:
@@ -100,6 +134,7 @@ class Gateway:
 
     async def stop(self) -> None:
         """Stop the settlings of seats being tried again (once the hosts are stopped)."""
+        self.trimmer.stop()
         await self.presence.stop()
         await self.outage.stop()
 
@@ -111,19 +146,31 @@ class Gateway:
         """Serve one WebSocket until it closes."""
         # Counted once the connection is lost, whoever closed it and however.
         ws.connection_lost_waiter.add_done_callback(lambda _: self.metrics.count_close(ws.protocol))
-        if len(self.presence.connections) >= self.options.max_connections:
-            await ws.close(CloseCode.TRY_AGAIN_LATER, "server full")
+        address = self.address_of(ws)
+        refused = self.door.enter(address)
+        if refused is not None:
+            # A refused client that does not answer the close frame is not waited for
+            # long: refusals come in floods.
+            ws.close_timeout = REFUSED_CLOSE_S
+            await ws.close(refused.code, refused.reason)
             return
-        now = asyncio.get_running_loop().time()
-        conn = Connection(
-            ws,
-            Session(self.options, secrets.token_hex(8), now),
-            self.options.queue_size,
-            self.silence,
-            self.flushes,
-        )
-        self.presence.connections.add(conn)
-        self.metrics.connections.inc()
+        greeted = False
+        try:
+            now = asyncio.get_running_loop().time()
+            conn = Connection(
+                ws,
+                Session(self.options, secrets.token_hex(8), now),
+                self.options.queue_size,
+                self.silence,
+                self.flushes,
+            )
+            conn.address = address
+            self.trimmer.opened(self.door.total)
+            self.presence.connections.add(conn)
+            self.metrics.connections.inc()
+        except BaseException:
+            self.door.left(address, greeted=False)
+            raise
         try:
             try:
                 close = await self._handshake(conn)
@@ -134,6 +181,8 @@ class Gateway:
                 close = Close(CloseCode.TRY_AGAIN_LATER, "storage unavailable; retry", reply)
             finally:
                 self._hellos.pop(conn, None)
+                greeted = True
+                self.door.greeted(address)
             if close is None:
                 bind(player=conn.player_id)  # the connection's records name its player
                 close = await self._serve(conn)
@@ -142,6 +191,8 @@ class Gateway:
         except ConnectionClosed:
             pass
         finally:
+            self.door.left(address, greeted=greeted)
+            self.trimmer.closed(self.door.total)
             await conn.stop()
             self.metrics.connections.dec()
             await self.presence.departed(conn)
@@ -210,7 +261,7 @@ class Gateway:
             return identity
         if identity.new_guest:
             admission = await self.guests.admit(
-                identity.player, self._address(conn), self.guest_limits, wall
+                identity.player, conn.address, self.guest_limits, wall
             )
             if admission is not Admission.OK:
                 self.metrics.errors.labels(ErrorCode.GUESTS_LIMITED.value).inc()
@@ -239,17 +290,15 @@ class Gateway:
         await self.presence.arrived(conn, hello.last_seq if identity.resumed else ())
         return None
 
-    def _address(self, conn: Connection) -> str | None:
-        """The client's address: the last one in the proxy's header where one is
-        configured, else the connection's own (None on a unix socket)."""
-        header = self.options.address_header
-        if header is not None:
-            request = conn.ws.request
-            value = request.headers.get(header) if request is not None else None
-            if value:
-                return value.split(",")[-1].strip() or None
-        remote = conn.ws.remote_address
-        return str(remote[0]) if isinstance(remote, tuple) and remote else None
+    def address_of(self, ws: ServerConnection) -> str | None:
+        """The client's real address: from a trusted proxy, the one its header gives
+        (server/gateway/address.py), else the connection's own (None on a unix socket)."""
+        remote = ws.remote_address
+        peer = str(remote[0]) if isinstance(remote, tuple) and remote else None
+        request = ws.request
+        if request is None or not self.addresses.trusted:
+            return peer
+        return self.addresses.of(peer, request.headers.get_all(self.addresses.header))
 
     async def _serve(self, conn: Connection) -> Close | None:
         """Answer requests until the connection closes; the close the session decides."""

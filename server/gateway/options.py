@@ -32,8 +32,14 @@ class GatewayOptions:
     """New guests a minute at most, in total (0: no limit)."""
     guests_per_address: int = 0
     """New guests a minute at most from one client address (0: no limit)."""
-    address_header: str | None = None
-    """The request header whose last address is the client's (set by a proxy)."""
+    connections_per_address: int = 0
+    """Open connections from one client address at most (0: no limit)."""
+    handshakes_per_address: int = 0
+    """Connections from one client address before their hello at most (0: no limit)."""
+    trusted_proxies: tuple[str, ...] = ()
+    """Addresses or CIDRs of the proxies whose ``forwarded_header`` is believed."""
+    forwarded_header: str = "X-Forwarded-For"
+    """The header in which a trusted proxy passes the client's address."""
     resume_secret: bytes = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -57,7 +63,11 @@ def gateway_options(settings: Settings, secret: bytes) -> GatewayOptions:
         guest_lifetime_ms=settings.guest_lifetime_ms,
         guests_per_minute=settings.guests_per_minute,
         guests_per_address=settings.guests_per_address,
-        address_header=settings.guest_address_header,
+        connections_per_address=settings.connections_per_address,
+        handshakes_per_address=settings.handshakes_per_address,
+        trusted_proxies=settings.trusted_proxies,
+        # The older setting names the header still, believed only from trusted proxies.
+        forwarded_header=settings.guest_address_header or settings.forwarded_header,
     )
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import traceback
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -177,9 +178,30 @@ class GatewayConnection(ServerConnection):
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
         self.ended = True
+        self._break_cycles()
         arrived = self._arrived
         if arrived is not None and not arrived.done():
             arrived.set_result(None)
+
+    def _break_cycles(self) -> None:
+        """Free the connection's protocol as soon as nothing refers to it.
+
+        ``websockets``' protocol parses with a generator whose frame refers to the
+        protocol (a reference cycle while it waits for data, and after it ends, at its
+        last ``yield``), and keeps the exception that ended the parsing
+        (``parser_exc``), whose traceback holds that frame too. A connection lives longer
+        than the collector's young generations (server/collector.py), so those cycles
+        waited for the hourly full collection: about 2 KB a closed connection, 5.5 MB a
+        wave of 3,000 that grew the process for good. The stream is at its end
+        (``receive_eof`` ran, and ``receive_data`` raises before stepping the parser),
+        so the generator is closed, and the traceback's frames cleared."""
+        protocol = self.protocol
+        with contextlib.suppress(Exception):
+            protocol.parser.close()
+        failed = protocol.parser_exc
+        if failed is not None and failed.__traceback__ is not None:
+            with contextlib.suppress(RuntimeError):
+                traceback.clear_frames(failed.__traceback__)
 
     def _fail(self, code: CloseCode, reason: str) -> None:
         """Fail the connection as ``websockets``' ``recv`` does on a bad message (its

@@ -8,6 +8,7 @@ import pytest
 
 from server.config import Settings
 from tests.helpers import STEADY_LEASE_MS
+from tests.server.conftest import start_app  # noqa: F401 (the fixture, for these tests too)
 
 
 @pytest.fixture

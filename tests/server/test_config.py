@@ -56,6 +56,10 @@ def test_every_setting_from_its_variable() -> None:
         "PAIGOW_ARCHIVE_EVERY_MS": "10000",
         "PAIGOW_ORIGINS": "https://a.example, https://b.example,",
         "PAIGOW_MAX_CONNECTIONS": "10",
+        "PAIGOW_CONNECTIONS_PER_ADDRESS": "7",
+        "PAIGOW_HANDSHAKES_PER_ADDRESS": "3",
+        "PAIGOW_TRUSTED_PROXIES": "10.0.0.5, 172.16.0.0/12",
+        "PAIGOW_FORWARDED_HEADER": "Forwarded",
         "PAIGOW_RATE_PER_S": "5",
         "PAIGOW_SEND_QUEUE": "32",
         "PAIGOW_HEARTBEAT_MS": "3000",
@@ -105,6 +109,10 @@ def test_every_setting_from_its_variable() -> None:
         archive_every_ms=10_000,
         origins=("https://a.example", "https://b.example"),
         max_connections=10,
+        connections_per_address=7,
+        handshakes_per_address=3,
+        trusted_proxies=("10.0.0.5", "172.16.0.0/12"),
+        forwarded_header="Forwarded",
         rate_per_s=5,
         send_queue=32,
         heartbeat_ms=3000,
@@ -229,6 +237,9 @@ def test_every_setting_reaches_the_container_and_is_documented() -> None:
             assert f'{d.env}: "${{{d.env}:?' in compose
         elif d.env == "PAIGOW_TABLES_FILE":  # a path in the container: see compose.yaml
             assert f"# {d.env}: /etc/paigow/tables.toml" in compose
+        elif d.env == "PAIGOW_TRUSTED_PROXIES":  # the balancer's fixed address by default
+            assert f'    {d.env}: "${{{d.env}:-172.30.87.10}}"' in compose
+            assert "ipv4_address: 172.30.87.10\n" in compose
         elif d.env == "PAIGOW_NODE_NAME":  # each node's own
             for n in (1, 2, 3):
                 assert f"      {d.env}: node-{n}\n" in compose

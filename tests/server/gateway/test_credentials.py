@@ -78,7 +78,12 @@ async def test_new_guests_are_limited_per_address(start_app: StartApp) -> None:
 @pytest.mark.asyncio
 async def test_new_guests_are_limited_in_total(start_app: StartApp) -> None:
     header = "X-Forwarded-For"
-    app = await start_app(guests_per_address=1, guests_per_minute=3, guest_address_header=header)
+    app = await start_app(
+        guests_per_address=1,
+        guests_per_minute=3,
+        guest_address_header=header,
+        trusted_proxies=("127.0.0.1",),
+    )
     await a_fresh_minute()
     # Behind a proxy, the last address of its header is the client's.
     clients = [await Client.hello(url(app), additional_headers={header: "10.0.0.1, 198.51.100.1"})]

@@ -104,7 +104,7 @@ class App {
 
   status({ status, detail }) {
     $("conn").dataset.status = status;
-    $("conn").textContent = STATUS[status] ?? status;
+    $("conn").textContent = status === "busy" ? `Server busy (${detail})` : STATUS[status] ?? status;
     if (status === "closed") {
       if (detail.startsWith("4005") && this.session.resumable) {
         $("elsewhere").hidden = false; // another tab resumed this session

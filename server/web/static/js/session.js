@@ -18,6 +18,7 @@ const STORE = "paigow.session";
 // Section 11: the closes after which a client must not come back by itself.
 const FINAL = new Set([1000, 1003, 1008, 1009, 4000, 4001, 4002, 4005, 4006]);
 const AT_ONCE = new Set([1001, 1012, 4004]);
+const TRY_LATER = 1013; // turned away for now (full, or too many from this address): retried
 
 export class ServerError extends Error {
   constructor(reply) {
@@ -135,7 +136,9 @@ export class Session extends EventTarget {
       ws.onmessage = (e) => this.receive(new Uint8Array(e.data));
       ws.onclose = (e) => {
         this.closed(ws, e.code, e.reason);
-        if (!welcomed) reject(new Error(`connection closed (${e.code}) before the welcome`));
+        // A 1013 is retried with backoff (closed): this start ends with the retry's welcome.
+        if (!welcomed && e.code === TRY_LATER && !this.stopped) this.addEventListener("welcome", (w) => resolve(w.detail.welcome), { once: true });
+        else if (!welcomed) reject(new Error(`connection closed (${e.code}) before the welcome`));
       };
     });
   }
@@ -202,7 +205,8 @@ export class Session extends EventTarget {
     const base = AT_ONCE.has(code) && this.attempt === 0 ? 0 : Math.min(30_000, 500 * 2 ** this.attempt);
     const wait = base * (0.5 + Math.random());
     this.attempt += 1;
-    this.setStatus("reconnecting", `${code} ${reason}`.trim());
+    if (code === TRY_LATER) this.setStatus("busy", `${reason || "server busy"}; retrying in ${Math.ceil(wait / 1000)} s`);
+    else this.setStatus("reconnecting", `${code} ${reason}`.trim());
     setTimeout(() => this.connect().catch(() => {}), wait);
   }
 
