@@ -18,6 +18,7 @@ export class Play {
     this.stakeRound = null;
     this.setResult = null; // the server's `hand` result once set
     this.refused = ""; // the low hand the table refused as a foul (its answer stays shown)
+    this.confirming = ""; // the fouled low hand a press of Set hand asked to confirm (fouls lose)
     this.wire();
   }
 
@@ -107,6 +108,7 @@ export class Play {
     $("preview").textContent = "\u00a0";
     $("foul").hidden = true;
     this.refused = "";
+    this.confirming = "";
     for (const id of ["set-hand", "house-way", "suggest"]) $(id).disabled = true;
     $("set-hint").textContent = this.model.you?.bet ? "Your cards come with the deal." : "Bet to be dealt in.";
   }
@@ -184,6 +186,7 @@ export class Play {
       this.dealt = key;
       this.low = [];
       this.setResult = null;
+      this.confirming = "";
     }
     const set = this.isSet();
     const low = set && m.yourLow.length === 2 ? m.yourLow : this.low;
@@ -214,9 +217,16 @@ export class Play {
     $("set-hand").disabled = !canSet || low.length !== 2;
     $("house-way").disabled = !canSet;
     $("suggest").disabled = !canSet;
+    const fouled = set && this.fouled(low);
     $("set-hint").textContent = set
-      ? "Your hand is set."
+      ? fouled ? "Your hand is set: foul (it loses the bet)." : "Your hand is set."
       : m.inRound ? "Pick two cards for the low hand (click, or drag them to Low); the other five play high." : "";
+  }
+
+  /** Whether the split `low` fouls: the reveal says so once it has come. */
+  fouled(low) {
+    const revealed = this.model.hands.get(this.model.yourSeat);
+    return revealed ? revealed.foul : preview(this.model.yourCards, low).foul;
   }
 
   renderPreview(low, set) {
@@ -226,11 +236,21 @@ export class Play {
       foulEl.hidden = true;
       return;
     }
-    const server = this.setResult;
-    const p = server ? { high: server.high_name, low: server.low_name, foul: false } : preview(this.model.yourCards, low);
-    $("preview").textContent = `${set ? "Set: " : ""}High: ${p.high} · Low: ${p.low}`;
+    // The set hand's names are the server's; whether it fouls is the reveal's, or until
+    // then this page's own reckoning (the set_hand reply does not say).
+    const server = this.setResult ?? (set ? this.model.hands.get(this.model.yourSeat) : null);
+    const mine = preview(this.model.yourCards, low);
+    const p = server ? { high: server.high_name, low: server.low_name, foul: this.fouled(low) } : mine;
+    $("preview").textContent = `${set ? "Set: " : ""}High: ${p.high} · Low: ${p.low}${set && p.foul ? " · foul" : ""}`;
     $("preview").dataset.foul = String(p.foul);
-    if (p.foul && !set && this.refused === low.join(",")) {
+    $("set-hand").textContent = p.foul && !set && this.confirming === low.join(",") ? "Confirm foul" : "Set hand";
+    if (p.foul && set) {
+      foulEl.textContent = `Foul: the high hand (${p.high}) does not beat the low hand (${p.low}). It loses the bet.`;
+      foulEl.hidden = false;
+    } else if (p.foul && this.confirming === low.join(",")) {
+      foulEl.textContent = "This split fouls and loses your bet at this table. Press Confirm foul to send it anyway, or pick other cards.";
+      foulEl.hidden = false;
+    } else if (p.foul && !set && this.refused === low.join(",")) {
       // Kept through later redraws (a countdown, another seat's event) until the
       // player picks other cards: the table's answer must not flash by.
       foulEl.textContent = REFUSED;
@@ -246,6 +266,14 @@ export class Play {
 
   async setHand(button) {
     const low = [...this.low];
+    // A foul that loses the bet is sent only on a second, confirming press.
+    const fouls = preview(this.model.yourCards, low).foul;
+    if (fouls && this.app.info(this.tableId)?.foul === "lose" && this.confirming !== low.join(",")) {
+      this.confirming = low.join(",");
+      this.renderHand();
+      announce("This split fouls and loses your bet. Press Confirm foul to send it.");
+      return;
+    }
     await act(button, async () => {
       try {
         this.handSet(await this.req("set_hand", { low }));
