@@ -1,7 +1,7 @@
 // The dialogs: sitting down (buy-in), the history of your rounds, the rules and pay
 // table, and the provably fair checks done in this page.
 
-import { cardElement } from "../cards.js";
+import { byRank, cardElement } from "../cards.js";
 import { verifyRound } from "../fair.js";
 import { RANKING } from "../handrank.js";
 import { $, act, chips, fill, h } from "./dom.js";
@@ -95,8 +95,8 @@ export class Panels {
     return h("div.history-row", { dataset: { round: r.round } },
       h("div", {}, h("strong", { text: `${r.table_id} · round ${r.round}` }), ` · seat ${r.seat + 1} · ${when}`),
       h("div", { text: `Bet ${chips(r.bet)}${r.bonus_bet ? ` + bonus ${chips(r.bonus_bet)}` : ""} · ${outcome} · balance ${chips(r.balance)}` }),
-      r.hand ? h("div", {}, `You: ${r.hand.high_name} / ${r.hand.low_name}`, row([...r.hand.high, ...r.hand.low])) : null,
-      r.dealer ? h("div", {}, `Dealer: ${r.dealer.high_name} / ${r.dealer.low_name}`, row([...r.dealer.high, ...r.dealer.low])) : null,
+      r.hand ? h("div", {}, `You: ${r.hand.high_name} / ${r.hand.low_name}`, row([...byRank(r.hand.high), ...byRank(r.hand.low)])) : null,
+      r.dealer ? h("div", {}, `Dealer: ${r.dealer.high_name} / ${r.dealer.low_name}`, row([...byRank(r.dealer.high), ...byRank(r.dealer.low)])) : null,
       check, result);
   }
 

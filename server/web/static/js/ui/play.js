@@ -2,7 +2,7 @@
 // drag two cards into the low hand, with a live preview and a foul warning, or the
 // house way), and move chips (rebuy, cash out, leave).
 
-import { cardElement, cardName, cardText } from "../cards.js";
+import { byRank, cardElement, cardName, cardText } from "../cards.js";
 import { preview } from "../handrank.js";
 import { $, act, announce, chips, fill, h, toast } from "./dom.js";
 import { keepFocus } from "./focus.js";
@@ -203,16 +203,17 @@ export class Play {
       el.addEventListener("dragstart", (e) => e.dataTransfer.setData("text/plain", String(card)));
       return el;
     };
-    const high = m.yourCards.filter((c) => !low.includes(c));
+    // Sorted for reading within each half; which cards are low is the player's choice.
+    const high = byRank(m.yourCards).filter((c) => !low.includes(c));
     // The buttons are made anew at each drawing (a pick, the phase after the deal,
     // another seat's event): the card the keyboard was on keeps the focus (its key).
     keepFocus(() => {
       // Seven places in the high zone and two in the low one, filled or not: nothing moves.
       fill($("your-cards"), high.map(button), Array.from({ length: 7 - high.length }, () => h("span.card.slot", { "aria-hidden": "true" })));
-      fill($("your-low"), low.map(button), Array.from({ length: 2 - low.length }, () => h("span.card.slot", { "aria-hidden": "true" })));
+      fill($("your-low"), byRank(low).map(button), Array.from({ length: 2 - low.length }, () => h("span.card.slot", { "aria-hidden": "true" })));
     });
     $("your-cards").dataset.cards = high.map(cardText).join(" ");
-    $("your-low").dataset.cards = low.map(cardText).join(" ");
+    $("your-low").dataset.cards = byRank(low).map(cardText).join(" ");
     this.renderPreview(low, set);
     $("set-hand").disabled = !canSet || low.length !== 2;
     $("house-way").disabled = !canSet;

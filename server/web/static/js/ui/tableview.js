@@ -1,7 +1,7 @@
 // The table as everyone sees it: its phase and countdown, the dealer, the six seats
 // with names, balances, bets, set hands, revealed hands and results.
 
-import { cardElement } from "../cards.js";
+import { byRank, cardElement } from "../cards.js";
 import { $, chips, fill, h } from "./dom.js";
 
 const PHASE_TEXT = {
@@ -12,7 +12,9 @@ const STATUS_TEXT = { playing: "", sitting_out: "sitting out", away: "away (reco
 
 const backs = (n, small = true) => Array.from({ length: n }, () => cardElement(null, { small }));
 const slots = (n, small = true) => Array.from({ length: n }, () => h(small ? "span.card.small.slot" : "span.card.slot", { "aria-hidden": "true" }));
-const row = (cards, small = true) => h("div.hand-row", {}, cards.map((c) => cardElement(c, { small })));
+const row = (cards, small = true) => h("div.hand-row", {}, byRank(cards).map((c) => cardElement(c, { small })));
+/** One of the dealer's two hands, labelled. */
+const labelled = (half, cards) => h(`div.hand-group.${half}`, {}, h("span.hand-label", { text: half === "high" ? "High" : "Low" }), row(cards, false));
 
 /** "Win +95 (commission 5)", "Push", "Lose −100", with the bonus. */
 export function resultText(r, hand) {
@@ -84,7 +86,7 @@ export class TableView {
     const m = this.model;
     const dealer = m.hands.get(6);
     if (dealer) {
-      fill($("dealer-hand"), row(dealer.high, false), h("span.gap", { "aria-hidden": "true", text: " " }), row(dealer.low, false));
+      fill($("dealer-hand"), labelled("high", dealer.high), labelled("low", dealer.low));
       $("dealer-hand").setAttribute("aria-label", `Dealer: ${dealer.high_name}, ${dealer.low_name}`);
       $("dealer-names").textContent = `${dealer.high_name} / ${dealer.low_name}`;
     } else {
