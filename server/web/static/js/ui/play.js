@@ -34,6 +34,36 @@ export class Play {
     return this.app.session.request(type, { table_id: this.tableId, ...fields });
   }
 
+  /** A bet request; a refusal is said in the table's words, not the server's. */
+  async betReq(type, fields = {}) {
+    try {
+      return await this.req(type, fields);
+    } catch (err) {
+      throw new Error(this.refusal(err));
+    }
+  }
+
+  refusal(err) {
+    const info = this.app.info(this.tableId);
+    const you = this.model.you;
+    switch (err.code) {
+      case "bet_limits":
+        return info
+          ? `Bets at this table are ${chips(info.min_bet)}–${chips(info.max_bet)}, in steps of ${chips(info.bet_unit)}; ${info.max_bonus ? `the bonus bet up to ${chips(info.max_bonus)}` : "no bonus bet here"}. Change your chips.`
+          : "That bet is outside this table's limits. Change your chips.";
+      case "insufficient_balance":
+        return `Not enough chips at this table (${chips(you?.balance ?? 0)}): lower the bet or rebuy.`;
+      case "wrong_phase":
+        return "Bets are closed for this round: bet when the next one opens.";
+      case "not_seated":
+        return "Sit down at the table to bet.";
+      case "no_bet":
+        return "No earlier bet to repeat: pick your chips.";
+      default:
+        return err.message || String(err);
+    }
+  }
+
   wire() {
     $("set-hand").addEventListener("click", (e) => this.setHand(e.currentTarget));
     $("house-way").addEventListener("click", (e) => act(e.currentTarget, async () => this.handSet(await this.req("house_way", { mode: "set" }))));
@@ -43,14 +73,14 @@ export class Play {
       this.renderHand();
       announce(`House way: ${hand.high_name} and ${hand.low_name}`);
     }));
-    $("place-bet").addEventListener("click", (e) => act(e.currentTarget, () => this.req("bet", this.stake)));
+    $("place-bet").addEventListener("click", (e) => act(e.currentTarget, () => this.betReq("bet", this.stake)));
     $("clear-bet").addEventListener("click", (e) => act(e.currentTarget, async () => {
       this.stake = { amount: 0, bonus: 0 };
       this.renderBetting();
       const you = this.model.you;
       if (you?.bet || you?.bonus) await this.req("clear");
     }));
-    $("rebet").addEventListener("click", (e) => act(e.currentTarget, () => this.req("rebet")));
+    $("rebet").addEventListener("click", (e) => act(e.currentTarget, () => this.betReq("rebet")));
     $("sit-out").addEventListener("click", (e) => act(e.currentTarget, () => this.req("sit_out")));
     $("rebuy-form").addEventListener("submit", (e) => {
       e.preventDefault();
@@ -122,6 +152,14 @@ export class Play {
     if (this.stakeRound !== m.round) {
       this.stakeRound = m.round;
       this.stake = { amount: 0, bonus: 0 };
+      // Each round's chips go on the main bet first.
+      document.querySelector('input[name="target"][value="amount"]').checked = true;
+    }
+    // What the table holds is what the panel shows: after a bet, a Rebet or a new round.
+    const placed = `${m.round}:${you?.bet ?? 0}:${you?.bonus ?? 0}`;
+    if (this.placedSeen !== placed) {
+      this.placedSeen = placed;
+      if (you?.bet) this.stake = { amount: you.bet, bonus: you.bonus };
     }
     const open = ["idle", "betting"].includes(m.phase);
     const denoms = info?.denominations ?? [];
@@ -137,7 +175,8 @@ export class Play {
     $("place-bet").disabled = !open || this.stake.amount === 0;
     $("stake-main").textContent = chips(this.stake.amount);
     $("stake-bonus").textContent = chips(this.stake.bonus);
-    $("stake-placed").textContent = you?.bet ? `(on the table: ${chips(you.bet)}${you.bonus ? ` + bonus ${chips(you.bonus)}` : ""})` : "";
+    const onTable = you?.bet && this.stake.amount === you.bet && this.stake.bonus === you.bonus;
+    $("stake-placed").textContent = !you?.bet ? "" : onTable ? "(on the table)" : `(on the table: ${chips(you.bet)}${you.bonus ? ` + bonus ${chips(you.bonus)}` : ""})`;
     document.querySelector('input[value="bonus"]').disabled = !info?.max_bonus;
   }
 
