@@ -14,7 +14,7 @@ import { Panels } from "./ui/panels.js";
 import { Play } from "./ui/play.js";
 import { TableView } from "./ui/tableview.js";
 
-const STATUS = { online: "Connected", connecting: "Connecting…", reconnecting: "Reconnecting…", closed: "Disconnected", offline: "Offline" };
+const STATUS = { online: "Connected", connecting: "Connecting…", reconnecting: "Reconnecting…", closed: "Disconnected", offline: "Not signed in" };
 const PHASE_SAY = { betting: "Betting is open", dealing: "Cards are dealt", setting: "Set your hand", revealing: "Hands revealed", settling: "Results" };
 
 class App {

@@ -2,6 +2,18 @@
 
 import { $, chips, fill, h } from "./dom.js";
 import { keepFocus } from "./focus.js";
+import { GLOSSARY, PHASE_NAMES, shortName } from "./words.js";
+
+// Words in table names that the glossary explains, and its entry for each.
+const NAME_TERMS = [["pair-classes", "Pair-classes house way"], ["foul", "Foul"]];
+
+/** The name, with what its jargon means (its tooltip). */
+function explained(name) {
+  const lower = name.toLowerCase();
+  const meanings = NAME_TERMS.filter(([word]) => lower.includes(word))
+    .map(([, term]) => `${term}: ${GLOSSARY.find(([t]) => t === term)[1]}`);
+  return [name, ...meanings].join("\n");
+}
 
 export class Lobby {
   constructor(app) {
@@ -38,8 +50,8 @@ export class Lobby {
   row(t) {
     const full = t.players >= t.seats;
     return h("tr", { dataset: { table: t.table_id } },
-      h("th", { scope: "row", text: t.name }),
-      h("td", { text: t.phase }),
+      h("th.name", { scope: "row", text: shortName(t.name), title: explained(t.name) }),
+      h("td", { text: PHASE_NAMES[t.phase] ?? t.phase, dataset: { phase: t.phase } }),
       h("td", { text: `${t.players} / ${t.seats}`, "aria-label": `${t.players} of ${t.seats} seats taken` }),
       h("td", { text: String(t.watchers) }),
       h("td", { text: `${chips(t.min_bet)}–${chips(t.max_bet)}` }),

@@ -6,6 +6,7 @@ import { verifyRound } from "../fair.js";
 import { RANKING } from "../handrank.js";
 import { $, act, chips, fill, h } from "./dom.js";
 import { resultText } from "./tableview.js";
+import { GLOSSARY, commissionText } from "./words.js";
 
 const row = (cards) => h("div.hand-row", {}, cards.map((c) => cardElement(c, { small: true })));
 const seconds = (ms) => `${Math.round(ms / 100) / 10} s`;
@@ -111,7 +112,9 @@ export class Panels {
       h("p", { text: "The joker is an ace, or completes a straight, a flush or a straight flush. In the low hand it is an ace. A-2-3-4-5 is the second-best straight." }),
       h("h3", { text: "High hands, best first" }),
       h("table.plain", {}, h("tbody", {}, RANKING.map(([n, d]) => h("tr", {}, h("th", { scope: "row", text: n }), h("td", { text: d }))))),
-      h("p", { text: "Low hands: a pair beats any two different cards; otherwise the higher card, then the other." }));
+      h("p", { text: "Low hands: a pair beats any two different cards; otherwise the higher card, then the other." }),
+      h("h3", { text: "Words used here" }),
+      h("dl.glossary", {}, GLOSSARY.flatMap(([term, meaning]) => [h("dt", { id: `term-${term.toLowerCase().replaceAll(" ", "-")}`, text: term }), h("dd", { text: meaning })])));
     if (!info) return fill($("rules-body"), how);
     const limits = h("div", {},
       h("h3", { text: info.name }),
@@ -119,7 +122,7 @@ export class Panels {
         [["Bets", `${chips(info.min_bet)}–${chips(info.max_bet)} in steps of ${chips(info.bet_unit)}`],
           ["Bonus bet", info.max_bonus ? `up to ${chips(info.max_bonus)}` : "none at this table"],
           ["Buy-in", `${chips(info.buy_in_min)}–${chips(info.buy_in_max)}`],
-          ["Commission", `${info.commission_pct}% of a winning main bet`],
+          ["Commission", commissionText(info.commission_pct)],
           ["A fouled split", info.foul === "reject" ? "is refused: set again" : "loses the bet"],
           ["Betting / setting", `${seconds(info.betting_ms)} / ${seconds(info.setting_ms)}`],
           ["Seat kept after a disconnect", seconds(info.grace_ms)]]

@@ -85,7 +85,10 @@ export class Play {
     $("rebuy-form").addEventListener("submit", (e) => {
       e.preventDefault();
       const amount = Number($("rebuy-amount").value);
-      act(e.submitter, async () => this.app.balances(await this.req("rebuy", { amount })));
+      act(e.submitter, async () => {
+        this.app.balances(await this.req("rebuy", { amount }));
+        $("rebuy-amount").value = ""; // done: the next rebuy starts from an empty field
+      });
     });
     $("cashout-form").addEventListener("submit", (e) => {
       e.preventDefault();
@@ -94,7 +97,7 @@ export class Play {
     });
     $("leave").addEventListener("click", (e) => act(e.currentTarget, async () => {
       this.app.balances(await this.req("leave"));
-      toast("You leave the table (after this round if you are in it).", "info");
+      toast("You leave the table (after this round if you are in it). “← Tables” goes back to the lobby.", "info");
     }));
     for (const zone of ["zone-high", "zone-low"]) {
       const el = $(zone);

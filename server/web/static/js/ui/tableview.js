@@ -3,6 +3,7 @@
 
 import { byRank, cardElement } from "../cards.js";
 import { $, chips, fill, h } from "./dom.js";
+import { shortName } from "./words.js";
 
 const PHASE_TEXT = {
   idle: "Waiting for a bet", betting: "Place your bets", dealing: "Dealing", setting: "Set your hands",
@@ -45,7 +46,9 @@ export class TableView {
     const m = this.model;
     if (!m) return;
     const info = this.app.info(m.id);
-    $("table-title").textContent = info?.name ?? this.app.lobby.summary(m.id)?.name ?? m.id;
+    const name = info?.name ?? this.app.lobby.summary(m.id)?.name ?? m.id;
+    $("table-title").textContent = shortName(name);
+    $("table-title").title = name;
     $("round").textContent = m.round ? `Round ${m.round}` : "";
     $("watching").hidden = m.yourSeat !== null || !m.ready;
     this.renderPhase();
