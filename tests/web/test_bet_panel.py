@@ -29,7 +29,7 @@ async def test_the_bet_panel_shows_what_is_on_the_table(browser: Browser, web_ap
     toast = page.locator("#toast")
     await alice.until("document.getElementById('toast').textContent !== ''", what="a toast")
     text = await toast.inner_text()
-    assert text.startswith("Bets at this table are 10–500"), text
+    assert text.startswith("Bets at this table are 10\u2013500"), text
     await page.click("#clear-bet")
     # 25 on the main bet and 5 on the bonus.
     await page.click("#chips button[data-chip='25']")
@@ -42,7 +42,8 @@ async def test_the_bet_panel_shows_what_is_on_the_table(browser: Browser, web_ap
     # Betting is closed: its buttons are drawn disabled (no fill, a dashed edge).
     for selector in ("#place-bet", "#clear-bet", "#rebet", "#chips button"):
         look = await page.locator(selector).first.evaluate(LOOK)
-        assert look["disabled"] and look["border"] == "dashed", (selector, look)
+        assert look["disabled"], (selector, look)
+        assert look["border"] == "dashed", (selector, look)
         assert look["background"] in ("rgba(0, 0, 0, 0)", "transparent"), (selector, look)
     await alice.house_way()
     await alice.settled(round_no)
@@ -80,7 +81,9 @@ async def test_a_refused_foul_is_on_screen_at_1280x800(browser: Browser, web_app
     await alice.page.click("#set-hand")
     await alice.until("document.getElementById('foul').textContent.startsWith('Refused')")
     box = await alice.page.evaluate(
-        """() => { window.scrollTo(0, 0); const r = document.getElementById('foul').getBoundingClientRect();
+        """() => { window.scrollTo(0, 0);
+        const r = document.getElementById('foul').getBoundingClientRect();
         return { top: r.top, bottom: r.bottom, height: innerHeight }; }"""
     )
-    assert 0 <= box["top"] and box["bottom"] <= box["height"], box
+    assert box["top"] >= 0, box
+    assert box["bottom"] <= box["height"], box

@@ -60,7 +60,8 @@ async def test_cards_are_sorted_for_reading_and_the_dealer_hands_labelled(
         rows = f"#seats li[data-seat='{seat}'] .split-mini .hand-row"
         index = 0 if half == "high" else 1
         texts = await alice.page.eval_on_selector_all(
-            f"{rows}", f"rows => [...rows[{index}].querySelectorAll('[data-card]')].map(e => e.dataset.card)"
+            rows,
+            f"rows => [...rows[{index}].querySelectorAll('[data-card]')].map(e => e.dataset.card)",
         )
         assert_sorted(texts, f"the seat's {half} hand")
     labels = await alice.page.locator("#dealer-hand .hand-label").all_inner_texts()

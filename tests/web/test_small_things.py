@@ -39,7 +39,8 @@ async def test_lobby_words_the_way_back_and_the_rebuy_field(browser: Browser, we
     )
     assert cut == "Lotus (5-100, pair-classes…"
     title = await page.locator("tr[data-table='lose'] th").get_attribute("title")
-    assert title is not None and "Foul:" in title
+    assert title is not None
+    assert "Foul:" in title
     await alice.sit("web", buy_in=200)
     # The rebuy field is emptied once the rebuy is done.
     await page.fill("#rebuy-amount", "100")
