@@ -1,5 +1,5 @@
-"""The lobby on any screen: no sideways scrolling at 360, 390, 768 and 1280 pixels, and
-every table's Watch and Sit down buttons on screen."""
+"""The lobby and the table on any screen: no sideways scrolling at 360, 390, 768 and
+1280 pixels, and every table's Watch and Sit down buttons on screen."""
 
 from __future__ import annotations
 
@@ -33,4 +33,10 @@ async def test_the_lobby_fits_every_width(browser: Browser, web_app: App) -> Non
         for box in fits["boxes"]:
             assert box["left"] >= 0, (width, box)
             assert box["right"] <= fits["inner"], (width, box)
+    await alice.sit("web")
+    for width in WIDTHS:
+        await alice.page.set_viewport_size({"width": width, "height": 844})
+        await alice.page.evaluate("() => new Promise(requestAnimationFrame)")
+        scroll = await alice.page.evaluate("document.documentElement.scrollWidth")
+        assert scroll <= width, ("table", width, scroll)
     assert alice.errors == []

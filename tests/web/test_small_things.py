@@ -51,6 +51,13 @@ async def test_lobby_words_the_way_back_and_the_rebuy_field(browser: Browser, we
     await page.click("#to-lobby")
     await page.wait_for_selector("#lobby:not([hidden])")
     assert await page.is_hidden("#table")
+    # Leaving the table (no round in play: at once) goes back to the lobby too.
+    await page.click("tr[data-table='web'] button:not(.primary)")  # watch again
+    await alice.until("app.model && app.model.ready && app.model.yourSeat !== null")
+    await page.click("#leave")
+    await page.wait_for_selector("#lobby:not([hidden])")
+    assert await page.is_hidden("#table")
+    assert await alice.js("return location.hash;") in ("", "#/")
     assert alice.errors == []
 
 

@@ -96,8 +96,9 @@ export class Play {
       act(e.submitter, async () => this.app.balances(await this.req("cash_out", { amount })));
     });
     $("leave").addEventListener("click", (e) => act(e.currentTarget, async () => {
+      this.app.leaving = this.tableId; // once the seat is freed, back to the lobby
       this.app.balances(await this.req("leave"));
-      toast("You leave the table (after this round if you are in it). “← Tables” goes back to the lobby.", "info");
+      toast("You leave the table (after this round if you are in it), then go back to the tables.", "info");
     }));
     for (const zone of ["zone-high", "zone-low"]) {
       const el = $(zone);
