@@ -51,6 +51,8 @@ export class TableView {
     $("table-title").title = name;
     $("round").textContent = m.round ? `Round ${m.round}` : "";
     $("watching").hidden = m.yourSeat !== null || !m.ready;
+    // The phase, for the layout: a phone puts the bet panel first while betting is open.
+    $("table").dataset.phase = m.phase;
     this.renderPhase();
     this.renderDealer();
     fill($("seats"), m.seats.slice(0, m.seatCount).map((s) => this.seat(s)));
