@@ -32,4 +32,11 @@ async def test_a_phone_needs_no_scrolling_to_bet_and_to_set(browser: Browser, we
         assert seen, (selector, bottom)
     await alice.house_way()
     await alice.settled(round_no)
+    # The result is said where the cards are, on screen.
+    await alice.until(
+        "document.getElementById('set-hint').textContent.startsWith('Your result:')",
+        what="the result by your hand",
+    )
+    for selector, seen, bottom in await alice.page.evaluate(ON_SCREEN, ["#set-hint"]):
+        assert seen, (selector, bottom)
     assert alice.errors == []

@@ -6,6 +6,7 @@ import { byRank, cardElement, cardName, cardText } from "../cards.js";
 import { preview } from "../handrank.js";
 import { $, act, announce, chips, fill, h, toast } from "./dom.js";
 import { keepFocus } from "./focus.js";
+import { resultText } from "./tableview.js";
 
 const REFUSED = "Refused: that split fouls (the high hand must beat the low hand). Choose again.";
 
@@ -262,9 +263,14 @@ export class Play {
     $("house-way").disabled = !canSet;
     $("suggest").disabled = !canSet;
     const fouled = set && this.fouled(low);
-    $("set-hint").textContent = set
-      ? fouled ? "Your hand is set: foul (it loses the bet)." : "Your hand is set."
-      : m.inRound ? "Pick two cards for the low hand (click, or drag them to Low); the other five play high." : "";
+    // Your result where your cards are (on a phone the seat tiles are further down).
+    const result = m.results.get(m.yourSeat);
+    $("set-hint").dataset.outcome = result ? (fouled ? "foul" : result.outcome) : "";
+    $("set-hint").textContent = result
+      ? `Your result: ${resultText(result, m.hands.get(m.yourSeat))}.`
+      : set
+        ? fouled ? "Your hand is set: foul (it loses the bet)." : "Your hand is set."
+        : m.inRound ? "Pick two cards for the low hand (click, or drag them to Low); the other five play high." : "";
   }
 
   /** Whether the split `low` fouls: the reveal says so once it has come. */
