@@ -46,9 +46,11 @@ async def test_the_bet_panel_shows_what_is_on_the_table(browser: Browser, web_ap
         assert look["border"] == "dashed", (selector, look)
         assert look["background"] in ("rgba(0, 0, 0, 0)", "transparent"), (selector, look)
     await alice.house_way()
-    await alice.settled(round_no)
+    # The next round (betting, or idle again if its betting closed unbet meanwhile).
     await alice.until(
-        "app.model.phase === 'betting' && app.model.round === arg", round_no + 1, "next round"
+        "['idle', 'betting'].includes(app.model.phase) && app.model.round === arg",
+        round_no + 1,
+        "next round",
     )
     # A new round: the chips go on the main bet again; Rebet shows what it placed.
     assert await page.is_checked("input[name=target][value=amount]")

@@ -40,7 +40,7 @@ async def test_cards_are_sorted_for_reading_and_the_dealer_hands_labelled(
 ) -> None:
     alice = await Player.open(browser, web_app, "Alice")
     await alice.sit("web")
-    round_no = await alice.bet(25)
+    await alice.bet(25)
     cards = await alice.cards()
     assert_sorted(await shown(alice, "#your-cards"), "your seven cards")
     legal = next(low for low in combinations(cards, 2) if not preview(cards, low)[2])
@@ -52,18 +52,21 @@ async def test_cards_are_sorted_for_reading_and_the_dealer_hands_labelled(
     assert sorted(low) == sorted(card_text(c) for c in legal)  # the split as it was set
     assert_sorted(low, "your low hand")
     assert_sorted(await shown(alice, "#your-cards"), "your high hand")
-    seat = await alice.js("return app.model.yourSeat;")
-    await alice.until("app.model.hands.get(6) && app.model.hands.get(arg)", seat, "the reveal")
-    await alice.settled(round_no)
-    for half in ("high", "low"):
-        assert_sorted(await shown(alice, f"#dealer-hand .{half}"), f"the dealer's {half} hand")
-        rows = f"#seats li[data-seat='{seat}'] .split-mini .hand-row"
-        index = 0 if half == "high" else 1
-        texts = await alice.page.eval_on_selector_all(
-            rows,
-            f"rows => [...rows[{index}].querySelectorAll('[data-card]')].map(e => e.dataset.card)",
-        )
-        assert_sorted(texts, f"the seat's {half} hand")
-    labels = await alice.page.locator("#dealer-hand .hand-label").all_inner_texts()
-    assert [label.strip().lower() for label in labels] == ["high", "low"]
+    # Everything read in the turn the reveal shows (the next round clears it).
+    revealed = await alice.until(
+        "app.model.hands.get(6) && app.model.hands.get(app.model.yourSeat) && (() => {"
+        " const texts = (el) => [...el.querySelectorAll('[data-card]')].map(e => e.dataset.card);"
+        " const rows = document.querySelectorAll("
+        "   `#seats li[data-seat='${app.model.yourSeat}'] .split-mini .hand-row`);"
+        " return { dealerHigh: texts(document.querySelector('#dealer-hand .high')),"
+        " dealerLow: texts(document.querySelector('#dealer-hand .low')),"
+        " seatHigh: texts(rows[0]), seatLow: texts(rows[1]),"
+        " labels: [...document.querySelectorAll('#dealer-hand .hand-label')]"
+        "   .map(e => e.textContent.trim().toLowerCase()) }; })()",
+        what="the reveal",
+    )
+    for key in ("dealerHigh", "dealerLow", "seatHigh", "seatLow"):
+        assert_sorted(revealed[key], key)
+    assert len(revealed["dealerHigh"]) == len(revealed["seatHigh"]) == 5, revealed
+    assert revealed["labels"] == ["high", "low"], revealed
     assert alice.errors == []

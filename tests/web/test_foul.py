@@ -8,7 +8,7 @@ from playwright.async_api import Browser
 
 from protocol.cards import card_text
 from server.app import App
-from tests.web.contrast import contrast
+from tests.web.contrast import CONTRAST
 from tests.web.helpers import Player
 from tests.web.test_play import foul_pair
 
@@ -43,12 +43,19 @@ async def test_a_foul_that_loses_is_confirmed_then_shown_readably(
     await alice.page.click("#set-hand")
     await alice.until("app.model.yourLow.length === 2", what="the fouled hand set")
     assert "foul" in (await alice.page.locator("#you").inner_text()).lower()
-    result = await alice.settled(round_no)
-    assert result["outcome"] == "lose"
-    seat = await alice.js("return app.model.yourSeat;")
-    shown = alice.page.locator(f"#seats li[data-seat='{seat}'] [data-testid=result]")
-    assert (await shown.inner_text()).startswith("Foul")
-    ratio = await contrast(alice.page, f"#seats li[data-seat='{seat}'] [data-testid=result]")
-    assert ratio >= 4.5, ratio
-    assert "foul" in (await alice.page.locator("#you").inner_text()).lower()
+    # Read in the turn the results show (the next round clears them).
+    shown = await alice.until(
+        "app.model.round === arg && app.model.results.get(app.model.yourSeat) && (() => {"
+        " const el = document.querySelector("
+        "   `#seats li[data-seat='${app.model.yourSeat}'] [data-testid=result]`);"
+        f" return {{ outcome: app.model.results.get(app.model.yourSeat).outcome,"
+        f" text: el.textContent, ratio: ({CONTRAST})(el),"
+        " you: document.getElementById('you').textContent }; })()",
+        round_no,
+        "the fouled result",
+    )
+    assert shown["outcome"] == "lose", shown
+    assert shown["text"].startswith("Foul"), shown
+    assert shown["ratio"] >= 4.5, shown
+    assert "foul" in shown["you"].lower(), shown
     assert alice.errors == []
