@@ -160,6 +160,11 @@ vendor:
 vendor-check:
 	server/web/vendor.sh --check
 
+## schema-js: write the web client's message tables from protocol/ (a test checks they are current)
+.PHONY: schema-js
+schema-js: $(DEV)
+	$(BIN)/python -m protocol.schema_js server/web/static/js/schema.js
+
 ## bench: print the performance figures (benchmarks, not tests)
 bench: $(DEV)
 	$(BIN)/python -m bench

@@ -10,10 +10,17 @@ Caching: the vendored library sits in a folder named for its pinned version, so 
 is cached for a year (``immutable``); every other file may change with any release
 and is revalidated on each load (``no-cache`` with a strong ``ETag``, a match gets
 ``304``). Every answer carries the security headers of :data:`SECURITY_HEADERS`.
+
+Compression: a file of :data:`MIN_GZIP` bytes or more is also kept gzipped (made once,
+when the file is first read) and sent so to a client whose ``Accept-Encoding``
+accepts gzip, with ``Content-Encoding: gzip``; each answer says ``Vary:
+Accept-Encoding`` and the gzipped one has its own strong ``ETag`` (another
+representation), so a cache never mixes them.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -52,6 +59,7 @@ SECURITY_HEADERS = (
 REVALIDATE = "no-cache"
 IMMUTABLE = "public, max-age=31536000, immutable"
 VENDOR_PREFIX = "vendor/"
+MIN_GZIP = 1024  # below, gzip's header and checksum eat most of what it saves
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +70,8 @@ class StaticFile:
     content_type: str
     etag: str
     cache_control: str
+    gzipped: bytes | None = None  # the body gzipped, when that is worth it
+    gzip_etag: str | None = None
 
 
 _cache: dict[str, tuple[int, StaticFile]] = {}
@@ -89,9 +99,42 @@ def static_file(path: str) -> StaticFile | None:
         return None
     etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
     cache = IMMUTABLE if str(rel).startswith(VENDOR_PREFIX) else REVALIDATE
-    found = StaticFile(body, content_type, etag, cache)
+    packed = _gzip(body)
+    gzip_etag = None if packed is None else etag[:-1] + '-gzip"'
+    found = StaticFile(body, content_type, etag, cache, packed, gzip_etag)
     _cache[str(rel)] = (mtime, found)
     return found
+
+
+def _gzip(body: bytes) -> bytes | None:
+    """The body gzipped (the same bytes at each start: no timestamp), or None when it
+    is too small or does not shrink."""
+    if len(body) < MIN_GZIP:
+        return None
+    packed = gzip.compress(body, compresslevel=9, mtime=0)
+    return packed if len(packed) < len(body) else None
+
+
+def accepts_gzip(accept_encoding: str) -> bool:
+    """Whether an ``Accept-Encoding`` value accepts gzip (RFC 9110, 12.5.3): ``gzip``
+    (or ``x-gzip``) or ``*`` with a q-value above 0; an explicit gzip entry wins."""
+    star: bool | None = None
+    for item in accept_encoding.split(","):
+        coding, _, params = item.strip().partition(";")
+        q = 1.0
+        for param in params.split(";"):
+            key, _, value = param.strip().partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        name = coding.strip().lower()
+        if name in ("gzip", "x-gzip"):
+            return q > 0
+        if name == "*":
+            star = q > 0
+    return bool(star)
 
 
 def _response(status: HTTPStatus, headers: list[tuple[str, str]], body: bytes) -> Response:
@@ -111,7 +154,12 @@ def respond(request: Request) -> Response | None:
         return _response(
             HTTPStatus.NOT_FOUND, [("Content-Type", "text/plain; charset=utf-8")], body
         )
-    headers = [("ETag", found.etag), ("Cache-Control", found.cache_control)]
-    if found.etag in (tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")):
+    packed = found.gzipped is not None and accepts_gzip(request.headers.get("Accept-Encoding", ""))
+    etag = found.gzip_etag if packed and found.gzip_etag else found.etag
+    body = found.gzipped if packed and found.gzipped is not None else found.body
+    headers = [("ETag", etag), ("Cache-Control", found.cache_control), ("Vary", "Accept-Encoding")]
+    if etag in (tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")):
         return _response(HTTPStatus.NOT_MODIFIED, headers, b"")
-    return _response(HTTPStatus.OK, [("Content-Type", found.content_type), *headers], found.body)
+    encoding = [("Content-Encoding", "gzip")] if packed else []
+    headers = [("Content-Type", found.content_type), *encoding, *headers]
+    return _response(HTTPStatus.OK, headers, body)

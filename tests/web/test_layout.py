@@ -48,6 +48,9 @@ async def test_screenshots_on_a_desktop_and_a_phone(browser: Browser, web_app: A
     await asyncio.gather(desk.bet(25), phone.bet(25))
     before = {}
     for player in (desk, phone):
+        # A phone puts the bet panel first while betting is open (by design, with the
+        # phase): the places are measured once betting has closed.
+        await player.until("!['idle', 'betting'].includes(app.model.phase)", what="the deal")
         before[player.name] = await player.page.evaluate(BOXES)
         await player.page.evaluate(WATCH_SHIFTS)
 

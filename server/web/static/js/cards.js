@@ -11,6 +11,10 @@ export const RANK_PLURALS = ["twos", "threes", "fours", "fives", "sixes", "seven
 export const rankOf = (card) => (card >> 2) + 2;
 export const suitOf = (card) => card & 3;
 
+/** The cards sorted for reading: highest rank first, the joker before all (it plays
+ * as an ace or completes a hand), ties by suit; a new array. */
+export const byRank = (cards) => [...cards].sort((a, b) => (b === JOKER ? 99 : b >> 2) - (a === JOKER ? 99 : a >> 2) || (b & 3) - (a & 3));
+
 /** `As`, `Td`, `JK`. */
 export const cardText = (card) => (card === JOKER ? "JK" : RANKS[card >> 2] + SUITS[card & 3]);
 

@@ -6,7 +6,8 @@
 // A failure throws ProtocolError with `code` (section 10: malformed, too_large,
 // bad_message, unknown_type) and `path` (the field at fault, e.g. `seats[2].bet`).
 
-import { CHECKS, CLIENT, LIMITS, RESULTS, SERVER, STRUCTS } from "./schema.js";
+import { CHECKS } from "./checks.js";
+import { CLIENT, LIMITS, RESULTS, SERVER, STRUCTS } from "./schema.js";
 
 const { Decoder, Encoder, ExtData } = globalThis.MessagePack;
 

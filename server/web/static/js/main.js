@@ -14,7 +14,7 @@ import { Panels } from "./ui/panels.js";
 import { Play } from "./ui/play.js";
 import { TableView } from "./ui/tableview.js";
 
-const STATUS = { online: "Connected", connecting: "Connecting…", reconnecting: "Reconnecting…", closed: "Disconnected", offline: "Offline" };
+const STATUS = { online: "Connected", connecting: "Connecting…", reconnecting: "Reconnecting…", closed: "Disconnected", offline: "Not signed in" };
 const PHASE_SAY = { betting: "Betting is open", dealing: "Cards are dealt", setting: "Set your hand", revealing: "Hands revealed", settling: "Results" };
 
 class App {
@@ -23,6 +23,7 @@ class App {
     this.model = null;
     this.infos = new Map(); // table -> table_info
     this.fairness = new Map(); // round -> {rec, report}, for the table on screen
+    this.leaving = null; // the table whose Leave was pressed: its freed seat goes to the lobby
     this.lobby = new Lobby(this);
     this.view = new TableView(this);
     this.play = new Play(this);
@@ -212,6 +213,10 @@ class App {
     }
     if (m.type === "void") toast(`Round ${m.round} void: ${m.message || m.reason}. Bets returned.`, "info");
     if (m.type === "seat" && was.seat !== model.yourSeat) this.session.request("balance").then((b) => this.balances(b), () => {});
+    if (m.type === "seat" && was.seat !== null && model.yourSeat === null && this.leaving === model.id) {
+      this.leaving = null;
+      location.hash = "#/"; // left, as asked: the lobby rather than watching on
+    }
     if (m.type === "seed") this.verify(model, m.round);
     this.render();
     if (m.type === "snapshot" && !performance.getEntriesByName("paigow:table").length) {

@@ -28,6 +28,8 @@ export class TableModel {
     return this.rounds.get(round);
   }
 
+  /** A fresh round: its number, no cards, hands, results, bets or set hands; a seat
+   * sitting out plays again (sitting out lasts until the next betting phase). */
   newRound(round) {
     this.round = round;
     this.yourCards = [];
@@ -35,7 +37,10 @@ export class TableModel {
     this.hands = new Map();
     this.results = new Map();
     this.voided = null;
-    for (const s of this.seats) s.hand_set = false;
+    for (const s of this.seats) {
+      Object.assign(s, { bet: 0, bonus: 0, hand_set: false });
+      if (s.status === "sitting_out") s.status = "playing";
+    }
     // Keep the fairness records of the last few rounds only.
     for (const r of [...this.rounds.keys()]) if (r < round - 20) this.rounds.delete(r);
   }
@@ -67,8 +72,14 @@ export class TableModel {
     if (m.hands.length) rec.hands = m.hands;
   }
 
+  // The terminal client's rule (clients/model.py): only a betting phase with a new
+  // round number opens a fresh round. The same number again is a round an idle table
+  // reuses (its commitment and any bet placed in idle stay: bet_placed may precede
+  // this event); `idle` itself carries the next round's number and clears nothing.
   on_phase(m) {
-    if (m.round !== this.round && m.phase !== "idle") this.newRound(m.round);
+    if (m.phase === "betting" && m.round !== this.round) this.newRound(m.round);
+    else if (m.phase === "betting") this.voided = null;
+    this.round = m.round;
     this.phase = m.phase;
     this.deadline = m.deadline_ms;
   }
@@ -81,18 +92,22 @@ export class TableModel {
   }
 
   on_bet_placed(m) {
-    Object.assign(this.seats[m.seat], { bet: m.amount, bonus: m.bonus, balance: m.balance });
+    const seat = this.seats[m.seat];
+    Object.assign(seat, { bet: m.amount, bonus: m.bonus, balance: m.balance });
+    // Betting again cancels sitting out (protocol/PROTOCOL.md, section 6): no seat event says so.
+    if (m.amount && seat.status === "sitting_out") seat.status = "playing";
   }
 
   on_commitment(m) {
-    if (m.round !== this.round) this.newRound(m.round);
+    this.round = m.round;
     this.commitment = m.commitment;
     this.record().commitment = m.commitment;
   }
 
   on_cards(m) {
-    if (m.round !== this.round) this.newRound(m.round);
+    if (this.yourSeat === null) this.yourSeat = m.seat;
     this.yourCards = m.cards;
+    this.yourLow = [];
     Object.assign(this.record(), { seat: m.seat, cards: m.cards });
   }
 

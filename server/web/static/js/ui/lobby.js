@@ -2,6 +2,18 @@
 
 import { $, chips, fill, h } from "./dom.js";
 import { keepFocus } from "./focus.js";
+import { GLOSSARY, PHASE_NAMES, shortName } from "./words.js";
+
+// Words in table names that the glossary explains, and its entry for each.
+const NAME_TERMS = [["pair-classes", "Pair-classes house way"], ["foul", "Foul"]];
+
+/** The name, with what its jargon means (its tooltip). */
+function explained(name) {
+  const lower = name.toLowerCase();
+  const meanings = NAME_TERMS.filter(([word]) => lower.includes(word))
+    .map(([, term]) => `${term}: ${GLOSSARY.find(([t]) => t === term)[1]}`);
+  return [name, ...meanings].join("\n");
+}
 
 export class Lobby {
   constructor(app) {
@@ -38,13 +50,14 @@ export class Lobby {
   row(t) {
     const full = t.players >= t.seats;
     return h("tr", { dataset: { table: t.table_id } },
-      h("th", { scope: "row", text: t.name }),
-      h("td", { text: t.phase }),
-      h("td", { text: `${t.players} / ${t.seats}`, "aria-label": `${t.players} of ${t.seats} seats taken` }),
-      h("td", { text: String(t.watchers) }),
-      h("td", { text: `${chips(t.min_bet)}–${chips(t.max_bet)}` }),
-      h("td", { text: t.max_bonus ? `up to ${chips(t.max_bonus)}` : "none" }),
-      h("td", { text: `${chips(t.buy_in_min)}–${chips(t.buy_in_max)}` }),
+      h("th.name", { scope: "row", text: shortName(t.name), title: explained(t.name) }),
+      // data-label: a phone shows each row as a card, each value with its column's name.
+      h("td", { text: PHASE_NAMES[t.phase] ?? t.phase, dataset: { phase: t.phase, label: "Phase" } }),
+      h("td", { text: `${t.players} / ${t.seats}`, "aria-label": `${t.players} of ${t.seats} seats taken`, dataset: { label: "Seats" } }),
+      h("td", { text: String(t.watchers), dataset: { label: "Watching" } }),
+      h("td", { text: `${chips(t.min_bet)}–${chips(t.max_bet)}`, dataset: { label: "Bets" } }),
+      h("td", { text: t.max_bonus ? `up to ${chips(t.max_bonus)}` : "none", dataset: { label: "Bonus" } }),
+      h("td", { text: `${chips(t.buy_in_min)}–${chips(t.buy_in_max)}`, dataset: { label: "Buy-in" } }),
       h("td", {}, h("div.act", {},
         h("button", {
           type: "button", text: "Watch", "aria-label": `Watch ${t.name}`, dataset: { focusKey: `watch-${t.table_id}` },

@@ -1,11 +1,12 @@
 // The dialogs: sitting down (buy-in), the history of your rounds, the rules and pay
 // table, and the provably fair checks done in this page.
 
-import { cardElement } from "../cards.js";
+import { byRank, cardElement } from "../cards.js";
 import { verifyRound } from "../fair.js";
 import { RANKING } from "../handrank.js";
 import { $, act, chips, fill, h } from "./dom.js";
 import { resultText } from "./tableview.js";
+import { GLOSSARY, commissionText } from "./words.js";
 
 const row = (cards) => h("div.hand-row", {}, cards.map((c) => cardElement(c, { small: true })));
 const seconds = (ms) => `${Math.round(ms / 100) / 10} s`;
@@ -95,8 +96,8 @@ export class Panels {
     return h("div.history-row", { dataset: { round: r.round } },
       h("div", {}, h("strong", { text: `${r.table_id} · round ${r.round}` }), ` · seat ${r.seat + 1} · ${when}`),
       h("div", { text: `Bet ${chips(r.bet)}${r.bonus_bet ? ` + bonus ${chips(r.bonus_bet)}` : ""} · ${outcome} · balance ${chips(r.balance)}` }),
-      r.hand ? h("div", {}, `You: ${r.hand.high_name} / ${r.hand.low_name}`, row([...r.hand.high, ...r.hand.low])) : null,
-      r.dealer ? h("div", {}, `Dealer: ${r.dealer.high_name} / ${r.dealer.low_name}`, row([...r.dealer.high, ...r.dealer.low])) : null,
+      r.hand ? h("div", {}, `You: ${r.hand.high_name} / ${r.hand.low_name}`, row([...byRank(r.hand.high), ...byRank(r.hand.low)])) : null,
+      r.dealer ? h("div", {}, `Dealer: ${r.dealer.high_name} / ${r.dealer.low_name}`, row([...byRank(r.dealer.high), ...byRank(r.dealer.low)])) : null,
       check, result);
   }
 
@@ -111,7 +112,9 @@ export class Panels {
       h("p", { text: "The joker is an ace, or completes a straight, a flush or a straight flush. In the low hand it is an ace. A-2-3-4-5 is the second-best straight." }),
       h("h3", { text: "High hands, best first" }),
       h("table.plain", {}, h("tbody", {}, RANKING.map(([n, d]) => h("tr", {}, h("th", { scope: "row", text: n }), h("td", { text: d }))))),
-      h("p", { text: "Low hands: a pair beats any two different cards; otherwise the higher card, then the other." }));
+      h("p", { text: "Low hands: a pair beats any two different cards; otherwise the higher card, then the other." }),
+      h("h3", { text: "Words used here" }),
+      h("dl.glossary", {}, GLOSSARY.flatMap(([term, meaning]) => [h("dt", { id: `term-${term.toLowerCase().replaceAll(" ", "-")}`, text: term }), h("dd", { text: meaning })])));
     if (!info) return fill($("rules-body"), how);
     const limits = h("div", {},
       h("h3", { text: info.name }),
@@ -119,7 +122,7 @@ export class Panels {
         [["Bets", `${chips(info.min_bet)}–${chips(info.max_bet)} in steps of ${chips(info.bet_unit)}`],
           ["Bonus bet", info.max_bonus ? `up to ${chips(info.max_bonus)}` : "none at this table"],
           ["Buy-in", `${chips(info.buy_in_min)}–${chips(info.buy_in_max)}`],
-          ["Commission", `${info.commission_pct}% of a winning main bet`],
+          ["Commission", commissionText(info.commission_pct)],
           ["A fouled split", info.foul === "reject" ? "is refused: set again" : "loses the bet"],
           ["Betting / setting", `${seconds(info.betting_ms)} / ${seconds(info.setting_ms)}`],
           ["Seat kept after a disconnect", seconds(info.grace_ms)]]

@@ -2,10 +2,11 @@
 // drag two cards into the low hand, with a live preview and a foul warning, or the
 // house way), and move chips (rebuy, cash out, leave).
 
-import { cardElement, cardName, cardText } from "../cards.js";
+import { byRank, cardElement, cardName, cardText } from "../cards.js";
 import { preview } from "../handrank.js";
 import { $, act, announce, chips, fill, h, toast } from "./dom.js";
 import { keepFocus } from "./focus.js";
+import { resultText } from "./tableview.js";
 
 const REFUSED = "Refused: that split fouls (the high hand must beat the low hand). Choose again.";
 
@@ -18,6 +19,7 @@ export class Play {
     this.stakeRound = null;
     this.setResult = null; // the server's `hand` result once set
     this.refused = ""; // the low hand the table refused as a foul (its answer stays shown)
+    this.confirming = ""; // the fouled low hand a press of Set hand asked to confirm (fouls lose)
     this.wire();
   }
 
@@ -33,6 +35,36 @@ export class Play {
     return this.app.session.request(type, { table_id: this.tableId, ...fields });
   }
 
+  /** A bet request; a refusal is said in the table's words, not the server's. */
+  async betReq(type, fields = {}) {
+    try {
+      return await this.req(type, fields);
+    } catch (err) {
+      throw new Error(this.refusal(err));
+    }
+  }
+
+  refusal(err) {
+    const info = this.app.info(this.tableId);
+    const you = this.model.you;
+    switch (err.code) {
+      case "bet_limits":
+        return info
+          ? `Bets at this table are ${chips(info.min_bet)}–${chips(info.max_bet)}, in steps of ${chips(info.bet_unit)}; ${info.max_bonus ? `the bonus bet up to ${chips(info.max_bonus)}` : "no bonus bet here"}. Change your chips.`
+          : "That bet is outside this table's limits. Change your chips.";
+      case "insufficient_balance":
+        return `Not enough chips at this table (${chips(you?.balance ?? 0)}): lower the bet or rebuy.`;
+      case "wrong_phase":
+        return "Bets are closed for this round: bet when the next one opens.";
+      case "not_seated":
+        return "Sit down at the table to bet.";
+      case "no_bet":
+        return "No earlier bet to repeat: pick your chips.";
+      default:
+        return err.message || String(err);
+    }
+  }
+
   wire() {
     $("set-hand").addEventListener("click", (e) => this.setHand(e.currentTarget));
     $("house-way").addEventListener("click", (e) => act(e.currentTarget, async () => this.handSet(await this.req("house_way", { mode: "set" }))));
@@ -42,19 +74,22 @@ export class Play {
       this.renderHand();
       announce(`House way: ${hand.high_name} and ${hand.low_name}`);
     }));
-    $("place-bet").addEventListener("click", (e) => act(e.currentTarget, () => this.req("bet", this.stake)));
+    $("place-bet").addEventListener("click", (e) => act(e.currentTarget, () => this.betReq("bet", this.stake)));
     $("clear-bet").addEventListener("click", (e) => act(e.currentTarget, async () => {
       this.stake = { amount: 0, bonus: 0 };
       this.renderBetting();
       const you = this.model.you;
       if (you?.bet || you?.bonus) await this.req("clear");
     }));
-    $("rebet").addEventListener("click", (e) => act(e.currentTarget, () => this.req("rebet")));
+    $("rebet").addEventListener("click", (e) => act(e.currentTarget, () => this.betReq("rebet")));
     $("sit-out").addEventListener("click", (e) => act(e.currentTarget, () => this.req("sit_out")));
     $("rebuy-form").addEventListener("submit", (e) => {
       e.preventDefault();
       const amount = Number($("rebuy-amount").value);
-      act(e.submitter, async () => this.app.balances(await this.req("rebuy", { amount })));
+      act(e.submitter, async () => {
+        this.app.balances(await this.req("rebuy", { amount }));
+        $("rebuy-amount").value = ""; // done: the next rebuy starts from an empty field
+      });
     });
     $("cashout-form").addEventListener("submit", (e) => {
       e.preventDefault();
@@ -62,8 +97,9 @@ export class Play {
       act(e.submitter, async () => this.app.balances(await this.req("cash_out", { amount })));
     });
     $("leave").addEventListener("click", (e) => act(e.currentTarget, async () => {
+      this.app.leaving = this.tableId; // once the seat is freed, back to the lobby
       this.app.balances(await this.req("leave"));
-      toast("You leave the table (after this round if you are in it).", "info");
+      toast("You leave the table (after this round if you are in it), then go back to the tables.", "info");
     }));
     for (const zone of ["zone-high", "zone-low"]) {
       const el = $(zone);
@@ -107,6 +143,7 @@ export class Play {
     $("preview").textContent = "\u00a0";
     $("foul").hidden = true;
     this.refused = "";
+    this.confirming = "";
     for (const id of ["set-hand", "house-way", "suggest"]) $(id).disabled = true;
     $("set-hint").textContent = this.model.you?.bet ? "Your cards come with the deal." : "Bet to be dealt in.";
   }
@@ -120,6 +157,14 @@ export class Play {
     if (this.stakeRound !== m.round) {
       this.stakeRound = m.round;
       this.stake = { amount: 0, bonus: 0 };
+      // Each round's chips go on the main bet first.
+      document.querySelector('input[name="target"][value="amount"]').checked = true;
+    }
+    // What the table holds is what the panel shows: after a bet, a Rebet or a new round.
+    const placed = `${m.round}:${you?.bet ?? 0}:${you?.bonus ?? 0}`;
+    if (this.placedSeen !== placed) {
+      this.placedSeen = placed;
+      if (you?.bet) this.stake = { amount: you.bet, bonus: you.bonus };
     }
     const open = ["idle", "betting"].includes(m.phase);
     const denoms = info?.denominations ?? [];
@@ -135,7 +180,8 @@ export class Play {
     $("place-bet").disabled = !open || this.stake.amount === 0;
     $("stake-main").textContent = chips(this.stake.amount);
     $("stake-bonus").textContent = chips(this.stake.bonus);
-    $("stake-placed").textContent = you?.bet ? `(on the table: ${chips(you.bet)}${you.bonus ? ` + bonus ${chips(you.bonus)}` : ""})` : "";
+    const onTable = you?.bet && this.stake.amount === you.bet && this.stake.bonus === you.bonus;
+    $("stake-placed").textContent = !you?.bet ? "" : onTable ? "(on the table)" : `(on the table: ${chips(you.bet)}${you.bonus ? ` + bonus ${chips(you.bonus)}` : ""})`;
     document.querySelector('input[value="bonus"]').disabled = !info?.max_bonus;
   }
 
@@ -184,6 +230,7 @@ export class Play {
       this.dealt = key;
       this.low = [];
       this.setResult = null;
+      this.confirming = "";
     }
     const set = this.isSet();
     const low = set && m.yourLow.length === 2 ? m.yourLow : this.low;
@@ -200,23 +247,36 @@ export class Play {
       el.addEventListener("dragstart", (e) => e.dataTransfer.setData("text/plain", String(card)));
       return el;
     };
-    const high = m.yourCards.filter((c) => !low.includes(c));
+    // Sorted for reading within each half; which cards are low is the player's choice.
+    const high = byRank(m.yourCards).filter((c) => !low.includes(c));
     // The buttons are made anew at each drawing (a pick, the phase after the deal,
     // another seat's event): the card the keyboard was on keeps the focus (its key).
     keepFocus(() => {
       // Seven places in the high zone and two in the low one, filled or not: nothing moves.
       fill($("your-cards"), high.map(button), Array.from({ length: 7 - high.length }, () => h("span.card.slot", { "aria-hidden": "true" })));
-      fill($("your-low"), low.map(button), Array.from({ length: 2 - low.length }, () => h("span.card.slot", { "aria-hidden": "true" })));
+      fill($("your-low"), byRank(low).map(button), Array.from({ length: 2 - low.length }, () => h("span.card.slot", { "aria-hidden": "true" })));
     });
     $("your-cards").dataset.cards = high.map(cardText).join(" ");
-    $("your-low").dataset.cards = low.map(cardText).join(" ");
+    $("your-low").dataset.cards = byRank(low).map(cardText).join(" ");
     this.renderPreview(low, set);
     $("set-hand").disabled = !canSet || low.length !== 2;
     $("house-way").disabled = !canSet;
     $("suggest").disabled = !canSet;
-    $("set-hint").textContent = set
-      ? "Your hand is set."
-      : m.inRound ? "Pick two cards for the low hand (click, or drag them to Low); the other five play high." : "";
+    const fouled = set && this.fouled(low);
+    // Your result where your cards are (on a phone the seat tiles are further down).
+    const result = m.results.get(m.yourSeat);
+    $("set-hint").dataset.outcome = result ? (fouled ? "foul" : result.outcome) : "";
+    $("set-hint").textContent = result
+      ? `Your result: ${resultText(result, m.hands.get(m.yourSeat))}.`
+      : set
+        ? fouled ? "Your hand is set: foul (it loses the bet)." : "Your hand is set."
+        : m.inRound ? "Pick two cards for the low hand (click, or drag them to Low); the other five play high." : "";
+  }
+
+  /** Whether the split `low` fouls: the reveal says so once it has come. */
+  fouled(low) {
+    const revealed = this.model.hands.get(this.model.yourSeat);
+    return revealed ? revealed.foul : preview(this.model.yourCards, low).foul;
   }
 
   renderPreview(low, set) {
@@ -226,11 +286,21 @@ export class Play {
       foulEl.hidden = true;
       return;
     }
-    const server = this.setResult;
-    const p = server ? { high: server.high_name, low: server.low_name, foul: false } : preview(this.model.yourCards, low);
-    $("preview").textContent = `${set ? "Set: " : ""}High: ${p.high} · Low: ${p.low}`;
+    // The set hand's names are the server's; whether it fouls is the reveal's, or until
+    // then this page's own reckoning (the set_hand reply does not say).
+    const server = this.setResult ?? (set ? this.model.hands.get(this.model.yourSeat) : null);
+    const mine = preview(this.model.yourCards, low);
+    const p = server ? { high: server.high_name, low: server.low_name, foul: this.fouled(low) } : mine;
+    $("preview").textContent = `${set ? "Set: " : ""}High: ${p.high} · Low: ${p.low}${set && p.foul ? " · foul" : ""}`;
     $("preview").dataset.foul = String(p.foul);
-    if (p.foul && !set && this.refused === low.join(",")) {
+    $("set-hand").textContent = p.foul && !set && this.confirming === low.join(",") ? "Confirm foul" : "Set hand";
+    if (p.foul && set) {
+      foulEl.textContent = `Foul: the high hand (${p.high}) does not beat the low hand (${p.low}). It loses the bet.`;
+      foulEl.hidden = false;
+    } else if (p.foul && this.confirming === low.join(",")) {
+      foulEl.textContent = "This split fouls and loses your bet at this table. Press Confirm foul to send it anyway, or pick other cards.";
+      foulEl.hidden = false;
+    } else if (p.foul && !set && this.refused === low.join(",")) {
       // Kept through later redraws (a countdown, another seat's event) until the
       // player picks other cards: the table's answer must not flash by.
       foulEl.textContent = REFUSED;
@@ -246,6 +316,14 @@ export class Play {
 
   async setHand(button) {
     const low = [...this.low];
+    // A foul that loses the bet is sent only on a second, confirming press.
+    const fouls = preview(this.model.yourCards, low).foul;
+    if (fouls && this.app.info(this.tableId)?.foul === "lose" && this.confirming !== low.join(",")) {
+      this.confirming = low.join(",");
+      this.renderHand();
+      announce("This split fouls and loses your bet. Press Confirm foul to send it.");
+      return;
+    }
     await act(button, async () => {
       try {
         this.handSet(await this.req("set_hand", { low }));

@@ -1,8 +1,9 @@
 // The table as everyone sees it: its phase and countdown, the dealer, the six seats
 // with names, balances, bets, set hands, revealed hands and results.
 
-import { cardElement } from "../cards.js";
+import { byRank, cardElement } from "../cards.js";
 import { $, chips, fill, h } from "./dom.js";
+import { shortName } from "./words.js";
 
 const PHASE_TEXT = {
   idle: "Waiting for a bet", betting: "Place your bets", dealing: "Dealing", setting: "Set your hands",
@@ -12,7 +13,9 @@ const STATUS_TEXT = { playing: "", sitting_out: "sitting out", away: "away (reco
 
 const backs = (n, small = true) => Array.from({ length: n }, () => cardElement(null, { small }));
 const slots = (n, small = true) => Array.from({ length: n }, () => h(small ? "span.card.small.slot" : "span.card.slot", { "aria-hidden": "true" }));
-const row = (cards, small = true) => h("div.hand-row", {}, cards.map((c) => cardElement(c, { small })));
+const row = (cards, small = true) => h("div.hand-row", {}, byRank(cards).map((c) => cardElement(c, { small })));
+/** One of the dealer's two hands, labelled. */
+const labelled = (half, cards) => h(`div.hand-group.${half}`, {}, h("span.hand-label", { text: half === "high" ? "High" : "Low" }), row(cards, false));
 
 /** "Win +95 (commission 5)", "Push", "Lose −100", with the bonus. */
 export function resultText(r, hand) {
@@ -43,9 +46,13 @@ export class TableView {
     const m = this.model;
     if (!m) return;
     const info = this.app.info(m.id);
-    $("table-title").textContent = info?.name ?? this.app.lobby.summary(m.id)?.name ?? m.id;
+    const name = info?.name ?? this.app.lobby.summary(m.id)?.name ?? m.id;
+    $("table-title").textContent = shortName(name);
+    $("table-title").title = name;
     $("round").textContent = m.round ? `Round ${m.round}` : "";
     $("watching").hidden = m.yourSeat !== null || !m.ready;
+    // The phase, for the layout: a phone puts the bet panel first while betting is open.
+    $("table").dataset.phase = m.phase;
     this.renderPhase();
     this.renderDealer();
     fill($("seats"), m.seats.slice(0, m.seatCount).map((s) => this.seat(s)));
@@ -84,7 +91,7 @@ export class TableView {
     const m = this.model;
     const dealer = m.hands.get(6);
     if (dealer) {
-      fill($("dealer-hand"), row(dealer.high, false), h("span.gap", { "aria-hidden": "true", text: " " }), row(dealer.low, false));
+      fill($("dealer-hand"), labelled("high", dealer.high), labelled("low", dealer.low));
       $("dealer-hand").setAttribute("aria-label", `Dealer: ${dealer.high_name}, ${dealer.low_name}`);
       $("dealer-names").textContent = `${dealer.high_name} / ${dealer.low_name}`;
     } else {

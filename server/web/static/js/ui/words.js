@@ -1,0 +1,36 @@
+// The words of the tables as players read them: phase names, table names cut by the
+// server, the jargon explained, the commission's rounding.
+
+/** The phases as players say them (the wire's names are the protocol's). */
+export const PHASE_NAMES = {
+  idle: "Waiting for a bet", betting: "Betting", dealing: "Dealing", setting: "Setting hands",
+  revealing: "Revealing", settling: "Paying out",
+};
+
+/** A table's name to show: one the server cut at the protocol's 32 characters ends at
+ * the last whole word, with an ellipsis; the element's title keeps all that came. */
+export function shortName(name) {
+  if (name.length < 32 || !name.includes(" ")) return name;
+  return `${name.slice(0, name.lastIndexOf(" ")).replace(/[\s,(-]+$/, "")}…`;
+}
+
+/** The jargon of the tables, explained in the rules panel (and the lobby's tooltips). */
+export const GLOSSARY = [
+  ["House way", "the fixed way the dealer splits a hand; ask for it to set yours the same way. Hands not set in time are set by it."],
+  ["Pair-classes house way", "a house way that sorts pairs into classes to decide how a hand with pairs is split; the other tables use the PartyCasino house way."],
+  ["Foul", "a split whose two-card low hand beats or ties the five-card high hand. Depending on the table it is refused (set again) or it loses the bet (“fouls lose”)."],
+  ["Copy", "a half (high or low) where your hand and the dealer's are equal: copies go to the dealer."],
+  ["Push", "you win one half and the dealer the other: your bet comes back, no win, no loss."],
+  ["Commission", "the house's share of a winning main bet, taken from the win and rounded down to whole chips."],
+  ["Bonus bet", "a side bet on your seven cards alone, paid by the bonus pay table whatever the dealer holds."],
+  ["Rebet", "place last round's bet again, with its bonus."],
+  ["Sit out", "skip the coming rounds and keep your seat; a bet brings you back."],
+];
+
+/** "5% of a winning main bet, rounded down …" with the table's own examples. */
+export function commissionText(pct) {
+  const paid = (win) => win - Math.floor((win * pct) / 100);
+  const examples = [10, 19, 20, 100].map((w) => `a win of ${w} pays ${paid(w)}`).join(", ");
+  return `${pct}% of a winning main bet, taken from the win and rounded down to whole chips (never more than ${pct}%): ${examples}.`;
+}
+
