@@ -92,6 +92,7 @@ export const STRUCTS = {
     ["max_bonus", { t: "int", lo: 0, hi: MAX_SAFE }],
     ["buy_in_min", { t: "int", lo: 1, hi: MAX_SAFE }],
     ["buy_in_max", { t: "int", lo: 1, hi: MAX_SAFE }],
+    ["closing", { t: "bool" }, false],
   ],
 };
 
