@@ -3,6 +3,7 @@ the session's Redis, and what a client heard and the audit says."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from protocol.messages import PhaseChange, Snapshot
@@ -44,6 +45,7 @@ def start(
     grace_ms: int = 30_000,
     port: int = 0,
     name: str | None = None,
+    extra: Sequence[str] = (),
 ) -> ServerProcess:
     """A server process (not yet awaited) on the session's Redis, with :data:`TABLES`, its
     data and log under ``tmp_path``; killed and reaped with ``processes`` after the test."""
@@ -58,7 +60,7 @@ def start(
         secret=SECRET,
         lease_ms=lease_ms,
         port=port,
-        extra=["--node-name", name] if name else (),
+        extra=[*(["--node-name", name] if name else []), *extra],
     )
     process = ServerProcess(args, tmp_path / f"server-{len(processes)}.log")
     processes.append(process)

@@ -4,8 +4,9 @@ them, and a table closed with players seated returns every chip.
 
 The processes run ``python -m server`` against the session's Redis (flushed first), as
 an operator runs three ``paigow-server --redis-url ...``; the catalog is changed as the
-operator changes it, by ``paigow-server table ...`` (the create, whose time to playable
-is measured, by the same function in this process).
+operator changes it: the create, whose time to playable is measured, through the
+operator's API of the first node (an admin token minted by ``paigow-server admin
+token``), the change and the close by ``paigow-server table ...``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import time
 from pathlib import Path
 
+import aiohttp
 import pytest
 import redis.asyncio
 
@@ -37,10 +39,10 @@ from server.store.players.accounts import AccountStore
 from server.store.tables.parts import stored_state
 from server.store.tables.store import TableStore
 from server.table.state import TableState
-from tests.e2e.process_helpers import audit_passes, start
+from tests.e2e.process_helpers import SECRET, audit_passes, start
 from tests.helpers import until
 from tests.server.helpers import Client, close_all
-from tests.server.processes import ServerProcess, run_cli
+from tests.server.processes import ServerProcess, free_port, run_cli
 
 LIVE = {
     "id": "live",
@@ -117,25 +119,44 @@ async def test_a_table_created_changed_and_closed_live_on_three_nodes(
 ) -> None:
     for i in range(3):
         (tmp_path / f"n{i}").mkdir()
+    admin_port = free_port()
     nodes = [
         start(
-            processes, redis_url, tmp_path / f"n{i}", setting_ms=2000, lease_ms=1000, name=f"n{i}"
+            processes,
+            redis_url,
+            tmp_path / f"n{i}",
+            setting_ms=2000,
+            lease_ms=1000,
+            name=f"n{i}",
+            extra=["--admin-port", str(admin_port)] if i == 0 else (),
         )
         for i in range(3)
     ]
     for n in nodes:
         await n.started(within=60)
+    minted = run_cli(
+        ["--redis-url", redis_url, "--token-secret", SECRET, "admin", "token", "--name", "floor"]
+    )
+    assert minted.returncode == 0, minted.stderr
+    admin_token = minted.stdout.strip()
     players = [await Client.hello(n.url, label=f"p{i}") for i, n in enumerate(nodes)]
     try:
         accounts = AccountStore(redis_client)
         before = {p.player: await accounts.balance(p.player) for p in players}
 
-        # Created: every node's client sees it in its lobby and sits down.
-        began = time.monotonic()
-        await create_table(TableCatalog(redis_client), LIVE)
+        # Created through the operator's API: every node's client sees it in its lobby
+        # and sits down.
+        async with aiohttp.ClientSession() as http:
+            began = time.monotonic()
+            async with http.post(
+                f"http://127.0.0.1:{admin_port}/api/v1/tables",
+                json=LIVE,
+                headers={"Authorization": f"Bearer {admin_token}"},
+            ) as response:
+                assert response.status == 201, await response.text()
         took = await asyncio.gather(*(playable(p, "live", began, 30) for p in players))
         print(
-            "create to playable: "
+            "create (through the API) to playable: "
             + ", ".join(f"n{i} {s * 1000:.0f} ms" for i, s in enumerate(took))
             + f"; all three {max(took) * 1000:.0f} ms"
         )
