@@ -17,7 +17,6 @@ import pytest
 import pytest_asyncio
 import redis
 import redis.asyncio
-import redis.cluster
 from hypothesis import settings
 from redis.asyncio.cluster import RedisCluster
 
@@ -63,16 +62,8 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedR
 @pytest.fixture
 def redis_url(redis_server: EmbeddedRedis, redis_cluster: LocalCluster | None) -> str:
     """The URL a server or an operator's command takes for the test's Redis (the
-    cluster's, with ``--redis-cluster``), flushed before the test: what an earlier test
-    left (a tables catalog above all, which a server seeds only when there is none)
-    must not be what this one's servers find."""
-    if redis_cluster is not None:
-        with redis.cluster.RedisCluster.from_url(redis_cluster.url) as cluster:
-            cluster.flushall(target_nodes=redis.cluster.RedisCluster.PRIMARIES)
-        return redis_cluster.url
-    with redis.Redis.from_url(redis_server.url) as client:
-        client.flushdb()
-    return redis_server.url
+    cluster's, with ``--redis-cluster``)."""
+    return redis_cluster.url if redis_cluster is not None else redis_server.url
 
 
 @pytest.fixture

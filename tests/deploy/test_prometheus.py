@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis.asyncio
 import yaml
 
 from bench.procs.topology import free_port
@@ -189,7 +190,10 @@ def processes() -> Iterator[list[ServerProcess]]:
 
 @pytest.mark.asyncio
 async def test_every_dashboard_query_is_answered_by_a_real_prometheus(
-    redis_url: str, processes: list[ServerProcess], tmp_path: Path
+    redis_url: str,
+    redis_client: redis.asyncio.Redis,  # flushed: the nodes seed the tables catalog afresh
+    processes: list[ServerProcess],
+    tmp_path: Path,
 ) -> None:
     nodes = [
         start(
