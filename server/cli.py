@@ -552,7 +552,7 @@ async def _drain(settings: Settings, name: str) -> int:
 async def _nodes(settings: Settings) -> int:
     async with await _stores(settings) as stores:
         cluster = stores.nodes
-        live = await cluster.live_nodes()
+        live = await ops.live_nodes(stores)
         info = await cluster.node_info(live.instances)
         table_ids = [v.table_id for v in await list_tables(stores.catalog)]
         if not table_ids:  # no server started yet: the tables it would seed

@@ -22,6 +22,7 @@ from server.cluster.placement import assign, node_name
 from server.store import (
     AuditReport,
     LedgerEntry,
+    LiveNodes,
     Move,
     Moved,
     StoredTable,
@@ -126,7 +127,7 @@ async def player_view(stores: Stores, player: str) -> dict[str, Any]:
         raise NotFound("unknown_player", f"no account {player!r}")
     flags = await accounts.account_flags(player)
     names = await accounts.display_names([player])
-    live = (await stores.nodes.live_nodes()).expires
+    live = (await live_nodes(stores)).expires
     nodes = [i for i in await stores.nodes.connected_on(player) if i in live]
     return {
         "player": player,
@@ -201,11 +202,19 @@ async def audit(
 # --- nodes --------------------------------------------------------------------------
 
 
+async def live_nodes(stores: Stores) -> LiveNodes:
+    """The live node instances: none on a Redis Cluster, where a node stays alone and
+    registers nowhere (the nodes' shared data is not split by slot)."""
+    if stores.redis_cluster:
+        return LiveNodes(now=0, expires={})
+    return await stores.nodes.live_nodes()
+
+
 async def nodes(stores: Stores, table_ids: Sequence[str]) -> dict[str, Any]:
     """The live nodes (name, instance, URL, tables held, registration left) and, for
     each of ``table_ids``, its holder and where the placement puts it
     (``paigow-server nodes``)."""
-    live = await stores.nodes.live_nodes()
+    live = await live_nodes(stores)
     info = await stores.nodes.node_info(live.instances)
     ids = list(table_ids)
     holders = await stores.tables.leases.holders(ids)
@@ -241,7 +250,7 @@ async def drain(stores: Stores, name: str, sender: str) -> dict[str, Any]:
     and stops. Refused (``last_node``) when no other node would be left to take its
     tables; :class:`NotFound` when no live node has that name. ``sender``: who asks
     (the node relaying an API call, or a command)."""
-    live = (await stores.nodes.live_nodes()).instances
+    live = (await live_nodes(stores)).instances
     targets = [i for i in live if node_name(i) == name]
     if not targets:
         raise NotFound("unknown_node", f"no live node named {name!r}")
