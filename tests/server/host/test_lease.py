@@ -263,7 +263,9 @@ async def test_a_cycle_renews_the_oldest_leases_whatever_order_they_were_handed_
     """The keeper keeps its leases oldest renewal first, so a cycle looks at one share
     only: a lease handed over last but taken first is still in the first share."""
     store = TableStore(redis_client)
-    keeper = LeaseKeeper(store.leases, "node-a", lease_ms=6_000)
+    # A long life: the 300 acquisitions below must not make the first lease due (a lease
+    # past its renewal time joins any share), however slow a loaded machine takes them.
+    keeper = LeaseKeeper(store.leases, "node-a", lease_ms=60_000)
     calls: list[list[str]] = []
     renew = store.leases.renew_many
 
@@ -273,12 +275,12 @@ async def test_a_cycle_renews_the_oldest_leases_whatever_order_they_were_handed_
 
     store.leases.renew_many = recorded  # type: ignore[method-assign]
     first_taken = time.monotonic()
-    first = await store.leases.acquire("early", "node-a", 6_000)
+    first = await store.leases.acquire("early", "node-a", 60_000)
     assert first is not None
     await asyncio.sleep(0.05)
     for i in range(299):
         acquired = time.monotonic()
-        token = await store.leases.acquire(f"t{i}", "node-a", 6_000)
+        token = await store.leases.acquire(f"t{i}", "node-a", 60_000)
         assert token is not None
         keeper.hold(f"t{i}", token, lambda: None, acquired)
     keeper.hold("early", first, lambda: None, first_taken)
