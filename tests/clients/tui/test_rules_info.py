@@ -4,6 +4,7 @@ main bet's steps (table_info.commission_rounding and main_bet_unit, protocol min
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -12,7 +13,7 @@ from clients.tui.dialogs import info_text
 from protocol.examples import TABLE_INFO
 
 
-def page(**changes: object) -> str:
+def page(**changes: Any) -> str:
     console = Console(width=80, record=True, color_system=None)
     console.print(info_text(dataclasses.replace(TABLE_INFO, **changes), None))
     return console.export_text()
@@ -31,7 +32,7 @@ def page(**changes: object) -> str:
     ],
 )
 def test_the_rules_page_tells_the_rounding(
-    changes: dict[str, object], steps: str, rounding: str
+    changes: dict[str, Any], steps: str, rounding: str
 ) -> None:
     text = page(**changes)
     assert steps in text
