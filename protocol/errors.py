@@ -64,6 +64,8 @@ class ErrorCode(enum.StrEnum):
     INTERNAL = "internal"
     # The operator's wallet (a server in wallet mode).
     WALLET_UNAVAILABLE = "wallet_unavailable"
+    # A table whose commission is taken in whole chips (minor 4).
+    COMMISSION_NOT_WHOLE = "commission_not_whole"
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +181,11 @@ ERRORS: dict[ErrorCode, ErrorInfo] = {
         "take it now; no chip moved, and your wallet is left as it was (a debit it took "
         "late is given back); try again",
         retryable=True,
+    ),
+    ErrorCode.COMMISSION_NOT_WHOLE: ErrorInfo(
+        "at this table the commission is taken in whole chips, so a main bet is a "
+        "multiple of the table's main_bet_unit; bet a multiple of it",
+        retryable=False,
     ),
 }
 

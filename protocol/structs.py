@@ -52,6 +52,7 @@ Outcome = Literal["win", "push", "lose"]
 HalfResult = Literal["win", "lose", "copy"]
 HistoryOutcome = Literal["win", "push", "lose", "void"]
 FoulRule = Literal["reject", "lose"]
+CommissionRounding = Literal["down", "up", "whole"]
 HouseWayMode = Literal["suggest", "set"]
 
 
@@ -273,6 +274,9 @@ class TableInfo:
     paytable: Annotated[tuple[PayLine, ...], Len(0, L.MAX_PAYLINES)]
     rules_version: Annotated[int, Int(1, 65535)]
     min_bonus: Chips = 0  # smallest bonus bet; 0 (absent): one bet_unit
+    # Minor 4: how the commission is made whole chips, and the main bet's own unit.
+    commission_rounding: CommissionRounding = "down"
+    main_bet_unit: Chips = 0  # every main bet is a multiple of it; 0 (absent): bet_unit
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from server.rules.bonus import pay_table
-from server.rules.options import HouseWay, RuleOptions
+from server.rules.options import CommissionRounding, HouseWay, RuleOptions
 from server.rules.splits import FoulPolicy
 from server.rules.values import WheelRank
 from server.table.state import TableConfig
@@ -92,11 +92,20 @@ def table_config(entry: Mapping[str, Any], where: str) -> TableConfig:
             rules["foul"] = FoulPolicy(rules["foul"])
         if "house_way" in rules:
             rules["house_way"] = HouseWay(rules["house_way"])
+        if "commission_rounding" in rules:
+            rules["commission_rounding"] = _rounding(rules["commission_rounding"])
         options = RuleOptions(**rules)
         pay_table(options.bonus_pay_table)  # an unknown name would fail every settlement
         return TableConfig(table_id=table_id, rules=options, **config)
     except (TypeError, ValueError) as exc:
         raise TablesFileError(f"{where}: {exc}") from exc
+
+
+def _rounding(value: object) -> CommissionRounding:
+    known = ", ".join(repr(r.value) for r in CommissionRounding)
+    if not isinstance(value, str) or value not in {r.value for r in CommissionRounding}:
+        raise ValueError(f"commission_rounding is one of {known}, not {value!r}")
+    return CommissionRounding(value)
 
 
 def describe_table(config: TableConfig) -> dict[str, Any]:

@@ -155,17 +155,25 @@ def versions_text(server: ServerInfo, client: Client) -> Text:
     )
 
 
+# The commission's rounding (table_info.commission_rounding), under its percentage.
+_ROUNDING = {
+    "down": "           rounded down",
+    "up": "           rounded up",
+    "whole": "           exact: whole-chip bets",
+}
+
+
 def info_text(info: TableInfo, server: ServerInfo | None) -> Table:
     """A table's limits, options and timings beside its bonus pay table: two columns,
     so that the whole page fits 80x24."""
     rules = [
         f"bets       {info.min_bet}..{info.max_bet}",
-        f"           in multiples of {info.bet_unit}",
+        f"           in multiples of {info.main_bet_unit or info.bet_unit}",
         f"chips      {' '.join(str(d) for d in info.denominations)}",
         f"buy-in     {info.buy_in_min}..{info.buy_in_max}",
         f"bonus      up to {info.max_bonus}" if info.max_bonus else "bonus      none",
         f"commission {info.commission_pct}% of a win,",
-        "           rounded down",
+        _ROUNDING.get(info.commission_rounding, ""),
         f"foul       {'refused: set again' if info.foul == 'reject' else 'loses the bet'}",
         f"betting    {info.betting_ms / 1000:g}s, setting {info.setting_ms / 1000:g}s",
         f"reveal     {info.revealing_ms / 1000:g}s, settle {info.settling_ms / 1000:g}s",

@@ -487,4 +487,6 @@ def table_info(host: TableHost) -> TableInfo:
         paytable=lines,
         rules_version=1,
         min_bonus=c.bonus_min,
+        commission_rounding=c.rules.commission_rounding.value,
+        main_bet_unit=c.main_bet_unit,
     )

@@ -371,6 +371,15 @@ def classify_bonus_unchecked(cards: Sequence[int]) -> BonusClass:
     return BonusClass(min(best, BonusClass.FLUSH))
 
 
+def bonus_class_of_ranks(cards: Sequence[int]) -> BonusClass:
+    """The bonus class of seven cards read from their ranks alone, as if no suit held
+    five of them (four and the joker): their class whenever none does. The census
+    (:mod:`server.rules.bonus_census`) counts hands by their ranks so."""
+    a, b, c, d, e, f, g = cards
+    p = CARD_PRIME
+    return BonusClass(_ranks_table()[p[a] * p[b] * p[c] * p[d] * p[e] * p[f] * p[g]][1])
+
+
 def classify(cards: Sequence[int]) -> Category:
     """The category of the best 5-card high hand among seven different cards.
 

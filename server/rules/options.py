@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from math import gcd
 
 from server.rules.splits import FoulPolicy
 from server.rules.values import WheelRank
@@ -24,6 +25,21 @@ class HouseWay(StrEnum):
 DEFAULT_COMMISSION_PCT = 5  # the "Le Tirage" and "donneur" pages: "une commission de 5%"
 
 
+class CommissionRounding(StrEnum):
+    """How a commission that is not a whole number of chips is made one
+    (docs/RULES.md, "Commission")."""
+
+    DOWN = "down"  # rounded down: never more than the percentage (small wins pay none)
+    UP = "up"  # rounded up: never less than the percentage (at most one chip more)
+    WHOLE = "whole"  # main bets only in amounts whose commission is whole: exact
+
+
+def whole_commission_step(commission_pct: int) -> int:
+    """The smallest bet whose commission at ``commission_pct`` is a whole number of
+    chips; exactly the multiples of it have one (20 at 5 %, 10 at 10 %, 1 at 0 %)."""
+    return 100 // gcd(100, commission_pct)
+
+
 @dataclass(frozen=True, slots=True)
 class RuleOptions:
     """The rule options of one table, with the defaults of docs/RULES.md, "Table options"."""
@@ -33,7 +49,13 @@ class RuleOptions:
     commission_pct: int = DEFAULT_COMMISSION_PCT
     house_way: HouseWay = HouseWay.PARTY
     bonus_pay_table: str = "standard"
+    # Added after release 0.1.0, whose nodes cannot read it: stored only when it is not
+    # the default (server/store/tables/parts.py).
+    commission_rounding: CommissionRounding = CommissionRounding.DOWN
 
     def __post_init__(self) -> None:
         if not isinstance(self.commission_pct, int) or not 0 <= self.commission_pct <= 100:
             raise ValueError("commission_pct is an integer from 0 to 100")
+        if not isinstance(self.commission_rounding, CommissionRounding):
+            known = ", ".join(repr(r.value) for r in CommissionRounding)
+            raise ValueError(f"commission_rounding is one of {known}")

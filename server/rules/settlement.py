@@ -7,10 +7,16 @@ pages: 5%). One won and one lost: a push, the bet is returned. Both lost: the be
 lost. A fouled split under ``FoulPolicy.LOSE`` loses the bet (the PartyCasino rules:
 "la partie est dite morte (foul) et le joueur perd sa mise").
 
-Money is integer chips. The commission rounding rule: **the commission is
-``floor(win * commission_pct / 100)``**, so the player is never charged more than the
-percentage (a win of 10 chips at 5% pays 10, not 9; a win of 19 pays 19 - 0 = 19; a
-win of 20 pays 19).
+Money is integer chips, so a commission that is not a whole number of chips is made
+one by the table's option ``commission_rounding`` (docs/RULES.md, "Commission"):
+
+- ``down`` (default): ``floor(win * commission_pct / 100)``, never more than the
+  percentage (a win of 10 chips at 5% pays 10, not 9; of 19 pays 19; of 20 pays 19);
+- ``up``: ``ceil(win * commission_pct / 100)``, never less (a win of 10 pays 9; of 21
+  pays 19);
+- ``whole``: the table takes only main bets whose commission is whole (multiples of
+  :func:`~server.rules.options.whole_commission_step`), so it is exact; a win it
+  would have refused is rounded down, as ``down`` does, so settling never fails.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from server.rules.options import RuleOptions
+from server.rules.options import CommissionRounding, RuleOptions
 from server.rules.splits import FoulPolicy, Split
 
 
@@ -68,13 +74,16 @@ def outcome_of(high: HalfResult, low: HalfResult) -> Outcome:
     return Outcome.LOSE
 
 
-def commission(win: int, commission_pct: int) -> int:
-    """The commission on a win of ``win`` chips: ``floor(win * commission_pct / 100)``.
-
-    Rounded down, so it never exceeds ``commission_pct`` percent of the win.
-    """
+def commission(
+    win: int, commission_pct: int, rounding: CommissionRounding = CommissionRounding.DOWN
+) -> int:
+    """The commission on a win of ``win`` chips: ``win * commission_pct / 100`` made
+    whole by ``rounding`` (see the module docstring): rounded up under ``up``, down
+    otherwise (under ``whole`` every win the table accepts is exact already)."""
     if win < 0:
         raise ValueError("a win is not negative")
+    if rounding is CommissionRounding.UP:
+        return -(-win * commission_pct // 100)
     return win * commission_pct // 100
 
 
@@ -118,6 +127,7 @@ def settle_values(
     *,
     commission_pct: int = _DEFAULT_OPTIONS.commission_pct,
     foul: FoulPolicy = _DEFAULT_OPTIONS.foul,
+    rounding: CommissionRounding = _DEFAULT_OPTIONS.commission_rounding,
 ) -> Settlement:
     """:func:`settle` from the four hand values (see ``server.rules.values``).
 
@@ -139,7 +149,7 @@ def settle_values(
     else:
         result = outcome_of(high, low)
     if result is Outcome.WIN:
-        cut = commission(bet, commission_pct)
+        cut = commission(bet, commission_pct, rounding)
         return Settlement(result, high, low, fouled, bet, bet, cut, bet - cut, 2 * bet - cut)
     if result is Outcome.PUSH:
         return Settlement(result, high, low, fouled, bet, 0, 0, 0, bet)
@@ -151,7 +161,8 @@ def settle(
 ) -> Settlement:
     """Settle a bet of ``bet`` chips on the player's split against the dealer's.
 
-    The table's ``options`` give the wheel rank, the commission and the foul policy.
+    The table's ``options`` give the wheel rank, the commission (its percentage and
+    rounding) and the foul policy.
     The dealer's split is set by the house way and never fouls.
     """
     return settle_values(
@@ -162,4 +173,5 @@ def settle(
         bet,
         commission_pct=options.commission_pct,
         foul=options.foul,
+        rounding=options.commission_rounding,
     )

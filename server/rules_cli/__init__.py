@@ -8,6 +8,8 @@ Subcommands::
     bonus [CARDS]       the bonus class of 7 cards and its odds on a pay table
     census              the exact count of every category over all 5- (or 2-) card hands
     sim                 a house way against a house way over N rounds from a seed
+    edge                the house edge of every bet of a table (the main bet simulated,
+                        the bonus exact)
     deal                the seven hands a 32-byte seed deals, and its commitment
     demo                one round from a fixed seed, told for people
 
@@ -31,6 +33,7 @@ from server.rules.options import HouseWay
 from server.rules.values import WheelRank
 from server.rules_cli.census import census, cmd_census
 from server.rules_cli.deal import cmd_deal, cmd_demo
+from server.rules_cli.edge import DEFAULT_HANDS, DEFAULT_SEED, cmd_edge
 from server.rules_cli.hands import (
     bonus_handler,
     classify_handler,
@@ -96,6 +99,26 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--wheel", choices=wheels, default=DEFAULTS.wheel.value)
     sim.add_argument("--json", action="store_true")
 
+    edge = sub.add_parser(
+        "edge",
+        help="the house edge of every bet of a table",
+        description="The house edge of each bet of the tables of a tables file: the main "
+        "bet at the table's minimum, its maximum and the exact percentage, simulated "
+        "with the table's house way (95%% intervals); the bonus bet exactly, over every "
+        "seven-card hand.",
+    )
+    edge.add_argument("--table", action="append", metavar="ID", help="this table only (repeatable)")
+    edge.add_argument(
+        "--tables-file", metavar="PATH", help="a tables file (default: the built-in tables)"
+    )
+    edge.add_argument(
+        "--hands", type=int, default=DEFAULT_HANDS, help="rounds to simulate (%(default)s)"
+    )
+    edge.add_argument(
+        "--seed", default=DEFAULT_SEED, help="64 hex digits, or any text (its SHA-256)"
+    )
+    edge.add_argument("--json", action="store_true", help="one JSON object per table")
+
     dl = sub.add_parser("deal", help="the seven hands a seed deals, and its commitment")
     dl.add_argument("--seed", required=True, help="the 32-byte seed in hex (64 digits)")
     dl.add_argument("--json", action="store_true")
@@ -123,6 +146,8 @@ def _dispatch(args: argparse.Namespace, out: TextIO) -> None:
         cmd_census(args, out)
     elif command == "sim":
         cmd_sim(args, out)
+    elif command == "edge":
+        cmd_edge(args, out)
     elif command == "deal":
         cmd_deal(args, out)
     else:

@@ -38,21 +38,23 @@ def cmd_sim(args: argparse.Namespace, out: TextIO) -> None:
     dealer_way = HouseWay(args.dealer_way) if args.dealer_way else way
     started = time.perf_counter()
     # The bar is rich's, in the `cli` extra: without it the simulation runs silently.
-    if args.hands >= _PROGRESS_MIN_HANDS and sys.stderr.isatty() and _has_rich():
-        result = _sim_with_progress(seed, args.hands, way, dealer_way, options)
+    if args.hands >= _PROGRESS_MIN_HANDS and sys.stderr.isatty() and has_rich():
+        result = sim_with_progress(seed, args.hands, way, dealer_way, options)
     else:
         result = simulate(seed, args.hands, way, dealer_way, options=options)
     seconds = time.perf_counter() - started
     _write_sim(result, seed, seconds, args.json, out)
 
 
-def _has_rich() -> bool:
+def has_rich() -> bool:
+    """Whether rich, for the progress bar, is installed (the `cli` extra)."""
     return importlib.util.find_spec("rich") is not None
 
 
-def _sim_with_progress(
+def sim_with_progress(
     seed: bytes, hands: int, way: HouseWay, dealer_way: HouseWay, options: RuleOptions
 ) -> SimResult:
+    """:func:`~server.rules.sim.simulate` with a progress bar on standard error."""
     from rich.console import Console
     from rich.progress import Progress
 

@@ -44,7 +44,8 @@ def taken_over(work: Work, event: TakeOver) -> None:
 
 
 def check_bet(work: Work, amount: int, bonus: int) -> None:
-    """Refuse a bet outside the table's limits or not made of its chips."""
+    """Refuse a bet outside the table's limits or not made of its chips, and a main bet
+    whose commission a ``whole`` table could not take exactly."""
     config = work.state.config
     unit = config.bet_unit
     if amount == 0:
@@ -61,6 +62,19 @@ def check_bet(work: Work, amount: int, bonus: int) -> None:
             ErrorCode.BET_LIMITS,
             f"the bonus bet is {config.bonus_min} to {config.bonus_max} chips, "
             f"in multiples of {unit}",
+        )
+    step = config.main_bet_unit
+    if amount % step:
+        # commission_rounding = "whole" (docs/RULES.md, "Commission"): the commission
+        # on every main bet the table takes is exact, neither given away nor rounded up.
+        # The limits are multiples of the step (TableConfig), so both multiples around
+        # a bet within them are within them too.
+        below = amount - amount % step
+        raise TableError(
+            ErrorCode.COMMISSION_NOT_WHOLE,
+            f"this table takes its {config.rules.commission_pct}% commission in whole "
+            f"chips: a main bet is a multiple of {step}; bet {below} or {below + step}, "
+            f"not {amount}",
         )
 
 

@@ -46,6 +46,7 @@ def settle(work: Work) -> None:
             seat.bet,
             commission_pct=rules.commission_pct,
             foul=rules.foul,
+            rounding=rules.commission_rounding,
         )
         bonus_class = bonus_rules.classify_bonus(cards) if seat.bonus else None
         # The pay table's payout is the stake plus the winnings, or 0 when the bet loses.

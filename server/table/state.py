@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from math import gcd
+from math import gcd, lcm
 from typing import Any, TypeVar
 
-from server.rules.options import RuleOptions
+from server.rules.options import CommissionRounding, RuleOptions, whole_commission_step
 
 
 class Phase(StrEnum):
@@ -88,11 +88,30 @@ class TableConfig:
             raise ValueError("a table has 1 to 6 seats")  # docs/RULES.md, "Cards and deal"
         if not self.denominations or any(d <= 0 for d in self.denominations):
             raise ValueError("chip denominations are positive")
+        step = self.main_bet_unit
+        whole = self.rules.commission_rounding is CommissionRounding.WHOLE
+        if whole and (self.min_bet % step or self.max_bet % step):
+            # The limits a client shows are bets the table takes (docs/RULES.md,
+            # "Commission").
+            raise ValueError(
+                f"with commission_rounding = 'whole' at {self.rules.commission_pct}%, "
+                f"min_bet and max_bet are multiples of {step}: the smallest bet made of "
+                "the table's chips whose commission is whole chips"
+            )
 
     @property
     def bet_unit(self) -> int:
         """Every bet is a multiple of this: what the table's chips can make exactly."""
         return gcd(*self.denominations)
+
+    @property
+    def main_bet_unit(self) -> int:
+        """Every main bet is a multiple of this: :attr:`bet_unit`, or under the
+        ``whole`` commission rounding the smallest multiple of it whose commission is
+        whole chips (20 at 5 % with chips of 5)."""
+        if self.rules.commission_rounding is CommissionRounding.WHOLE:
+            return lcm(self.bet_unit, whole_commission_step(self.rules.commission_pct))
+        return self.bet_unit
 
 
 @dataclass(frozen=True, slots=True)

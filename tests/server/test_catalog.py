@@ -132,3 +132,20 @@ async def test_the_table_commands(redis_url: str, catalog: TableCatalog) -> None
         "closing",
         [5, 25],
     )
+
+
+@pytest.mark.asyncio
+async def test_the_commission_rounding_is_an_option_like_the_others(catalog: TableCatalog) -> None:
+    # docs/RULES.md, "Commission": a whole table's limits must be bets it takes.
+    await seed_catalog(catalog, [])
+    await create_table(catalog, {**SPEC, "commission_rounding": "up"})
+    with pytest.raises(BadTableConfig, match="multiples of 100"):  # chips of 25: 100
+        await change_table(catalog, "pearl", {"commission_rounding": "whole"})
+    changed = await change_table(
+        catalog, "pearl", {"commission_rounding": "whole", "min_bet": 100, "max_bet": 200}
+    )
+    assert changed.config.main_bet_unit == 100
+    (listed,) = [v.as_dict() for v in await list_tables(catalog)]
+    assert (listed["commission_rounding"], listed["min_bet"]) == ("whole", 100)
+    with pytest.raises(BadTableConfig, match="commission_rounding is one of"):
+        await change_table(catalog, "pearl", {"commission_rounding": "nearest"})

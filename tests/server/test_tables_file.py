@@ -12,8 +12,9 @@ from protocol.messages import Bet, Clear, GetTableInfo, Join
 from server.auth import tokens
 from server.catalog import change_table
 from server.config import Settings
+from server.rules.settlement import commission
 from server.store import TableCatalog
-from server.tables_file import TablesFileError, parse_tables
+from server.tables_file import TablesFileError, load_tables, parse_tables
 from tests.conftest import FAST_TABLES
 from tests.helpers import url
 from tests.server.conftest import StartApp
@@ -66,3 +67,30 @@ async def test_a_table_changed_in_the_catalog_applies_between_rounds(
 def test_a_tables_file_with_an_unknown_pay_table_is_refused() -> None:
     with pytest.raises(TablesFileError, match="pay table"):
         parse_tables('[[table]]\nid = "t"\nname = "T"\nbonus_pay_table = "Standard"\n')
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        ('"sideways"', "commission_rounding is one of 'down', 'up', 'whole'"),
+        ("1", "commission_rounding is one of"),
+        (
+            '"whole"',
+            "with commission_rounding = 'whole' at 5%, min_bet and max_bet are multiples of 20",
+        ),
+    ],
+)
+def test_a_bad_commission_rounding_is_refused_naming_the_table(value: str, error: str) -> None:
+    with pytest.raises(TablesFileError, match=f"table 1 \\(t\\): {error}"):
+        parse_tables(f'[[table]]\nid = "t"\nname = "T"\ncommission_rounding = {value}\n')
+
+
+def test_every_built_in_table_collects_a_commission_on_its_minimum_bet() -> None:
+    # docs/RULES.md, "Commission": rounded down, a bet under 20 at 5 % would pay none.
+    tables = {t.table_id: t for t in load_tables(None)}
+    for config in tables.values():
+        rules = config.rules
+        assert commission(config.min_bet, rules.commission_pct, rules.commission_rounding) > 0
+        assert config.min_bet % config.main_bet_unit == 0
+    rounding = {t: c.rules.commission_rounding.value for t, c in tables.items()}
+    assert rounding == {"jade": "up", "dragon": "down", "lotus": "whole"}

@@ -51,7 +51,7 @@ from typing import Any, Protocol
 
 import msgpack
 
-from server.rules.options import HouseWay, RuleOptions
+from server.rules.options import CommissionRounding, HouseWay, RuleOptions
 from server.rules.splits import FoulPolicy
 from server.rules.values import WheelRank
 from server.table.state import Phase, Seat, SeatResult, SetBy, TableConfig, TableState
@@ -140,13 +140,32 @@ def _plain(obj: Any) -> Any:
         return obj
     if isinstance(obj, TableConfig):
         return _plain_config(obj)
-    if isinstance(obj, TableState | Seat | SeatResult | RuleOptions):
+    if isinstance(obj, RuleOptions):
+        return _plain_rules(obj)
+    if isinstance(obj, TableState | Seat | SeatResult):
         return {name: _plain(getattr(obj, name)) for name in type(obj).__slots__}
     if isinstance(obj, StrEnum):
         return obj.value
     if isinstance(obj, tuple | list):
         return [_plain(x) for x in obj]
     return obj
+
+
+# Rule options added since release 0.1.0, with their defaults: each is written only when
+# it is not its default. A 0.1.0 node reads a table's settings by passing the stored
+# map's keys to RuleOptions, so a key it does not know fails its whole reading (of the
+# table, and of the catalog that holds it); every table left at the defaults is stored
+# byte for byte as 0.1.0 stores it.
+_RULES_SINCE_0_1_0: dict[str, Any] = {"commission_rounding": CommissionRounding.DOWN}
+_ABSENT = object()
+
+
+def _plain_rules(rules: RuleOptions) -> dict[str, Any]:
+    return {
+        name: _plain(value)
+        for name in type(rules).__slots__
+        if (value := getattr(rules, name)) != _RULES_SINCE_0_1_0.get(name, _ABSENT)
+    }
 
 
 @lru_cache(maxsize=1024)
@@ -301,6 +320,8 @@ def _config(data: dict[str, Any]) -> TableConfig:
     rules["wheel"] = WheelRank(rules["wheel"])
     rules["foul"] = FoulPolicy(rules["foul"])
     rules["house_way"] = HouseWay(rules["house_way"])
+    if "commission_rounding" in rules:
+        rules["commission_rounding"] = CommissionRounding(rules["commission_rounding"])
     data["rules"] = RuleOptions(**rules)
     data["denominations"] = tuple(data["denominations"])
     return TableConfig(**data)

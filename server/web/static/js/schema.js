@@ -157,6 +157,8 @@ export const RESULTS = {
     ["paytable", { t: "arr", item: { t: "struct", name: "PayLine" }, lo: 0, hi: 32, unique: false, lens: null }],
     ["rules_version", { t: "int", lo: 1, hi: 65535 }],
     ["min_bonus", { t: "int", lo: 0, hi: MAX_SAFE }, 0],
+    ["commission_rounding", { t: "enum", values: ["down", "up", "whole"] }, "down"],
+    ["main_bet_unit", { t: "int", lo: 0, hi: MAX_SAFE }, 0],
   ],
   server_info: [
     ["server_name", { t: "str", lo: 1, hi: 32 }],

@@ -21,16 +21,25 @@ export const GLOSSARY = [
   ["Foul", "a split whose two-card low hand beats or ties the five-card high hand. Depending on the table it is refused (set again) or it loses the bet (“fouls lose”)."],
   ["Copy", "a half (high or low) where your hand and the dealer's are equal: copies go to the dealer."],
   ["Push", "you win one half and the dealer the other: your bet comes back, no win, no loss."],
-  ["Commission", "the house's share of a winning main bet, taken from the win and rounded down to whole chips."],
+  ["Commission", "the house's share of a winning main bet, taken from the win in whole chips: rounded down, rounded up, or exact where main bets come in steps whose commission is whole, as the table's rules say."],
   ["Bonus bet", "a side bet on your seven cards alone, paid by the bonus pay table whatever the dealer holds."],
   ["Rebet", "place last round's bet again, with its bonus."],
   ["Sit out", "skip the coming rounds and keep your seat; a bet brings you back."],
 ];
 
-/** "5% of a winning main bet, rounded down …" with the table's own examples. */
-export function commissionText(pct) {
-  const paid = (win) => win - Math.floor((win * pct) / 100);
+/** "5% of a winning main bet, rounded down …" with the table's own examples, by the
+ * table's commission_rounding ("down", "up" or "whole"; main bets then come in steps
+ * of mainUnit). */
+export function commissionText(pct, rounding = "down", mainUnit = 0) {
+  if (rounding === "whole" && mainUnit > 0) {
+    const wins = [mainUnit, 5 * mainUnit].map((w) => `a win of ${w} pays ${w - (w * pct) / 100}`).join(", ");
+    return `${pct}% of a winning main bet, exactly: main bets come in steps of ${mainUnit}, whose commission is whole chips: ${wins}.`;
+  }
+  const up = rounding === "up";
+  const paid = (win) => win - (up ? Math.ceil((win * pct) / 100) : Math.floor((win * pct) / 100));
   const examples = [10, 19, 20, 100].map((w) => `a win of ${w} pays ${paid(w)}`).join(", ");
-  return `${pct}% of a winning main bet, taken from the win and rounded down to whole chips (never more than ${pct}%): ${examples}.`;
+  return up
+    ? `${pct}% of a winning main bet, taken from the win and rounded up to whole chips (at most one chip more than ${pct}%): ${examples}.`
+    : `${pct}% of a winning main bet, taken from the win and rounded down to whole chips (never more than ${pct}%): ${examples}.`;
 }
 

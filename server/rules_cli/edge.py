@@ -1,0 +1,159 @@
+"""The ``edge`` subcommand: the house edge of every bet of a table of a tables file.
+
+For each table: the main bet at its minimum and its maximum (each with the commission
+that bet pays under the table's rounding) and at the exact percentage, estimated by
+the simulator with 95 % confidence intervals; and the bonus bet on its pay table,
+exactly (docs/RULES.md, "The math, checked"). Tables of one house way and wheel share
+one simulation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from server.rules.bonus import pay_table
+from server.rules.options import RuleOptions
+from server.rules.values import WheelRank
+from server.rules_cli.inputs import InputError, seed_from_text
+from server.tables_file import TablesFileError, load_tables
+
+if TYPE_CHECKING:
+    from server.rules.edges import MainEdge
+    from server.rules.options import HouseWay
+    from server.rules.sim import SimResult
+    from server.table.state import TableConfig
+
+DEFAULT_HANDS = 100_000
+DEFAULT_SEED = "paigow-rules edge"
+
+
+def cmd_edge(args: argparse.Namespace, out: TextIO) -> None:
+    """Writes the house edges of the tables ``args`` names (all of the file's by
+    default): one block of text per table, or one JSON object per line."""
+    from server.rules.edges import bonus_edge, main_edge
+
+    if args.hands < 2:
+        raise InputError(f"--hands {args.hands}: at least 2 rounds")
+    try:
+        tables = load_tables(Path(args.tables_file) if args.tables_file else None)
+    except TablesFileError as exc:
+        raise InputError(str(exc)) from None
+    if args.table:
+        known = {t.table_id: t for t in tables}
+        missing = [t for t in args.table if t not in known]
+        if missing:
+            raise InputError(f"no table {missing[0]!r} in the file (it has {', '.join(known)})")
+        tables = [known[t] for t in args.table]
+    seed = seed_from_text(args.seed)
+    sims: dict[tuple[HouseWay, WheelRank], tuple[SimResult, float]] = {}
+    for config in tables:
+        rules = config.rules
+        key = (rules.house_way, rules.wheel)
+        if key not in sims:
+            started = time.perf_counter()
+            sims[key] = (_simulate(seed, args.hands, rules), time.perf_counter() - started)
+        result, seconds = sims[key]
+        mains = [
+            ("minimum", main_edge(result, config.min_bet, rules)),
+            ("maximum", main_edge(result, config.max_bet, rules)),
+            ("exact percentage", main_edge(result, None, rules)),
+        ]
+        bonus = bonus_edge(pay_table(rules.bonus_pay_table))
+        if args.json:
+            out.write(json.dumps(_as_json(config, result, mains, bonus, seed)) + "\n")
+        else:
+            _write_text(config, result, seconds, mains, bonus, out)
+
+
+def _simulate(seed: bytes, hands: int, rules: RuleOptions) -> SimResult:
+    from server.rules.sim import simulate
+    from server.rules_cli.sim import has_rich, sim_with_progress
+
+    way = rules.house_way
+    if hands >= 50_000 and sys.stderr.isatty() and has_rich():
+        return sim_with_progress(seed, hands, way, way, rules)
+    return simulate(seed, hands, way, way, options=rules)
+
+
+def _rounding(rules: RuleOptions) -> str:
+    return {
+        "down": "rounded down",
+        "up": "rounded up",
+        "whole": "exact (main bets whose commission is whole chips)",
+    }[rules.commission_rounding.value]
+
+
+def _write_text(
+    config: TableConfig,
+    result: SimResult,
+    seconds: float,
+    mains: list[tuple[str, MainEdge]],
+    bonus: Fraction,
+    out: TextIO,
+) -> None:
+    rules = config.rules
+    lines = [
+        f"{config.table_id}: {config.name}",
+        f"  commission {rules.commission_pct}% {_rounding(rules)}; house way "
+        f"{rules.house_way.value} for the player and the dealer; wheel {rules.wheel.value}",
+    ]
+    for label, m in mains:
+        what = (
+            f"main bet of {m.bet} ({label}), commission {m.commission} on a win"
+            if m.bet is not None
+            else f"main bet, commission of exactly {rules.commission_pct}%"
+        )
+        lines.append(f"  {what:<58} {m.edge:+8.3%} ± {m.half_width:.3%}")
+    lines.append(
+        f"    (simulated: {result.rounds:,} rounds in {seconds:.1f} s; 95 % intervals; "
+        f"win {result.win_rate:.3%}, push {result.push_rate:.3%}, loss {result.loss_rate:.3%})"
+    )
+    label = f"bonus bet, {rules.bonus_pay_table} pay table (exact)"
+    lines.append(f"  {label:<58} {float(bonus):+8.4%}  return {float(1 - bonus):.4%}")
+    out.write("\n".join(lines) + "\n\n")
+
+
+def _as_json(
+    config: TableConfig,
+    result: SimResult,
+    mains: list[tuple[str, MainEdge]],
+    bonus: Fraction,
+    seed: bytes,
+) -> dict[str, Any]:
+    rules = config.rules
+    return {
+        "table": config.table_id,
+        "name": config.name,
+        "commission_pct": rules.commission_pct,
+        "commission_rounding": rules.commission_rounding.value,
+        "house_way": rules.house_way.value,
+        "main": [
+            {
+                "at": label,
+                "bet": m.bet,
+                "commission": m.commission,
+                "edge": m.edge,
+                "half_width_95": m.half_width,
+            }
+            for label, m in mains
+        ],
+        "simulation": {
+            "seed": seed.hex(),
+            "rounds": result.rounds,
+            "wins": result.wins,
+            "pushes": result.pushes,
+            "losses": result.losses,
+        },
+        "bonus": {
+            "pay_table": rules.bonus_pay_table,
+            "edge": float(bonus),
+            "edge_fraction": f"{bonus.numerator}/{bonus.denominator}",
+            "exact": True,
+        },
+    }

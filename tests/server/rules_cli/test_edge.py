@@ -1,0 +1,86 @@
+"""``paigow-rules edge``: the house edge of every bet of a table of a tables file."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from server.rules.bonus import pay_table
+from server.rules.edges import bonus_edge
+from tests.server.rules_cli.test_cli import run
+
+TABLES = """
+[[table]]
+id = "small"
+name = "Small"
+min_bet = 10
+max_bet = 200
+commission_rounding = "up"
+bonus_pay_table = "jackpot-5000"
+
+[[table]]
+id = "whole"
+name = "Whole"
+min_bet = 20
+max_bet = 400
+commission_rounding = "whole"
+house_way = "pair-classes"
+"""
+
+
+def test_every_bet_of_each_table(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "tables.toml"
+    path.write_text(TABLES)
+    argv = ["edge", "--tables-file", str(path), "--hands", "3000", "--seed", "s", "--json"]
+    code, out, err = run(capsys, argv)
+    assert (code, err) == (0, "")
+    small, whole = (json.loads(line) for line in out.splitlines())
+    assert (small["table"], small["commission_rounding"]) == ("small", "up")
+    # The minimum, the maximum and the exact percentage, each with its commission.
+    assert [(m["at"], m["bet"], m["commission"]) for m in small["main"]] == [
+        ("minimum", 10, 1),
+        ("maximum", 200, 10),
+        ("exact percentage", None, None),
+    ]
+    at_min, at_max, exact = small["main"]
+    # Rounded up, 1 chip on a win of 10 is 10 %: the edge is above the exact one by
+    # the win rate times the 5 points more.
+    sim = small["simulation"]
+    assert sim["rounds"] == sim["wins"] + sim["pushes"] + sim["losses"] == 3000
+    wins = sim["wins"] / 3000
+    assert at_min["edge"] - exact["edge"] == pytest.approx(wins * 0.05)
+    assert at_max["edge"] == pytest.approx(exact["edge"])
+    assert 0 < exact["half_width_95"] < 0.05
+    # The bonus exactly, on the table's own pay table.
+    assert small["bonus"]["pay_table"] == "jackpot-5000"
+    assert Fraction(small["bonus"]["edge_fraction"]) == bonus_edge(pay_table("jackpot-5000"))
+    # A whole table's minimum pays exactly 5 %; its own house way was simulated.
+    assert [m["commission"] for m in whole["main"]] == [1, 20, None]
+    assert whole["main"][0]["edge"] == pytest.approx(whole["main"][2]["edge"])
+    assert whole["house_way"] == "pair-classes"
+
+
+def test_the_built_in_tables_in_text(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, ["edge", "--table", "jade", "--hands", "500"])
+    assert code == 0
+    assert out.startswith("jade: Jade")
+    assert "main bet of 10 (minimum), commission 1 on a win" in out
+    assert "bonus bet, standard pay table (exact)" in out
+    assert "+7.7656%" in out
+
+
+def test_bad_arguments(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(capsys, ["edge", "--table", "nope", "--hands", "10"])
+    assert code == 2
+    assert "no table 'nope'" in err
+    code, _, err = run(capsys, ["edge", "--hands", "1"])
+    assert code == 2
+    assert "--hands 1: at least 2 rounds" in err
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[table]]\nid = "b"\nname = "B"\ncommission_rounding = "sideways"\n')
+    code, _, err = run(capsys, ["edge", "--tables-file", str(bad), "--hands", "10"])
+    assert code == 2
+    assert "commission_rounding" in err

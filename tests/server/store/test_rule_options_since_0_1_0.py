@@ -1,0 +1,80 @@
+"""Rule options added since release 0.1.0 are stored only when a table sets them: a
+table at the defaults is stored as 0.1.0 stores it, and 0.1.0's reader reads it; one
+that sets them is refused by that reader (docs/RULES.md, "Commission"), which an
+operator must know before setting them during a rolling upgrade."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import msgpack
+import pytest
+import redis.asyncio
+
+from server.rules.options import CommissionRounding, RuleOptions
+from server.store.catalog.catalog import TableCatalog
+from server.store.tables.parts import (
+    CONFIG_PART,
+    config_from_plain,
+    config_to_plain,
+    from_parts,
+    to_parts,
+)
+from server.table.state import TableConfig, new_table
+
+PLAIN = TableConfig(table_id="jade", name="Jade")
+UP = replace(PLAIN, rules=RuleOptions(commission_rounding=CommissionRounding.UP))
+WHOLE = replace(PLAIN, min_bet=20, rules=RuleOptions(commission_rounding=CommissionRounding.WHOLE))
+
+
+@dataclass(frozen=True)
+class RuleOptionsOf010:
+    """Release 0.1.0's rule options, as its reader builds them: ``RuleOptions(**rules)``
+    of the stored map (server/store/tables/parts.py, ``_config``, at v0.1.0)."""
+
+    wheel: Any
+    foul: Any
+    commission_pct: Any
+    house_way: Any
+    bonus_pay_table: Any
+
+
+def read_by_0_1_0(config_map: dict[str, Any]) -> RuleOptionsOf010:
+    return RuleOptionsOf010(**config_map["rules"])
+
+
+def test_a_table_at_the_default_rounding_is_stored_as_0_1_0_stores_it() -> None:
+    stored = config_to_plain(PLAIN)
+    assert set(stored["rules"]) == {
+        "wheel",
+        "foul",
+        "commission_pct",
+        "house_way",
+        "bonus_pay_table",
+    }
+    read_by_0_1_0(stored)  # 0.1.0 reads it
+    assert config_from_plain(stored) == PLAIN
+
+
+@pytest.mark.parametrize("config", [UP, WHOLE], ids=["up", "whole"])
+def test_a_table_that_sets_the_rounding_stores_it_and_reads_it_back(config: TableConfig) -> None:
+    parts = to_parts(new_table(config), None)
+    stored = msgpack.unpackb(parts[CONFIG_PART])
+    assert stored["rules"]["commission_rounding"] == config.rules.commission_rounding.value
+    assert from_parts(parts).config == config
+    assert config_from_plain(config_to_plain(config)) == config
+    # What a 0.1.0 node does with it: its reader refuses the map, so that node can
+    # neither take the table over nor read the catalog that holds it.
+    with pytest.raises(TypeError, match="commission_rounding"):
+        read_by_0_1_0(stored)
+
+
+@pytest.mark.asyncio
+async def test_the_catalog_keeps_the_rounding(redis_client: redis.asyncio.Redis) -> None:
+    catalog = TableCatalog(redis_client)
+    assert await catalog.seed([PLAIN, replace(UP, table_id="lotus")])
+    await catalog.change(replace(WHOLE, max_bet=400))
+    read = (await catalog.read()).tables
+    assert read["jade"].config == replace(WHOLE, max_bet=400)
+    assert read["lotus"].config.rules.commission_rounding is CommissionRounding.UP
