@@ -53,7 +53,9 @@ async def test_a_phone_needs_no_scrolling_to_bet_and_to_set(browser: Browser, we
     assert box["top"] >= 0, box
     assert box["bottom"] <= box["height"], box
     banner = await alice.until(
-        "!document.getElementById('banner').hidden && (() => {"
+        # Where it rests, once its entrance (a short slide) is over.
+        "!document.getElementById('banner').hidden"
+        " && document.getElementById('banner').getAnimations().length === 0 && (() => {"
         " const r = document.getElementById('banner').getBoundingClientRect();"
         " return { top: r.top, bottom: r.bottom, left: r.left, right: r.right }; })()",
         what="the banner",
