@@ -63,8 +63,7 @@ async def test_every_screen_passes_axe(
     await alice.until("document.getElementById('your-low').querySelectorAll('button').length === 2")
     found["setting, a split picked"] = await axe.check(page)
     await page.click("#set-hand")
-    await alice.settled(round_no)
-    await page.wait_for_selector("#banner:not([hidden])")
+    await alice.banner(round_no)
     found["results"] = await axe.check(page)
     for dialog, screen in (
         ("rules-dialog", "rules and glossary"),

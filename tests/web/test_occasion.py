@@ -6,7 +6,6 @@ toggle remembered across a reload."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from playwright.async_api import Browser
@@ -43,21 +42,18 @@ async def test_the_banner_shows_the_amounts_of_the_settled_round(
     await alice.until("app.model.you.bet === 25 && app.model.you.bonus === 10", what="bet")
     round_no: int = await alice.js("return app.model.round;")
     await alice.cards()
-    await alice.house_way()
-    # Read in the same look as the results: the banner goes after a few seconds.
-    banner: dict[str, Any] = await alice.until(
-        "(() => { const b = document.getElementById('banner');"
-        " const result = app.model.round === arg && app.model.results.get(app.model.yourSeat);"
-        " return result && !b.hidden && b.dataset.round === String(arg) && {result,"
-        " outcome: b.dataset.outcome,"
-        " net: Number(b.dataset.net), head: document.getElementById('banner-head').textContent,"
-        " total: document.getElementById('banner-net').textContent,"
-        " detail: document.getElementById('banner-detail').textContent,"
-        " box: b.getBoundingClientRect().toJSON()}; })()",
-        round_no,
-        "the banner",
+    # The results as they come (the model drops them when the next betting opens).
+    await alice.page.evaluate(
+        "() => { window.seen = []; window.paigow.session.addEventListener('table',"
+        " (e) => { if (e.detail.type === 'results') window.seen.push(e.detail); }); }"
     )
-    result = banner["result"]
+    await alice.house_way()
+    banner = await alice.banner(round_no)
+    result = await alice.js(
+        "const r = window.seen.find((m) => m.round === arg); return r"
+        " && r.results.find((x) => x.seat === app.model.yourSeat);",
+        round_no,
+    )
     main = result["payout"] - result["bet"]
     bonus = result["bonus_payout"] - result["bonus_bet"]
     assert banner["outcome"] == result["outcome"]  # the house way never fouls
@@ -152,8 +148,7 @@ async def test_reduced_motion_stops_every_animation(browser: Browser, web_app: A
         await player.cards()
         await player.house_way()
     for player in (still, moving):
-        await player.settled(round_no)
-        await player.page.wait_for_selector("#banner:not([hidden])")
+        await player.banner(round_no)
     assert await moving.page.evaluate("window.mostMotion") > 0  # cards, chips, banner moved
     assert await still.page.evaluate("window.mostMotion") == 0
     assert await page.evaluate("document.getAnimations().length") == 0

@@ -74,7 +74,7 @@ async def widths_fit(player: Player, when: str) -> None:
         await player.page.evaluate("() => new Promise(requestAnimationFrame)")
         scroll = await player.page.evaluate("document.documentElement.scrollWidth")
         assert scroll <= width, (when, width, scroll)
-    await player.page.set_viewport_size(PHONE)
+    await player.page.set_viewport_size({"width": PHONE["width"], "height": PHONE["height"]})
 
 
 async def test_a_round_never_scrolls_sideways(browser: Browser, web_app: App) -> None:
@@ -92,11 +92,6 @@ async def test_a_round_never_scrolls_sideways(browser: Browser, web_app: App) ->
         await alice.page.click(f"#your-cards button[data-focus-key='card-{card}']")
     await widths_fit(alice, "setting")
     await alice.house_way()
-    await alice.until(
-        "app.model.round === arg && app.model.results.get(app.model.yourSeat)"
-        " && !document.getElementById('banner').hidden",
-        round_no,
-        "the results",
-    )
+    await alice.banner(round_no)
     await widths_fit(alice, "results")
     assert alice.errors == []

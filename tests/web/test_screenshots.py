@@ -81,12 +81,7 @@ async def test_screenshots_of_every_screen(browser: Browser, web_app: App) -> No
     await asyncio.gather(split(desk), split(phone))
 
     async def results(player: Player) -> None:
-        await player.until(
-            "app.model.round === arg && app.model.results.get(app.model.yourSeat)"
-            " && !document.getElementById('banner').hidden",
-            round_no,
-            "the results",
-        )
+        await player.banner(round_no)
         paths.append(await shoot(player, "results"))
 
     await asyncio.gather(results(desk), results(phone))

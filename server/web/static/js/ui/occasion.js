@@ -35,10 +35,19 @@ export function outcome(r, hand) {
   return { kind, net: main + bonus, head, detail: parts.join(" · "), signed };
 }
 
+/** The remembered sound choice; none where the browser refuses storage. */
+function stored() {
+  try {
+    return localStorage.getItem(SOUND_KEY);
+  } catch {
+    return null;
+  }
+}
+
 /** Tones from WebAudio: made on demand, only while sound is on. */
 export class Sound {
   constructor() {
-    this.on = localStorage.getItem(SOUND_KEY) === "on";
+    this.on = stored() === "on";
     this.ctx = null;
     this.played = 0; // tones started, for the tests
     const button = $("sound");
@@ -49,8 +58,12 @@ export class Sound {
 
   set(on) {
     this.on = on;
-    if (on) localStorage.setItem(SOUND_KEY, "on");
-    else localStorage.removeItem(SOUND_KEY);
+    try {
+      if (on) localStorage.setItem(SOUND_KEY, "on");
+      else localStorage.removeItem(SOUND_KEY);
+    } catch {
+      // A browser that keeps nothing: the choice lasts this page only.
+    }
     this.show();
     if (on) this.play("chip"); // the click is the gesture a browser wants before audio
   }
