@@ -152,13 +152,16 @@ balancer:
 prometheus:
 	@tests/deploy/install_prometheus.sh
 
-## vendor: fetch the web client's pinned msgpack library (server/web/vendor.sh; needs npm)
+## vendor: fetch the web client's pinned msgpack library (server/web/vendor.sh) and the
+## browser tests' axe-core (tests/web/vendor_axe.sh); needs npm
 vendor:
 	server/web/vendor.sh
+	tests/web/vendor_axe.sh
 
-## vendor-check: fetch it again and compare with the committed copy
+## vendor-check: fetch them again and compare with the committed copies
 vendor-check:
 	server/web/vendor.sh --check
+	tests/web/vendor_axe.sh --check
 
 ## schema-js: write the web client's message tables from protocol/ (a test checks they are current)
 .PHONY: schema-js

@@ -141,5 +141,20 @@ class Player:
         )
         return result
 
+    async def banner(self, round_no: int) -> dict[str, Any]:
+        """Wait for the result banner of ``round_no``; what it shows. The banner stays a
+        few seconds, where the model's results go as soon as the next betting opens
+        (often in the same moment as they come)."""
+        shown: dict[str, Any] = await self.until(
+            "(() => { const b = document.getElementById('banner');"
+            " const text = (id) => document.getElementById(id).textContent;"
+            " return !b.hidden && b.dataset.round === String(arg) && {outcome: b.dataset.outcome,"
+            " net: Number(b.dataset.net), head: text('banner-head'), total: text('banner-net'),"
+            " detail: text('banner-detail'), box: b.getBoundingClientRect().toJSON()}; })()",
+            round_no,
+            f"the banner of round {round_no}",
+        )
+        return shown
+
     async def close(self) -> None:
         await self.context.close()

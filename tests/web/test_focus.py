@@ -46,7 +46,7 @@ async def test_a_seat_button_keeps_the_focus_when_another_player_sits(
         assert await bob.page.evaluate("!('checkVisibility' in document.body)")
     await bob.page.click("tr[data-table='web'] button:has-text('Watch')")
     await bob.until("app.model && app.model.ready && document.querySelector('#seats button')")
-    await tab_to(bob, "a.getAttribute('aria-label') === 'Sit at seat 3'")
+    await tab_to(bob, "a.getAttribute('aria-label') === 'Sit here, seat 3'")
     await mark_focused(bob)
     async with Client(f"ws://127.0.0.1:{web_app.port}/", name="Cara") as cara:
         await cara.join("web", 500, seat=0)
@@ -56,7 +56,7 @@ async def test_a_seat_button_keeps_the_focus_when_another_player_sits(
             " && !window.focusedBefore.isConnected",
             what="the seats drawn again after Cara sat",
         )
-        assert await bob.page.evaluate(ACTIVE) == "Sit at seat 3"
+        assert await bob.page.evaluate(ACTIVE) == "Sit here, seat 3"
         assert await bob.page.evaluate("document.activeElement.closest('#seats') !== null")
         await bob.page.keyboard.press("Enter")
         await bob.page.wait_for_selector("#join-dialog[open]")

@@ -50,7 +50,10 @@ async def test_a_foul_that_loses_is_confirmed_then_shown_readably(
         "   `#seats li[data-seat='${app.model.yourSeat}'] [data-testid=result]`);"
         f" return {{ outcome: app.model.results.get(app.model.yourSeat).outcome,"
         f" text: el.textContent, ratio: ({CONTRAST})(el),"
-        " you: document.getElementById('you').textContent }; })()",
+        " you: document.getElementById('you').textContent,"
+        " banner: !document.getElementById('banner').hidden"
+        "   && document.getElementById('banner').textContent.replace(/\\s+/g, ' ').trim(),"
+        f" bannerRatio: ({CONTRAST})(document.getElementById('banner-net')) }}; }})()",
         round_no,
         "the fouled result",
     )
@@ -58,4 +61,7 @@ async def test_a_foul_that_loses_is_confirmed_then_shown_readably(
     assert shown["text"].startswith("Foul"), shown
     assert shown["ratio"] >= 4.5, shown
     assert "foul" in shown["you"].lower(), shown
+    # The banner says it too, with the amount lost, readably.
+    assert shown["banner"] == "Foul: you lose Net \N{MINUS SIGN}10 Main bet 10: \N{MINUS SIGN}10"
+    assert shown["bannerRatio"] >= 4.5, shown
     assert alice.errors == []

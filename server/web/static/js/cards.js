@@ -21,25 +21,35 @@ export const cardText = (card) => (card === JOKER ? "JK" : RANKS[card >> 2] + SU
 /** `ace of spades`, `joker`: what a screen reader says. */
 export const cardName = (card) => (card === JOKER ? "joker" : `${RANK_NAMES[card >> 2]} of ${SUIT_NAMES[card & 3]}`);
 
-/** A card face: a fixed-size element (no layout shift), or its back when `card` is null. */
+/** A card face: a fixed-size element (no layout shift), or its back when `card` is null.
+ * A shown card is an image named for a screen reader ("ace of spades"); a card button
+ * says its name in hidden text (`.name`, which the caller may extend), since a label
+ * would hide the face's own characters from its accessible name. */
 export function cardElement(card, { tag = "span", small = false } = {}) {
   const el = document.createElement(tag);
   el.className = small ? "card small" : "card";
+  const named = (text) => {
+    if (tag === "button") el.append(Object.assign(document.createElement("span"), { className: "sr name", textContent: text }));
+    else {
+      el.setAttribute("role", "img");
+      el.setAttribute("aria-label", text);
+    }
+  };
   if (card === null || card === undefined) {
     el.classList.add("back");
-    el.setAttribute("aria-label", "face-down card");
+    named("face-down card");
     return el;
   }
   el.dataset.card = cardText(card);
-  el.setAttribute("aria-label", cardName(card));
   if (card === JOKER) {
     el.classList.add("joker");
     el.innerHTML = '<span class="rank" aria-hidden="true">JK</span><span class="suit" aria-hidden="true">★</span>';
-    return el;
+  } else {
+    const suit = suitOf(card);
+    el.classList.add(suit === 1 || suit === 2 ? "red" : "black");
+    const rank = RANKS[card >> 2] === "T" ? "10" : RANKS[card >> 2];
+    el.innerHTML = `<span class="rank" aria-hidden="true">${rank}</span><span class="suit" aria-hidden="true">${SUIT_SYMBOLS[suit]}</span>`;
   }
-  const suit = suitOf(card);
-  el.classList.add(suit === 1 || suit === 2 ? "red" : "black");
-  const rank = RANKS[card >> 2] === "T" ? "10" : RANKS[card >> 2];
-  el.innerHTML = `<span class="rank" aria-hidden="true">${rank}</span><span class="suit" aria-hidden="true">${SUIT_SYMBOLS[suit]}</span>`;
+  named(cardName(card));
   return el;
 }

@@ -10,11 +10,15 @@ import { Session } from "./session.js";
 import { $, announce, chips, toast } from "./ui/dom.js";
 import { keepFocus } from "./ui/focus.js";
 import { Lobby } from "./ui/lobby.js";
+import { Occasion } from "./ui/occasion.js";
 import { Panels } from "./ui/panels.js";
 import { Play } from "./ui/play.js";
 import { TableView } from "./ui/tableview.js";
 
 const STATUS = { online: "Connected", connecting: "Connecting…", reconnecting: "Reconnecting…", closed: "Disconnected", offline: "Not signed in" };
+/** When the table's events came (performance.now()): motion plays for a moment after. */
+const newMoments = () => ({ cards: null, dealing: null, reveal: null, results: null, bets: new Map() });
+
 const PHASE_SAY = { betting: "Betting is open", dealing: "Cards are dealt", setting: "Set your hand", revealing: "Hands revealed", settling: "Results" };
 
 class App {
@@ -24,6 +28,8 @@ class App {
     this.infos = new Map(); // table -> table_info
     this.fairness = new Map(); // round -> {rec, report}, for the table on screen
     this.leaving = null; // the table whose Leave was pressed: its freed seat goes to the lobby
+    this.moments = newMoments(); // when things happened at the table on screen, for motion
+    this.occasion = new Occasion(this);
     this.lobby = new Lobby(this);
     this.view = new TableView(this);
     this.play = new Play(this);
@@ -146,6 +152,7 @@ class App {
       this.session.dropTable(this.model.id);
     }
     this.model = null;
+    this.occasion.reset(null);
     $("table").hidden = true;
     this.lobby.show();
   }
@@ -162,6 +169,8 @@ class App {
     if (this.model?.id !== tableId) {
       this.model = new TableModel(tableId, this.session.welcome.player_id);
       this.fairness = new Map();
+      this.moments = newMoments();
+      this.occasion.reset(null);
     }
     this.render();
     await this.loadInfo(tableId).catch(() => {});
@@ -203,13 +212,17 @@ class App {
   event(m) {
     const model = this.model;
     if (!model || m.table_id !== model.id) return;
-    const was = { phase: model.phase, seat: model.yourSeat };
+    const was = { phase: model.phase, seat: model.yourSeat, round: model.round };
     model.apply(m);
+    this.moment(m, was);
     if (m.type === "phase" && m.phase !== was.phase && PHASE_SAY[m.phase]) announce(PHASE_SAY[m.phase]);
     if (m.type === "cards") announce("Your seven cards are dealt");
     if (m.type === "results" && model.yourSeat !== null) {
       const r = model.results.get(model.yourSeat);
-      if (r) announce(`You ${r.outcome}. Balance ${chips(r.balance)}.`);
+      if (r) {
+        announce(`You ${r.outcome}. Balance ${chips(r.balance)}.`);
+        this.occasion.result(model.round, r, model.hands.get(model.yourSeat));
+      }
     }
     if (m.type === "void") toast(`Round ${m.round} void: ${m.message || m.reason}. Bets returned.`, "info");
     if (m.type === "seat" && was.seat !== model.yourSeat) this.session.request("balance").then((b) => this.balances(b), () => {});
@@ -221,6 +234,32 @@ class App {
     this.render();
     if (m.type === "snapshot" && !performance.getEntriesByName("paigow:table").length) {
       performance.mark("paigow:table"); // the first table view, for the load-time figure
+    }
+  }
+
+  /** Notes when an event came, for the motion it starts (never waited for), and
+   * plays its sound. */
+  moment(m, was) {
+    const now = performance.now();
+    const t = this.moments;
+    const model = this.model;
+    if (m.type === "snapshot") {
+      this.moments = newMoments(); // a table come back to is drawn still
+      return;
+    }
+    // Last round's banner stays into the next betting (read while betting again) and
+    // goes, if its time has not run out, when the next round's cards come.
+    if (m.type === "phase" && m.phase === "dealing") this.occasion.reset(model.round);
+    if (m.type === "phase" && m.phase === "dealing" && was.phase !== "dealing") t.dealing = now;
+    if (m.type === "cards") {
+      t.cards = now;
+      this.occasion.sound.play("deal");
+    }
+    if (m.type === "reveal") t.reveal = now;
+    if (m.type === "results") t.results = now;
+    if (m.type === "bet_placed" && m.amount) {
+      t.bets.set(m.seat, now);
+      if (m.seat === model.yourSeat) this.occasion.sound.play("chip");
     }
   }
 

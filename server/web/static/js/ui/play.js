@@ -6,6 +6,7 @@ import { byRank, cardElement, cardName, cardText } from "../cards.js";
 import { preview } from "../handrank.js";
 import { $, act, announce, chips, fill, h, toast } from "./dom.js";
 import { keepFocus } from "./focus.js";
+import { motion } from "./occasion.js";
 import { resultText } from "./tableview.js";
 
 const REFUSED = "Refused: that split fouls (the high hand must beat the low hand). Choose again.";
@@ -242,7 +243,7 @@ export class Play {
       el.draggable = canSet;
       el.dataset.focusKey = `card-${card}`;
       el.setAttribute("aria-pressed", String(low.includes(card)));
-      el.setAttribute("aria-label", `${cardName(card)}${low.includes(card) ? ", in the low hand" : ""}`);
+      el.querySelector(".name").textContent = `${cardName(card)}${low.includes(card) ? ", in the low hand" : ""}`;
       el.addEventListener("click", () => this.toggle(card));
       el.addEventListener("dragstart", (e) => e.dataTransfer.setData("text/plain", String(card)));
       return el;
@@ -253,7 +254,9 @@ export class Play {
     // another seat's event): the card the keyboard was on keeps the focus (its key).
     keepFocus(() => {
       // Seven places in the high zone and two in the low one, filled or not: nothing moves.
-      fill($("your-cards"), high.map(button), Array.from({ length: 7 - high.length }, () => h("span.card.slot", { "aria-hidden": "true" })));
+      // Just dealt: the seven fly in one after another (CSS, never waited for).
+      const since = this.app.moments.cards;
+      fill($("your-cards"), high.map((c, i) => motion(button(c), "deal", since, 350, i * 60)), Array.from({ length: 7 - high.length }, () => h("span.card.slot", { "aria-hidden": "true" })));
       fill($("your-low"), byRank(low).map(button), Array.from({ length: 2 - low.length }, () => h("span.card.slot", { "aria-hidden": "true" })));
     });
     $("your-cards").dataset.cards = high.map(cardText).join(" ");

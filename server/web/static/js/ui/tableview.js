@@ -3,6 +3,7 @@
 
 import { byRank, cardElement } from "../cards.js";
 import { $, chips, fill, h } from "./dom.js";
+import { motion } from "./occasion.js";
 import { shortName } from "./words.js";
 
 const PHASE_TEXT = {
@@ -11,7 +12,18 @@ const PHASE_TEXT = {
 };
 const STATUS_TEXT = { playing: "", sitting_out: "sitting out", away: "away (reconnecting)", empty: "" };
 
+const DEAL_MS = 350; // one card's flight; each next card leaves DEAL_GAP later
+const DEAL_GAP = 60;
+const TURN_MS = 400;
+const CHIP_MS = 450;
+
 const backs = (n, small = true) => Array.from({ length: n }, () => cardElement(null, { small }));
+/** Cards just dealt fly in one after another; cards just revealed turn over. */
+const dealt = (els, since) => els.map((el, i) => motion(el, "deal", since, DEAL_MS, i * DEAL_GAP));
+const turned = (root, since) => {
+  for (const el of root.querySelectorAll(".card")) motion(el, "turn", since, TURN_MS);
+  return root;
+};
 const slots = (n, small = true) => Array.from({ length: n }, () => h(small ? "span.card.small.slot" : "span.card.slot", { "aria-hidden": "true" }));
 const row = (cards, small = true) => h("div.hand-row", {}, byRank(cards).map((c) => cardElement(c, { small })));
 /** One of the dealer's two hands, labelled. */
@@ -79,9 +91,11 @@ export class TableView {
     if (m.deadline === null) {
       $("countdown").textContent = "";
       $("bar").style.width = "0";
+      this.app.occasion.countdown(this.phaseSeen, m.phase, 0);
       return;
     }
     const left = Math.max(0, m.deadline - this.app.session.now());
+    this.app.occasion.countdown(this.phaseSeen, m.phase, left);
     $("countdown").textContent = `${Math.ceil(left / 1000)} s`;
     $("bar").style.width = `${Math.min(100, (100 * left) / this.phaseTotal)}%`;
     $("phase-box").setAttribute("aria-label", `${$("phase").textContent}, ${Math.ceil(left / 1000)} seconds left`);
@@ -90,16 +104,26 @@ export class TableView {
   renderDealer() {
     const m = this.model;
     const dealer = m.hands.get(6);
+    const t = this.app.moments;
     if (dealer) {
-      fill($("dealer-hand"), labelled("high", dealer.high), labelled("low", dealer.low));
+      fill($("dealer-hand"), turned(labelled("high", dealer.high), t.reveal), turned(labelled("low", dealer.low), t.reveal));
       $("dealer-hand").setAttribute("aria-label", `Dealer: ${dealer.high_name}, ${dealer.low_name}`);
       $("dealer-names").textContent = `${dealer.high_name} / ${dealer.low_name}`;
     } else {
       const dealt = ["dealing", "setting"].includes(m.phase) && m.seats.some((s) => s.bet > 0);
-      fill($("dealer-hand"), dealt ? backs(7, false) : slots(7, false));
+      fill($("dealer-hand"), dealt ? backs(7, false).map((el, i) => motion(el, "deal", t.dealing, DEAL_MS, i * DEAL_GAP)) : slots(7, false));
       $("dealer-hand").setAttribute("aria-label", dealt ? "Dealer: seven cards face down" : "Dealer: no cards");
       $("dealer-names").textContent = "\u00a0";
     }
+  }
+
+  /** The chips of a result moving: won chips come to the seat, lost ones go to the
+   * dealer (drawn only while they move), a push's stay. */
+  payChip(result, since) {
+    if (result.payout + result.bonus_payout > result.bet + result.bonus_bet) return motion(h("span.bet-chip.won", { "aria-hidden": "true" }), "chip-pay", since, CHIP_MS);
+    if (result.outcome === "push") return h("span.bet-chip", { "aria-hidden": "true" });
+    if (since === null || performance.now() - since >= CHIP_MS) return "";
+    return motion(h("span.bet-chip.lost", { "aria-hidden": "true" }), "chip-take", since, CHIP_MS);
   }
 
   seat(s) {
@@ -110,13 +134,14 @@ export class TableView {
     const empty = s.status === "empty";
     const label = empty ? `Seat ${s.seat + 1}, empty` : `Seat ${s.seat + 1}, ${s.name ?? s.player_id}${mine ? " (you)" : ""}`;
     const bet = s.bet ? `Bet ${chips(s.bet)}${s.bonus ? ` · bonus ${chips(s.bonus)}` : ""}` : "";
+    const t = this.app.moments;
     let cards;
-    if (hand) cards = h("div.split-mini", {}, row(hand.high), row(hand.low));
-    else if (s.bet && ["dealing", "setting"].includes(m.phase)) cards = h("div.split-mini", {}, h("div.hand-row", {}, backs(7)));
+    if (hand) cards = turned(h("div.split-mini", {}, row(hand.high), row(hand.low)), t.reveal);
+    else if (s.bet && ["dealing", "setting"].includes(m.phase)) cards = h("div.split-mini", {}, h("div.hand-row", {}, dealt(backs(7), t.dealing)));
     else cards = h("div.split-mini", { "aria-hidden": "true" }, h("div.hand-row", {}, slots(7)));
     const sitHere = empty && m.yourSeat === null && m.ready
       ? h("button", {
-        type: "button", text: "Sit here", "aria-label": `Sit at seat ${s.seat + 1}`, dataset: { focusKey: `sit-seat-${s.seat}` },
+        type: "button", text: "Sit here", "aria-label": `Sit here, seat ${s.seat + 1}`, dataset: { focusKey: `sit-seat-${s.seat}` },
         onclick: () => this.app.askJoin(m.id, s.seat),
       })
       : null;
@@ -125,10 +150,12 @@ export class TableView {
         h("span.pname", { text: empty ? `Seat ${s.seat + 1}` : `${s.seat + 1}. ${s.name ?? s.player_id}${mine ? " (you)" : ""}` }),
         h("span.status", { text: STATUS_TEXT[s.status] ?? s.status })),
       h("div.line", {}, h("span", { text: empty ? "Empty" : `Balance ${chips(s.balance)}`, dataset: { testid: "seat-balance" } }),
-        bet ? ` · ${bet}` : "", s.hand_set && !hand ? " · set ✓" : ""),
+        bet ? " · " : "", bet ? motion(h("span.bet-chip", { "aria-hidden": "true" }), "chip-in", t.bets.get(s.seat), CHIP_MS) : "",
+        bet, s.hand_set && !hand ? " · set ✓" : ""),
       cards,
       h("div.line", { text: hand ? `${hand.high_name} / ${hand.low_name}${hand.house_way ? " (house way)" : ""}` : "" }),
-      h(`div.result${result ? `.${hand?.foul ? "foul" : result.outcome}` : ""}`, { text: result ? resultText(result, hand) : "", dataset: { testid: "result" } }),
+      h(`div.result${result ? `.${hand?.foul ? "foul" : result.outcome}` : ""}`, { dataset: { testid: "result" } },
+        result ? this.payChip(result, t.results) : "", result ? resultText(result, hand) : ""),
       sitHere);
   }
 }
