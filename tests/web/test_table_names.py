@@ -25,7 +25,7 @@ async def test_the_lobby_and_the_table_show_the_shipped_names_whole(
 ) -> None:
     app = await start_web(tables_file=None)  # the shipped tables
     names = {t.table_id: t.name for t in load_tables(None)}
-    assert names["lotus"] == "Lotus (20-100, pair-classes way)"
+    assert names["lotus"] == "Lotus (20-100, pair-classes)"
     alice = await Player.open(browser, app, "Alice", PHONE)
     shown = await alice.page.eval_on_selector_all(
         "#lobby-rows th.name",
