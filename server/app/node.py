@@ -99,8 +99,9 @@ class App:
         """How long the last drain took to hand the tables over (None: no drain)."""
         self._unwatch_gc: Callable[[], None] | None = None
         # The operator's API (--admin-port): ``operator_bearer`` checks the bearer
-        # tokens that are not admin tokens (the operator's JWTs); ``on_drain`` is
-        # called when an operator asks this node to drain (``run`` stops the process).
+        # tokens that are not admin tokens (None: the operator's JWTs, when a JWKS is
+        # configured); ``on_drain`` is called when an operator asks this node to drain
+        # (``run`` stops the process).
         self.admin: AdminServer | None = None
         self.operator_bearer: BearerCheck | None = None
         self.on_drain: Callable[[], None] | None = None
