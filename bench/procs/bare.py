@@ -186,7 +186,7 @@ async def serve_bare(host: str, port: int) -> None:
     ) as server:
         actual = next(iter(server.sockets)).getsockname()[1]
         loop_name = type(loop).__module__.split(".")[0]
-        # As the game server does (server/app.py): what start-up built leaves the
+        # As the game server does (server/app/process.py): what start-up built leaves the
         # collector, and the young generations are collected on its timer, so both
         # servers are measured alike.
         gc.collect()

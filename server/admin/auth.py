@@ -18,11 +18,13 @@ import time
 from collections.abc import Awaitable, Callable, Collection
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from server.admin import tokens
-from server.auth.operator import OperatorTokens
 from server.store import AdminTokens
+
+if TYPE_CHECKING:  # PyJWT is loaded only with a JWKS configured
+    from server.auth.operator_jwt import OperatorTokens
 
 ADMIN_ROLE = "admin"
 """The role an operator's identity (a JWT's) needs to use the API."""

@@ -40,9 +40,13 @@ class Connection:
         self.url = url
         self._dialect: Dialect
         self._path: Path | None = None
+        # The driver's errors the archive's callers see as ArchiveError (PostgreSQL's:
+        # DATABASE_ERRORS cannot name them without loading the driver in every process).
+        self._wrapped: tuple[type[Exception], ...] = ()
         if url.startswith(("postgresql://", "postgres://")):
             self._dialect = Postgres()
-            self._connect = connect_postgres(url)
+            self._connect, driver_error = connect_postgres(url)
+            self._wrapped = (driver_error,)
         elif url.startswith("sqlite:"):
             path = url.removeprefix("sqlite:")
             if path.startswith("//"):
@@ -76,7 +80,7 @@ class Connection:
             if self._conn is None:
                 try:
                     self._conn = self._connect()
-                except DATABASE_ERRORS as exc:
+                except (*DATABASE_ERRORS, *self._wrapped) as exc:
                     raise ArchiveError(
                         f"cannot open the archive {describe(self.url)}: {exc}"
                     ) from exc
@@ -88,11 +92,13 @@ class Connection:
                 result = work(conn)
                 d.commit(conn)
                 return result
-            except BaseException:
+            except BaseException as exc:
                 try:
                     d.rollback(conn)
                 except Exception:  # the connection is broken: open another next time
                     self._drop()
+                if isinstance(exc, self._wrapped):
+                    raise ArchiveError(f"the archive {describe(self.url)}: {exc}") from exc
                 raise
 
     async def _call(self, work: Callable[[Any], T], *, write: bool = False) -> T:

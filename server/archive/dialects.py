@@ -11,19 +11,15 @@ from typing import Any
 
 
 class ArchiveError(Exception):
-    """The archive could not be opened (a bad URL, a missing driver, no database)."""
+    """The archive could not be opened (a bad URL, a missing driver, no database), or
+    PostgreSQL's driver failed (the driver's error is the cause)."""
 
 
-def _driver_errors() -> tuple[type[Exception], ...]:
-    try:
-        import psycopg
-    except ImportError:  # the `postgres` extra is not installed
-        return (sqlite3.Error,)
-    return (sqlite3.Error, psycopg.Error)
-
-
-DATABASE_ERRORS: tuple[type[Exception], ...] = (ArchiveError, *_driver_errors())
-"""What a call of the archive may raise when the database fails."""
+DATABASE_ERRORS: tuple[type[Exception], ...] = (ArchiveError, sqlite3.Error)
+"""What a call of the archive may raise when the database fails. PostgreSQL's driver is
+loaded only for a PostgreSQL archive (it takes a few hundred milliseconds, on every
+start): its errors reach the caller as :class:`ArchiveError`, so that this tuple needs
+no import of it."""
 
 
 class Dialect:
@@ -107,7 +103,9 @@ def connect_sqlite(path: Path) -> Callable[[], Any]:
     return connect
 
 
-def connect_postgres(url: str) -> Callable[[], Any]:
+def connect_postgres(url: str) -> tuple[Callable[[], Any], type[Exception]]:
+    """A connector to the PostgreSQL database at ``url``, and its driver's errors' base
+    class (raised to the archive's callers as :class:`ArchiveError`)."""
     try:
         import psycopg
     except ImportError as exc:
@@ -120,4 +118,4 @@ def connect_postgres(url: str) -> Callable[[], Any]:
     def connect() -> Any:
         return psycopg.connect(url, autocommit=False, connect_timeout=10)
 
-    return connect
+    return connect, psycopg.Error

@@ -1,5 +1,5 @@
 """The operator's signing keys (a JWKS, RFC 7517), fetched over HTTP or read from a file,
-for :mod:`server.auth.operator` to check their JWTs with.
+for :mod:`server.auth.operator_jwt` to check their JWTs with.
 
 :meth:`KeySet.find` answers the key a token's ``kid`` names. The keys are kept and read
 again when they are older than ``max_age_s``, or when a token names a ``kid`` they do not

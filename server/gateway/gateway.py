@@ -15,6 +15,7 @@ import contextlib
 import logging
 import secrets
 import time
+from typing import TYPE_CHECKING
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
@@ -23,12 +24,7 @@ from protocol.codec import encode
 from protocol.errors import CloseCode, ErrorCode
 from protocol.messages import ClientMessage, ErrorReply, OkReply
 from server.archive import Archive
-from server.auth.operator import (
-    OperatorIdentity,
-    OperatorTokenError,
-    OperatorTokens,
-    looks_like_jwt,
-)
+from server.auth.operator import OperatorIdentity, OperatorTokenError, looks_like_jwt
 from server.gateway.address import ClientAddresses
 from server.gateway.admission import Door, DoorLimits
 from server.gateway.connection import Connection, Flushes, SilenceWatch
@@ -56,6 +52,9 @@ from server.metrics import Metrics
 from server.store import MINUTE_MS, Admission, GuestLimits, Stores, StoreUnavailable
 from server.store import Session as StoredSession
 from server.table.errors import TableError
+
+if TYPE_CHECKING:  # PyJWT is loaded only with a JWKS configured
+    from server.auth.operator_jwt import OperatorTokens
 
 log = logging.getLogger(__name__)
 

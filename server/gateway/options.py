@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from server.auth.jwks import FileKeySet, KeySet, UrlKeySet
-from server.auth.operator import OperatorTokenRules, OperatorTokens
+from server.auth.operator import OperatorTokenRules
 from server.config import Settings
+
+if TYPE_CHECKING:
+    from server.auth.jwks import KeySet
+    from server.auth.operator_jwt import OperatorTokens
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,11 @@ def operator_tokens(settings: Settings) -> OperatorTokens | None:
     s = settings
     if s.jwt_jwks_url is None and s.jwt_jwks_file is None:
         return None
+    # Here only: PyJWT, cryptography and aiohttp take a few hundred milliseconds to load,
+    # which a node without a JWKS does not spend on each start (after a crash too).
+    from server.auth.jwks import FileKeySet, UrlKeySet
+    from server.auth.operator_jwt import OperatorTokens
+
     if s.jwt_jwks_url is not None and s.jwt_jwks_file is not None:
         raise ValueError("the operator's JWKS comes from a URL or a file, not both")
     rules = OperatorTokenRules(

@@ -235,14 +235,24 @@ def _build_tables(wheel: WheelRank) -> Tables:
     return nonflush, flush
 
 
-_TABLES: dict[WheelRank, Tables] = {WheelRank.SECOND: _build_tables(WheelRank.SECOND)}
-_NONFLUSH, _FLUSH = _TABLES[WheelRank.SECOND]
+# Built at the first evaluation, not at import: a tenth of a second that a server
+# restarted after a crash would spend before serving again, and that a process which
+# never evaluates a hand never spends (docs/DESIGN.md, "Start time"). The default
+# wheel's two are filled in place, so the hot path reads the same two dicts always.
+_TABLES: dict[WheelRank, Tables] = {}
+_NONFLUSH: dict[int, int] = {}
+_FLUSH: dict[int, int] = {}
 
 
 def _tables(wheel: WheelRank) -> Tables:
     tables = _TABLES.get(wheel)
     if tables is None:
-        tables = _TABLES[wheel] = _build_tables(wheel)
+        nonflush, flush = _build_tables(wheel)
+        if wheel is WheelRank.SECOND:
+            _NONFLUSH.update(nonflush)
+            _FLUSH.update(flush)
+            nonflush, flush = _NONFLUSH, _FLUSH
+        tables = _TABLES[wheel] = nonflush, flush
     return tables
 
 
@@ -261,11 +271,17 @@ def high_value(cards: Sequence[int], wheel: WheelRank = WheelRank.SECOND) -> int
     else:
         nonflush, flush = _tables(wheel)
     sb = CARD_SUIT_BIT
-    if sb[a] & sb[b] & sb[c] & sb[d] & sb[e]:
-        rb = CARD_RANK_BIT
-        return flush[rb[a] | rb[b] | rb[c] | rb[d] | rb[e]]
-    p = CARD_PRIME
-    return nonflush[p[a] * p[b] * p[c] * p[d] * p[e]]
+    try:  # costs nothing until it catches (CPython 3.11)
+        if sb[a] & sb[b] & sb[c] & sb[d] & sb[e]:
+            rb = CARD_RANK_BIT
+            return flush[rb[a] | rb[b] | rb[c] | rb[d] | rb[e]]
+        p = CARD_PRIME
+        return nonflush[p[a] * p[b] * p[c] * p[d] * p[e]]
+    except KeyError:
+        if _NONFLUSH:  # the tables are built: these were not five distinct cards
+            raise
+        _tables(WheelRank.SECOND)  # the first evaluation of the process
+        return high_value(cards, wheel)
 
 
 def _build_low() -> tuple[int, ...]:

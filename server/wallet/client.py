@@ -13,10 +13,11 @@ Every call answers, or raises one of two errors, and the difference is the whole
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import aiohttp
+if TYPE_CHECKING:
+    import aiohttp
 
 
 class WalletError(Exception):
@@ -78,6 +79,11 @@ class WalletClient:
         self._session: aiohttp.ClientSession | None = None
 
     async def start(self) -> None:
+        # aiohttp is loaded here, by the first call: a node without a wallet (or a
+        # command that calls none) does not spend its import time (docs/DESIGN.md, "Start
+        # time").
+        import aiohttp
+
         if self._session is None:
             self._session = aiohttp.ClientSession(
                 headers={"Authorization": f"Bearer {self.secret}"},
@@ -97,6 +103,8 @@ class WalletClient:
         await self.close()
 
     async def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        import aiohttp  # loaded by start() already: bound here for the except clauses
+
         await self.start()
         assert self._session is not None
         try:

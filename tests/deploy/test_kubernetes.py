@@ -21,7 +21,7 @@ VALIDATE = Path(sys.executable).parent / "kubernetes-validate"
 
 # What the server does on SIGTERM before it exits, at most: the tables handed over (well
 # under a second: deploy/README.md, "Scaling in"), then every connection closed, each
-# close waiting up to 10 s for its client (server/app.py), all at once.
+# close waiting up to 10 s for its client (server/app/node.py), all at once.
 DRAIN_BOUND_S = 15
 
 

@@ -16,9 +16,9 @@ from server.auth.operator import (
     OperatorIdentity,
     OperatorTokenError,
     OperatorTokenRules,
-    OperatorTokens,
     Reason,
 )
+from server.auth.operator_jwt import OperatorTokens
 from tests.server.auth.operator_keys import (
     AUDIENCE,
     ISSUER,

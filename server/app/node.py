@@ -1,5 +1,5 @@
-"""One server process: Redis (embedded or external), the tables, the gateway, and its
-place among the nodes on the same Redis (``server/cluster``).
+"""A running node: Redis (embedded or external), the tables, the gateway, and its place
+among the nodes on the same Redis (``server/cluster``).
 
 :class:`App` starts everything in order and stops it in reverse. On SIGTERM it stops
 accepting connections and drains: with other nodes alive, it first hands its tables
@@ -13,35 +13,29 @@ process (or this one, restarted) takes the tables over at once.
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import os
-import re
 import secrets
-import signal
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import replace
-from functools import partial
-from typing import NoReturn
+from typing import TYPE_CHECKING
 
 from websockets.asyncio.server import Server, serve
 
 from protocol import limits as L
 from protocol.errors import CloseCode
 from server import http
-from server.admin.auth import BearerCheck, jwt_bearer
-from server.admin.server import AdminServer
-from server.admin.tables import catalog_routes
+from server.app.features import operator_api, wallet
+from server.app.figures import round_money, seats_taken, table_money
+from server.app.identity import NODE_NAME, default_node_name, token_secret
 from server.archive import Archive
 from server.archive.mover import SERVED_REST, Archiver, PassReport
 from server.archive.service import ArchiveService
-from server.auth.operator import OperatorTokens
 from server.catalog import seed_catalog
 from server.cluster import Cluster
 from server.cluster.live import LiveTables
 from server.cluster.placement import INSTANCE_SEPARATOR
-from server.collector import THRESHOLDS, collect_on_a_timer
 from server.config import Settings
 from server.gateway import Gateway, gateway_options
 from server.gateway.options import operator_tokens
@@ -52,39 +46,20 @@ from server.host.lease_keeper import LeaseKeeper
 from server.logs import bind, log_fields
 from server.metrics import Metrics
 from server.seating import Seating
-from server.store import (
-    StoredTable,
-    Stores,
-    TableStatus,
-    TableStore,
-    open_stores,
-    stored_state,
-)
+from server.store import Stores, TableStatus, TableStore, open_stores
 from server.table.machine import Transition
-from server.table.state import Phase, SeatResult, TableConfig
+from server.table.state import Phase, TableConfig
 from server.tables_file import load_tables
 from server.tasks import cancel_and_wait
 from server.version import SERVER_VERSION, build_commit
-from server.wallet import Funding, wallet_funding
-from server.wallet.commands import audit_wallet
+
+if TYPE_CHECKING:  # imported by the features that use them, only when configured
+    from server.admin.auth import BearerCheck
+    from server.admin.server import AdminServer
+    from server.auth.operator_jwt import OperatorTokens
+    from server.wallet import Funding
 
 log = logging.getLogger(__name__)
-
-SECRET_FILE = "token-secret"
-NODE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
-
-
-def token_secret(settings: Settings) -> bytes:
-    """The token-signing secret: the configured one, else one kept in the data folder."""
-    if settings.token_secret:
-        return settings.token_secret.encode()
-    path = settings.data_dir / SECRET_FILE
-    if not path.exists():
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(secrets.token_hex(32))
-    return path.read_text().strip().encode()
 
 
 class App:
@@ -124,8 +99,9 @@ class App:
         """How long the last drain took to hand the tables over (None: no drain)."""
         self._unwatch_gc: Callable[[], None] | None = None
         # The operator's API (--admin-port): ``operator_bearer`` checks the bearer
-        # tokens that are not admin tokens (the operator's JWTs); ``on_drain`` is
-        # called when an operator asks this node to drain (``run`` stops the process).
+        # tokens that are not admin tokens (None: the operator's JWTs, when a JWKS is
+        # configured); ``on_drain`` is called when an operator asks this node to drain
+        # (``run`` stops the process).
         self.admin: AdminServer | None = None
         self.operator_bearer: BearerCheck | None = None
         self.on_drain: Callable[[], None] | None = None
@@ -192,7 +168,7 @@ class App:
         self.revocations = RevocationListener(stores.sessions, self.gateway.revoked)
         self.revocations.start()
         if s.wallet_url:
-            self.wallet = wallet_funding(s, stores)
+            self.wallet = wallet(s, stores)
             self.gateway.context = replace(self.gateway.context, wallet=self.wallet)
             # Started at once: it finishes what a crashed process left open.
             self.wallet.start()
@@ -257,20 +233,16 @@ class App:
         if cluster is not None:
             cluster.on_drain = self._drain_asked
         if s.admin_port is not None:
-            if self.operator_bearer is None and self.operator_tokens is not None:
-                # An operator's JWT with the admin role opens the API too.
-                self.operator_bearer = jwt_bearer(self.operator_tokens)
             hosts_now = self.hosts
-            self.admin = AdminServer(
+            self.admin = operator_api(
+                s,
                 stores,
                 token_secret(s),
                 table_ids=lambda: list(hosts_now),
                 instance=self.owner,
                 archive=self.archive,
                 bearer=self.operator_bearer,
-                # Wallet mode: the audit adds the wallet's sums.
-                audit_extra=partial(audit_wallet, s, stores) if s.wallet_url else None,
-                extra_routes=catalog_routes(stores.catalog),
+                operator_tokens=self.operator_tokens,
             )
             await self.admin.start(s.admin_host, s.admin_port)
         wait_s = max(10.0, 3 * s.lease_ms / 1000)
@@ -455,85 +427,3 @@ class App:
         if self.stores is not None:
             await self.stores.close()
             self.stores = None
-
-
-async def run(settings: Settings, ready: asyncio.Event | None = None) -> None:
-    """Run until SIGTERM or SIGINT, then stop gracefully."""
-    app = App(settings)
-    stop = asyncio.Event()
-    app.on_drain = stop.set  # an operator's drain stops the process as SIGTERM does
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    collector: asyncio.Task[NoReturn] | None = None
-    try:
-        await app.start()
-        # With thousands of connections, full collections stall the loop (docs/DESIGN.md,
-        # "The event loop and the collector"); everything built at start-up is
-        # long-lived, so it leaves the collector.
-        gc.collect()
-        gc.freeze()
-        # The young and middle generations are collected on a timer, the old one
-        # hourly (server/collector.py).
-        gc.set_threshold(*THRESHOLDS)
-        collector = asyncio.create_task(collect_on_a_timer(), name="gc")
-        # The address a person opens first; the "listening" line, last, is what scripts
-        # and tests wait for.
-        lines = [
-            f"paigow-server: to play, open {browser_url(settings.host, app.port)} in a browser",
-            f"paigow-server listening on ws://{settings.host}:{app.port}/",
-        ]
-        for line in lines:
-            if settings.log_format == "json":  # every line of the output is then JSON
-                log.info(line)
-            else:
-                print(line, flush=True)
-        if app.admin is not None:
-            log.info("operator API on http://%s:%d/", settings.admin_host, app.admin.port)
-        if ready is not None:
-            ready.set()
-        await stop.wait()
-    finally:
-        if collector is not None:
-            await cancel_and_wait(collector)
-        await app.stop()
-
-
-def browser_url(host: str, port: int) -> str:
-    """The ``http://`` address a person opens to reach a server listening on ``host``:
-    a wildcard address (every interface) is opened as ``localhost``."""
-    if host in ("", "0.0.0.0", "::", "[::]"):
-        host = "localhost"
-    elif ":" in host and not host.startswith("["):
-        host = f"[{host}]"  # an IPv6 address
-    return f"http://{host}:{port}/"
-
-
-def round_money(results: Iterable[SeatResult]) -> tuple[int, int, int]:
-    """A settled round's money for the metrics: (chips wagered, chips the house won from
-    the seats it beat, chips it paid to the seats that beat it)."""
-    wagered = won = paid = 0
-    for r in results:
-        wagered += r.bet + r.bonus
-        won += max(0, -r.net)
-        paid += max(0, r.net)
-    return wagered, won, paid
-
-
-def seats_taken(hosts: Iterable[TableHost]) -> int:
-    """Seats taken at the tables held among ``hosts``."""
-    return sum(
-        sum(seat is not None for seat in state.seats)
-        for state in (h.state for h in hosts if h.ready)
-        if state is not None
-    )
-
-
-def table_money(stored: StoredTable) -> tuple[int, int, int]:
-    """A stored table's money: (table balances, held bets, house result)."""
-    return stored_state(stored).money()
-
-
-def default_node_name(settings: Settings) -> str:
-    """``<host name>-<port>`` (the process id when the port is any free one)."""
-    return f"{os.uname().nodename}-{settings.port or os.getpid()}"
