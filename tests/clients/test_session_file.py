@@ -114,8 +114,9 @@ async def test_a_second_command_is_another_player(
     # With the first one gone, the default is the first player again.
     assert await asyncio.to_thread(main, ["history", "--url", url(app)]) == 0
     again = json.loads((state_home / "session.json").read_text())
-    # The same player, of the same name; its resume token is issued again at each welcome (it carries the
-    # second it was issued in: comparing whole files failed when a second turned).
+    # The same player, of the same name; its resume token is issued again at each
+    # welcome (it carries the second it was issued in: comparing whole files failed when
+    # a second turned).
     assert {k: v for k, v in again.items() if k != "resume_token"} == {
         k: v for k, v in first.items() if k != "resume_token"
     }

@@ -173,7 +173,9 @@ async def test_a_foul_where_fouls_lose_asks_first_and_the_result_says_foul(foul_
         await pilot.press("y")
         await until_app(pilot, lambda: model.my_result is not None)
         await until_app(pilot, lambda: "LOSE foul" in screen_text(tui))
-        assert re.search(r"^seat \d: LOSE \(a foul\) bet 25 paid 0", _log(table), re.MULTILINE)
+        assert re.search(
+            r"^seat \d: LOSE \(a foul\) bet 25 lost: net -25", _log(table), re.MULTILINE
+        )
         assert "FOUL: the low hand outranked the high hand" in screen_text(tui)
 
 
