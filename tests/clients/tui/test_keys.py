@@ -4,6 +4,8 @@ then at a real table."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from clients.core import Client
@@ -12,7 +14,7 @@ from clients.tui.dialogs import ConfirmScreen
 from clients.tui.keys import KeyGuard, Kind, Verdict
 from server.app import App
 from tests.clients.helpers import screen_text
-from tests.clients.tui.helpers import SIZE, sit_at, until_app
+from tests.clients.tui.helpers import SIZE, press_alone, sit_at, until_app
 from tests.helpers import url
 
 P, E, A, U = Kind.PLAIN, Kind.ENTER, Kind.ALONE, Kind.UNKNOWN
@@ -90,12 +92,26 @@ async def test_a_shell_command_typed_at_the_table_leaves_nothing_done(
 
 @pytest.mark.asyncio
 async def test_q_at_the_table_quits(app: App) -> None:
-    """``q`` quits from a table as from the lobby (it did nothing there)."""
+    """``q`` quits from a table as from the lobby (it did nothing there); with a bet in
+    the round being played, it asks first."""
     tui = PaigowApp(Client(url(app), name="Quin"))
     async with tui.run_test(size=SIZE) as pilot:
         table = await sit_at(pilot, tui, "slow")
-        await until_app(pilot, lambda: table.model.my_seat is not None)
-        await pilot.pause(TableScreen.KEY_GAP_S)
-        await pilot.press("q")
+        model = table.model
+        await until_app(pilot, lambda: table.info is not None and model.my_seat is not None)
+        await pilot.press("3", "enter")  # the only player: betting closes, cards come
+        await until_app(pilot, lambda: model.phase == "setting" and bool(model.your_cards))
+        await press_alone(pilot, "q")
+        await until_app(pilot, lambda: "Your bet of 25 is in this round" in _words(tui))
+        await pilot.press("n")
+        await until_app(pilot, lambda: tui.screen_stack[-1] is table)
+        assert tui.return_code is None
+        await press_alone(pilot, "w")  # the house way sets the hand; the round ends
+        await until_app(pilot, lambda: model.phase in ("idle", "betting"), within=30)
+        await press_alone(pilot, "q")  # no bet in play: at once
         await until_app(pilot, lambda: tui.return_code == 0)
         assert not any(isinstance(s, ConfirmScreen) for s in tui.screen_stack)
+
+
+def _words(tui: PaigowApp) -> str:
+    return " ".join(re.sub("[│┃]", " ", screen_text(tui)).split())
