@@ -156,8 +156,9 @@ class TableScreen(LogScreen):
         now = time.monotonic()
         binding = find_binding(key, [*self.BINDINGS, *self.app.BINDINGS])
         if binding is not None and not self._allowed(binding.action):
-            self.keys.press(key, Kind.PLAIN, now)  # still a key of its burst
-            self._app.say("you are watching this table: esc, then j, to sit down and play")
+            # Not a key of a watcher's: said once a burst, not for each key of typed text.
+            if self.keys.press(key, Kind.UNKNOWN, now).hint is not None:
+                self._app.say("you are watching this table: esc, then j, to sit down and play")
             return False
         kind = key_kind(binding, printable, self.ALONE_ACTIONS, self.FREE_ACTIONS, "confirm")
         does = (binding.description or binding.action).lower() if binding is not None else ""
