@@ -13,6 +13,10 @@ from typing import Final
 from protocol.errors import CLOSES, CloseCode, Reconnect
 from protocol.messages import ErrorReply
 
+# The words for a refusal whose reply carries no message of its own. The server's
+# message is already a sentence for a person, often with what to do ("a bet of 40 is
+# above your table balance of 30: lower the bet or rebuy"): put beside it, these said
+# the same thing twice ("you need a seat at this table (you have no seat at this table)").
 _PLAIN: Final = {
     "insufficient_balance": "not enough chips: lower the bet or rebuy",
     "bet_limits": "outside the table's limits",
@@ -62,14 +66,10 @@ class SessionEnded(ClientError):
 
 
 def plain_error(reply: ErrorReply) -> str:
-    """A short sentence for a person: the server's message, with a hint for common codes."""
-    hint = _PLAIN.get(reply.code)
+    """One sentence for a person, said once: the server's message; when it has none,
+    the client's words for the code (else the code itself)."""
     message = reply.message.strip()
-    if hint is None:
-        return message or reply.code
-    if not message or message.lower() in hint.lower():
-        return hint
-    return f"{hint} ({message})"
+    return message or _PLAIN.get(reply.code, reply.code)
 
 
 def close_policy(code: int | None, reason: str | None) -> tuple[str, Reconnect]:

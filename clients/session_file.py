@@ -22,6 +22,7 @@ import contextlib
 import fcntl
 import json
 import os
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -29,6 +30,8 @@ from typing import IO, Any
 from clients.core import Client
 
 DEFAULT_NAME = "session"
+GUEST_MARKS = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
+"""The characters of a guest's default name after ``Guest-``: no 0/O or 1/I to confuse."""
 MAX_SLOTS = 99
 """How many default session files there may be (``session.json`` .. ``session-99.json``):
 as many players as can play on one machine at once, and then some."""
@@ -168,13 +171,26 @@ def save_session(path: Path | None, client: Client) -> None:
             json.dump(data, f)
 
 
+def guest_name() -> str:
+    """A guest's default name, ``Guest-`` and four random characters (``Guest-7KQ2``): a
+    player who gives no ``--name`` is told apart from the others at a table (the server
+    would name every one of them "Guest"). Kept in the session file with the resume
+    token, so the same player keeps it from run to run."""
+    return "Guest-" + "".join(secrets.choice(GUEST_MARKS) for _ in range(4))
+
+
 def make_client(args: argparse.Namespace, **options: Any) -> Client:
     """A client for the common options (``url``, ``name``, ``token``, ``session``), resuming
-    the saved session of that URL unless an account token is given."""
+    the saved session of that URL unless an account token is given. A guest without a
+    name (none given, none saved) gets :func:`guest_name`; an account's name is the
+    operator's, so none is made up for it."""
     session = load_session(args.session, args.url)
+    name = args.name or session.get("name")
+    if name is None and args.token is None:
+        name = guest_name()
     return Client(
         args.url,
-        name=args.name or session.get("name"),
+        name=name,
         token=args.token,
         resume_token=session.get("resume_token") if args.token is None else None,
         **options,

@@ -65,33 +65,58 @@ def hand_line(h: HandView) -> str:
 
 
 def result_line(r: SeatResult, foul: bool = False) -> str:
-    """A seat's settlement: outcome (``foul``: a fouled split's), both comparisons, payout,
-    commission, bonus, balance."""
+    """A seat's settlement: outcome (``foul``: a fouled split's), both comparisons, what
+    each bet did and the net, and the new balance."""
     why = "a foul" if foul else f"high {r.high}, low {r.low}"
-    return f"{who(r.seat)}: {r.outcome.upper()} ({why}) " + money_line(r)
+    return f"{who(r.seat)}: {r.outcome.upper()} ({why}) {money_line(r)}; balance {r.balance}"
 
 
 def money_line(r: SeatResult) -> str:
-    """Bet, payout, commission, bonus and the new balance of a result."""
-    text = f"bet {r.bet} paid {r.payout}"
-    if r.commission:
-        text += f" commission {r.commission}"
-    if r.bonus_bet:
-        text += f", bonus {r.bonus_bet} paid {r.bonus_payout}"
-        if r.bonus_class:
-            text += f" ({r.bonus_class.replace('_', ' ')})"
-    return text + f"; balance {r.balance}"
+    """What each bet of a result did, and the net: see :func:`stakes_line`."""
+    return stakes_line(r.bet, r.payout, r.commission, r.bonus_bet, r.bonus_payout, r.bonus_class)
+
+
+def stakes_line(
+    bet: int,
+    payout: int,
+    commission: int,
+    bonus_bet: int,
+    bonus_payout: int,
+    bonus_class: str | None,
+) -> str:
+    """Each stake and what it did, then the round's net, every amount said once:
+    ``bet 100 won 95 (commission 5), bonus 10 won 20 (straight): net +115``.
+
+    A stake's gain is said net of the stake (the protocol's payouts include it), so the
+    amounts add up to the net shown here and beside the seat: "bonus 5 paid 20" next to
+    "+15" counted the same bonus two ways.
+    """
+    parts = [f"bet {bet} {_did(payout - bet, payout)}"]
+    if commission:
+        parts[0] += f" (commission {commission})"
+    if bonus_bet:
+        bonus = f"bonus {bonus_bet} {_did(bonus_payout - bonus_bet, bonus_payout)}"
+        if bonus_class and bonus_payout:
+            bonus += f" ({bonus_class.replace('_', ' ')})"
+        parts.append(bonus)
+    net = payout + bonus_payout - bet - bonus_bet
+    return ", ".join(parts) + f": net {net:+d}"
+
+
+def _did(gain: int, back: int) -> str:
+    """What a stake did, from its gain (net of the stake) and what came back."""
+    if gain > 0:
+        return f"won {gain}"
+    if gain == 0:
+        return "returned"
+    return "lost" if back == 0 else f"lost {-gain}"
 
 
 def record_line(r: RoundRecord) -> str:
     """One history record for a person."""
     # Seats are numbered from 1 for people, as on the table screen and the hand below.
-    text = f"#{r.round} {r.table_id} {who(r.seat)}: {r.outcome.upper()}"
-    text += f" bet {r.bet} paid {r.payout}"
-    if r.commission:
-        text += f" commission {r.commission}"
-    if r.bonus_bet:
-        text += f" bonus {r.bonus_bet} paid {r.bonus_payout}"
+    text = f"#{r.round} {r.table_id} {who(r.seat)}: {r.outcome.upper()} "
+    text += stakes_line(r.bet, r.payout, r.commission, r.bonus_bet, r.bonus_payout, r.bonus_class)
     text += f"; balance {r.balance}"
     if r.cards:
         text += f"\n    cards {cards_label(r.cards)}"

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.binding import Binding, BindingType
 
 from clients.backoff import Backoff
@@ -77,6 +78,17 @@ class PaigowApp(PaigowBase):
         self.notes = tuple(notes)
         self.lobby = LobbyScreen()
         self._backoff: Backoff | None = None  # while the first connection is being tried
+
+    async def on_event(self, event: events.Event) -> None:
+        """A key at a table goes to its binding only if the table's rule for typed keys
+        lets it (:meth:`TableScreen.admit_key`); every other event as Textual routes it."""
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            screen = self.screen
+            if isinstance(screen, TableScreen) and not screen.admit_key(
+                event.key, event.is_printable
+            ):
+                return
+        await super().on_event(event)
 
     def on_mount(self) -> None:
         self.push_screen(self.lobby)
@@ -206,7 +218,8 @@ class PaigowApp(PaigowBase):
             screen = TableScreen(table_id)
             await self.push_screen(screen)
             info = self.infos.get(table_id)
-            if info is not None:  # the keys' values change from table to table: say them
+            # The keys' values change from table to table: say them, to a player.
+            if info is not None and self.seated_at(table_id) is not None:
                 keys = "  ".join(f"{i}={d}" for i, d in enumerate(info.denominations[:9], 1))
                 screen.log_line(f"chip keys at this table: {keys}")
         return screen

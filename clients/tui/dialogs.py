@@ -43,6 +43,10 @@ HELP = """\
   u      rebuy                   o        cash out (keeps the seat)
   l      leave the seat          i        rules, pay table, versions
   h      history                 esc      back to the lobby
+  q      quit (your seat is kept for the table's grace time)
+  Typed text is not play: x r p w u o l q act only pressed alone, and
+  a key the table does not know drops the keys typed with it.
+  Watching (no seat), the keys of a player are not there.
 
 [b]History[/b]
   m      load older rounds       esc      back

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from typing import ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, RichLog, Static
@@ -14,6 +15,48 @@ from clients.core import ClientError
 from clients.tui.base import LogScreen, PaigowBase
 from clients.tui.dialogs import AmountScreen
 from protocol.structs import TableSummary
+
+HEADERS = ("Table", "Name", "Phase", "Seats", "Watch", "Bet", "Bonus", "Buy-in")
+MIN_NAME = 12  # below this the table's id column gives its room to the name
+EDGE = 2  # the list's vertical scrollbar, when its rows outgrow it
+PAD = 2  # a cell's padding, one column each side
+
+
+Columns = list[tuple[str, int]]
+"""The lobby's columns: each header with its width."""
+
+
+def lobby_rows(summaries: Sequence[TableSummary], width: int) -> tuple[Columns, list[list[str]]]:
+    """The lobby's columns and rows, fitted to ``width`` columns: every column whole but
+    the name, cut with "…"; too narrow for both, the table's id gives way (its name says
+    which table it is). Nothing scrolls sideways, whatever the phase's word."""
+    rows = [
+        [
+            t.table_id,
+            t.name,
+            t.phase,
+            f"{t.players}/{t.seats}",
+            str(t.watchers),
+            f"{t.min_bet}-{t.max_bet}",
+            str(t.max_bonus) if t.max_bonus else "-",
+            f"{t.buy_in_min}-{t.buy_in_max}",
+        ]
+        for t in summaries
+    ]
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(HEADERS)]
+    others = sum(w + PAD for i, w in enumerate(widths) if i != 1)
+    room = width - EDGE - others - PAD  # for the name
+    columns = list(zip(HEADERS, widths, strict=True))
+    if room < min(MIN_NAME, widths[1]):  # the id's room goes to the name
+        room += widths[0] + PAD
+        columns = columns[1:]
+        rows = [r[1:] for r in rows]
+    name = [header for header, _ in columns].index("Name")
+    columns[name] = ("Name", max(1, min(widths[1], room)))
+    for r in rows:
+        if len(r[name]) > room:
+            r[name] = r[name][: max(1, room - 1)] + "…"
+    return columns, rows
 
 
 class LobbyScreen(LogScreen):
@@ -51,8 +94,6 @@ class LobbyScreen(LogScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#tables", DataTable)
-        table.add_columns("Table", "Name", "Phase", "Seats", "Watch", "Bet", "Bonus", "Buy-in")
         self.set_interval(self.REFRESH_S, self.action_refresh)
         # Whatever came before the widgets did: a list read as the lobby was pushed
         # waited for the next refresh, and early log lines were lost.
@@ -113,22 +154,19 @@ class LobbyScreen(LogScreen):
             return
         table = self.query_one("#tables", DataTable)
         row = table.cursor_row
-        table.clear()
-        for t in self.summaries:
-            table.add_row(
-                t.table_id,
-                t.name,
-                t.phase,
-                f"{t.players}/{t.seats}",
-                str(t.watchers),
-                f"{t.min_bet}-{t.max_bet}",
-                str(t.max_bonus) if t.max_bonus else "-",
-                f"{t.buy_in_min}-{t.buy_in_max}",
-                key=t.table_id,
-            )
+        table.clear(columns=True)  # the columns depend on the width and the rows
+        columns, rows = lobby_rows(self.summaries, self.size.width or self.app.size.width)
+        for header, width in columns:  # widths given: cleared columns kept their old ones
+            table.add_column(header, width=width)
+        for t, cells in zip(self.summaries, rows, strict=True):
+            table.add_row(*cells, key=t.table_id)
         if self.summaries:
             table.move_cursor(row=min(row, len(self.summaries) - 1))
         self.update_status()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """The columns fitted to the new width."""
+        self.draw_tables()
 
     def selected(self) -> TableSummary | None:
         """The table under the cursor."""

@@ -8,6 +8,7 @@ its requests.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
@@ -23,31 +24,18 @@ from clients.model import TableModel
 from clients.tui.base import LogScreen, PaigowBase
 from clients.tui.cards import CardWidget
 from clients.tui.dialogs import AmountScreen, ConfirmScreen
-from clients.tui.table_view import chips_text, preview_text, seats_text, status_text
-from protocol.structs import Balances, HandChoice, SeatView, TableInfo
+from clients.tui.keys import KeyGuard, Kind, Verdict, find_binding, key_kind
+from clients.tui.table_view import (
+    chips_text,
+    preview_text,
+    rebuy_prompt,
+    seats_text,
+    status_text,
+)
+from protocol.structs import HandChoice, TableInfo
 
 RoundKey = tuple[int, str | None]
 """A round as the screen tells rounds apart: its number and its commitment."""
-
-
-def rebuy_prompt(info: TableInfo | None, seat: SeatView | None, balances: Balances | None) -> str:
-    """The rebuy question, with the amounts allowed: the table's buy-in maximum less the
-    chips held here, and no more than the account holds."""
-    if info is None or seat is None:
-        return "Rebuy: chips to bring to the table"
-    most = info.buy_in_max - seat.balance
-    if balances is not None:
-        most = min(most, balances.account)
-    if most < 1:
-        return (
-            f"Rebuy: none allowed now (you hold {seat.balance} here, the table's most is "
-            f"{info.buy_in_max}); Esc to go back"
-        )
-    account = f", {balances.account} in your account" if balances is not None else ""
-    return (
-        f"Rebuy: chips to bring to the table, 1..{most} (you hold {seat.balance} here{account};"
-        f" the table's most is {info.buy_in_max})"
-    )
 
 
 class TableScreen(LogScreen):
@@ -70,7 +58,20 @@ class TableScreen(LogScreen):
         Binding("h", "app.history", "History", show=False),
         Binding("question_mark", "app.help", "Help"),
         Binding("escape", "lobby", "Lobby"),
+        Binding("q", "quit_table", "Quit", show=False),
     ]
+
+    DRAWN: ClassVar[tuple[str, ...]] = ("status", "seats", "cards", "preview", "chips", "log")
+    KEY_GAP_S: ClassVar[float] = 0.3
+    """Keys closer than this are typed together (:mod:`clients.tui.keys`)."""
+
+    # The keys that change the seat, the round or the session act only pressed alone; a
+    # watcher has no key (nor footer entry) of a player's; Escape, ? and ctrl+q always act.
+    ALONE_ACTIONS: ClassVar[set[str]] = {"leave", "cash_out", "rebuy", "sit_out", "rebet", "clear"}
+    ALONE_ACTIONS |= {"house_set", "quit_table"}
+    PLAYER_ACTIONS: ClassVar[set[str]] = ALONE_ACTIONS - {"quit_table"}
+    PLAYER_ACTIONS |= {"digit", "card", "confirm", "bonus_mode", "suggest"}
+    FREE_ACTIONS: ClassVar[set[str]] = {"lobby", "app.help", "quit"}
 
     def __init__(self, table_id: str) -> None:
         super().__init__()
@@ -84,6 +85,8 @@ class TableScreen(LogScreen):
         self.choice: HandChoice | None = None
         self.choice_key: RoundKey | None = None  # the round the choice is for
         self.building_round: int | None = None  # the round the bonus toggle was set in
+        self.keys = KeyGuard(self.KEY_GAP_S)
+        self._watching: bool | None = None  # as last drawn (None: not drawn yet)
 
     @property
     def _app(self) -> PaigowBase:
@@ -127,13 +130,56 @@ class TableScreen(LogScreen):
         """Whether the widgets are there: not before compose, nor while the screen or
         the app is torn down. Events keep arriving then; they update only the model,
         which the next redraw shows (an event drawn then crashed the client), and
-        their log lines are kept (:meth:`~clients.tui.base.LogScreen.log_line`)."""
-        return bool(self.query("#log"))
+        their log lines are kept (:meth:`~clients.tui.base.LogScreen.log_line`). Every
+        widget drawn is asked for: torn down, they go one by one."""
+        return all(self.query(f"#{name}") for name in self.DRAWN)
 
     def tick(self) -> None:
         """Update the countdown."""
         if self.drawn():
             self.query_one("#status", Static).update(self.status_text())
+
+    # --- keys ---------------------------------------------------------------------
+
+    def watching(self) -> bool:
+        """Whether the player has no seat here (only watches)."""
+        return self.model.your_seat is None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """A watcher's keys and footer have none of a player's actions."""
+        return not (action in self.PLAYER_ACTIONS and self.watching())
+
+    def admit_key(self, key: str, printable: bool) -> bool:
+        """Whether a key pressed at this screen goes on to its binding now, by the rule of
+        :mod:`clients.tui.keys`; a key held to see that it was pressed alone comes back
+        acts from :meth:`_release`."""
+        now = time.monotonic()
+        binding = find_binding(key, [*self.BINDINGS, *self.app.BINDINGS])
+        if binding is not None and not self._allowed(binding.action):
+            # Not a key of a watcher's: said once a burst, not for each key of typed text.
+            if self.keys.press(key, Kind.UNKNOWN, now).hint is not None:
+                self._app.say("you are watching this table: esc, then j, to sit down and play")
+            return False
+        kind = key_kind(binding, printable, self.ALONE_ACTIONS, self.FREE_ACTIONS, "confirm")
+        does = (binding.description or binding.action).lower() if binding is not None else ""
+        decision = self.keys.press(key, kind, now, does)
+        if decision.hint is not None:
+            self._app.say(decision.hint)
+            self.notify(decision.hint, severity="warning", timeout=4)
+        if decision.verdict is Verdict.HOLD:
+            self.set_timer(self.KEY_GAP_S * 1.05 + 0.01, self._release)
+        return decision.verdict is Verdict.ACT
+
+    def _allowed(self, action: str) -> bool:
+        name = action.partition("(")[0]  # "digit(3)": the action digit
+        return name.startswith("app.") or bool(self.check_action(name, ()))
+
+    async def _release(self) -> None:
+        """The gap after a held key has passed: its action, if no key came meanwhile."""
+        key = self.keys.due(time.monotonic())
+        binding = find_binding(key, self.BINDINGS) if key is not None else None
+        if binding is not None and self.app.screen is self:
+            await self.run_action(binding.action)
 
     # --- drawing --------------------------------------------------------------------
 
@@ -173,6 +219,13 @@ class TableScreen(LogScreen):
         if not self.drawn():
             return
         m = self.model
+        watching = self.watching()
+        if watching != self._watching:
+            # What a watcher cannot do is not shown: the chips, the cards, their keys.
+            self._watching = watching
+            self.query_one("#chips", Static).display = not watching
+            self.query_one("#cards", Horizontal).display = not watching
+            self.refresh_bindings()
         if m.round != self.building_round:
             # A new round: chips go to the main bet again (the toggle was for the last).
             self.building_round = m.round
@@ -418,5 +471,22 @@ class TableScreen(LogScreen):
 
     def action_lobby(self) -> None:
         """Back to the lobby (the seat is kept), its tables and balance read afresh."""
+        self.keys.forget()
         self.app.pop_screen()
         self._app.refresh_lobby()
+
+    def action_quit_table(self) -> None:
+        """Quit the client, as ``q`` does in the lobby; with a bet in the round being
+        played, asks first. The seat is kept for the table's grace time."""
+        seat = self.model.my_seat
+        if seat is not None and seat.bet and self.model.phase not in ("idle", "betting"):
+            question = (
+                f"Your bet of {seat.bet} is in this round, which goes on without you (the "
+                "house way sets your hand if you have not). Quit anyway?"
+            )
+            self._ask(question, self._quit)
+            return
+        self._quit()
+
+    def _quit(self) -> None:
+        self.app.run_worker(self.app.action_quit())

@@ -1,5 +1,5 @@
 """What the table screen draws, as text fitted to its width: the status line, the seats,
-your split, the chips.
+your split, the chips; and the rebuy question.
 
 Pure functions of the table's :class:`~clients.model.TableModel` and of what the player
 is building on screen; no widget here. Every line fits the width it is given: the parts
@@ -16,7 +16,7 @@ from rich.text import Text
 from clients import handrank
 from clients.model import DEALER, TableModel
 from clients.text import cards_label, money_line
-from protocol.structs import HandChoice, SeatResult, SeatView, TableInfo
+from protocol.structs import Balances, HandChoice, SeatResult, SeatView, TableInfo
 
 OUTCOME_STYLES = {"win": "green", "push": "yellow", "lose": "red"}
 MIN_NAME = 8  # a table's name is not cut shorter than this (then "…")
@@ -186,3 +186,23 @@ def chips_text(
     if seat is not None:
         text.append(f"   balance {seat.balance}", style="bold")
     return text
+
+
+def rebuy_prompt(info: TableInfo | None, seat: SeatView | None, balances: Balances | None) -> str:
+    """The rebuy question, with the amounts allowed: the table's buy-in maximum less the
+    chips held here, and no more than the account holds."""
+    if info is None or seat is None:
+        return "Rebuy: chips to bring to the table"
+    most = info.buy_in_max - seat.balance
+    if balances is not None:
+        most = min(most, balances.account)
+    if most < 1:
+        return (
+            f"Rebuy: none allowed now (you hold {seat.balance} here, the table's most is "
+            f"{info.buy_in_max}); Esc to go back"
+        )
+    account = f", {balances.account} in your account" if balances is not None else ""
+    return (
+        f"Rebuy: chips to bring to the table, 1..{most} (you hold {seat.balance} here{account};"
+        f" the table's most is {info.buy_in_max})"
+    )

@@ -10,10 +10,10 @@ from dataclasses import replace
 import pytest
 
 from clients import handrank
-from clients.core import Client, ServerError
+from clients.core import Client, ServerError, plain_error
 from clients.model import TableModel, verify_record
 from protocol.codec import encode
-from protocol.messages import PhaseChange, Snapshot
+from protocol.messages import ErrorReply, PhaseChange, Snapshot
 from server.app import App
 from server.config import Settings
 from tests.helpers import until, url
@@ -116,6 +116,26 @@ async def test_errors_are_plain_and_the_lobby_reads(app: App) -> None:
         rtt = await client.ping()
         assert rtt < 1
         assert abs(client.server_now_ms() - app_time_ms()) < 2000
+
+
+@pytest.mark.asyncio
+async def test_a_refusal_is_said_once(app: App) -> None:
+    """The server's sentence, not the client's wording of the same refusal beside it
+    ("you need a seat at this table (you have no seat at this table)" was shown)."""
+    async with Client(url(app)) as client:
+        await client.watch("slow")
+        with pytest.raises(ServerError) as not_seated:
+            await client.sit_out("slow")
+        assert not_seated.value.code == "not_seated"
+        assert str(not_seated.value) == "you have no seat at this table"
+        await client.join("slow", 100)
+        with pytest.raises(ServerError) as too_much:
+            await client.bet("slow", 500)
+        assert str(too_much.value).count("lower the bet or rebuy") == 1
+    # A reply without a message of its own gets the client's words for its code.
+    bare = ErrorReply(code="not_seated", message="", retryable=False)
+    assert plain_error(bare) == "you need a seat at this table"
+    assert plain_error(replace(bare, code="something_new")) == "something_new"
 
 
 @pytest.mark.asyncio

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -106,11 +107,16 @@ async def test_a_second_command_is_another_player(
     assert "paigow-cli: another paigow-cli is running with session.json" in err
     second = json.loads((state_home / "session-2.json").read_text())
     assert second["player_id"] != first["player_id"]
+    # Without --name each is a guest of a name of its own, not both "Guest".
+    assert re.fullmatch(r"Guest-[2-9A-Z]{4}", first["name"])
+    assert re.fullmatch(r"Guest-[2-9A-Z]{4}", second["name"])
+    assert second["name"] != first["name"]
     # With the first one gone, the default is the first player again.
     assert await asyncio.to_thread(main, ["history", "--url", url(app)]) == 0
     again = json.loads((state_home / "session.json").read_text())
-    # The same player; its resume token is issued again at each welcome (it carries the
-    # second it was issued in: comparing whole files failed when a second turned).
+    # The same player, of the same name; its resume token is issued again at each
+    # welcome (it carries the second it was issued in: comparing whole files failed when
+    # a second turned).
     assert {k: v for k, v in again.items() if k != "resume_token"} == {
         k: v for k, v in first.items() if k != "resume_token"
     }

@@ -29,6 +29,17 @@ async def until_app(pilot: Pilot[int], predicate: Callable[[], bool], within: fl
     )
 
 
+async def press_alone(pilot: Pilot[int], key: str) -> None:
+    """Press ``key`` at the table on screen as a key meant alone is pressed: after the
+    gap that ends a burst, and nothing more until its own gap has passed (the keys that
+    change the seat act only so, clients/tui/keys.py)."""
+    screen = pilot.app.screen
+    assert isinstance(screen, TableScreen)
+    await pilot.pause(screen.KEY_GAP_S)
+    await pilot.press(key)
+    await until_app(pilot, lambda: not screen.keys.holding)
+
+
 def lobby_listed(tui: PaigowApp) -> bool:
     """Whether the lobby is on screen with every table in its list (rows to move over)."""
     lobby = tui.screen

@@ -9,14 +9,14 @@ import pytest
 
 from clients import handrank
 from clients.core import Client
-from clients.tui import PaigowApp, TableScreen, TextScreen
+from clients.tui import LobbyScreen, PaigowApp, TableScreen, TextScreen
 from clients.tui.guide import GUIDE
 from protocol.codec import encode
 from protocol.messages import OkReply, SeedReveal, Snapshot
-from protocol.structs import FoulRule, TableInfo
+from protocol.structs import FoulRule, TableInfo, TableSummary
 from server.app import App
 from tests.clients.helpers import screen_text
-from tests.clients.tui.helpers import SIZE, sit_at, until_app, vector
+from tests.clients.tui.helpers import SIZE, lobby_listed, sit_at, until_app, vector
 from tests.helpers import url
 
 LONG_NAME = "The Imperial Jade Dragon Parlour"  # 32 characters, the most a name has
@@ -140,3 +140,72 @@ async def test_g_opens_how_to_play_and_the_ranking(app: App) -> None:
 def test_guide_lines_fit_the_dialog_at_80_columns() -> None:
     plain = GUIDE.replace("[b]", "").replace("[/b]", "")
     assert max(len(line) for line in plain.splitlines()) <= 72
+
+
+PLAYER_KEYS = ("Bet/Set", "b Bonus", "x Clear", "r Rebet", "s Suggest")
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", [(80, 24), (120, 30)])
+async def test_a_watcher_sees_nothing_of_a_players_keys(app: App, size: tuple[int, int]) -> None:
+    """Watching: no chip row, no card tiles, none of a player's keys in the footer, and a
+    player's key says how to sit; seated at the same table, all of them are back."""
+    tui = PaigowApp(Client(url(app), name="Wes"))
+    async with tui.run_test(size=size) as pilot:
+        await until_app(pilot, lambda: lobby_listed(tui))
+        await pilot.press("w")  # the first table, "fast"
+        await until_app(pilot, lambda: isinstance(tui.screen, TableScreen))
+        table = tui.screen
+        assert isinstance(table, TableScreen)
+        await until_app(pilot, lambda: table.info is not None and table.model.synced)
+        await until_app(pilot, lambda: "esc Lobby" in screen_text(tui))
+        text = screen_text(tui)
+        assert "watching: press esc for the lobby" in text
+        assert not [key for key in PLAYER_KEYS if key in text]
+        assert "[1]" not in text  # the chip row
+        assert "╭─ 1" not in text  # the cards
+        await pilot.press("3")
+        await until_app(pilot, lambda: "you are watching this table" in screen_text(tui))
+        assert table.pending_bet == 0
+        await pilot.press("escape")
+        await sit_at(pilot, tui, "fast")
+        seated = tui.screen
+        assert isinstance(seated, TableScreen)
+        await until_app(pilot, lambda: seated.model.my_seat is not None)
+        await until_app(pilot, lambda: all(key in screen_text(tui) for key in PLAYER_KEYS))
+        assert "[1] 5" in screen_text(tui)
+
+
+LOBBY = (
+    TableSummary("jade", "Jade (10-500)", "betting", 6, 2, 1, 10, 500, 100, 100, 5000),
+    TableSummary("dragon", LONG_NAME, "revealing", 6, 6, 120, 1000, 10000, 250, 500, 20000),
+    TableSummary("lotus", "Lotus (5-100)", "settling", 6, 0, 0, 5, 100, 0, 50, 2000),
+)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", [(80, 24), (120, 30)])
+async def test_the_lobby_fits_whatever_the_phase(size: tuple[int, int]) -> None:
+    """The longest phase words, a 32-character name and wide limits: every column is on
+    screen and whole but the name, which gives way with "…" (the buy-in and bonus were
+    cut off at 80 columns once a phase read "betting")."""
+    tui = PaigowApp(Client("ws://127.0.0.1:9/"), connect=False)
+    async with tui.run_test(size=size) as pilot:
+        lobby = tui.screen
+        assert isinstance(lobby, LobbyScreen)
+        lobby.summaries = list(LOBBY)
+        lobby.draw_tables()
+        await until_app(pilot, lambda: "Lotus" in screen_text(tui))
+        lines = screen_text(tui).splitlines()
+        [header] = [line for line in lines if " Name " in line]
+        for word in ("Phase", "Seats", "Watch", "Bet", "Bonus", "Buy-in"):
+            assert f" {word} " in header + " "
+        for t in LOBBY:
+            [row] = [line for line in lines if f"{t.players}/{t.seats}" in line]
+            assert len(row.rstrip()) <= size[0]
+            assert f" {t.phase} " in row
+            assert f" {t.min_bet}-{t.max_bet} " in row
+            assert row.rstrip().endswith(f" {t.buy_in_min}-{t.buy_in_max}")
+        assert (LONG_NAME in "\n".join(lines)) == (size[0] >= 120)
+        if size[0] >= 120:
+            assert " Table " in header

@@ -22,7 +22,7 @@ from clients.tui.dialogs import ConfirmScreen
 from server.app import App
 from server.config import Settings
 from tests.clients.helpers import screen_text
-from tests.clients.tui.helpers import SIZE, lobby_listed, sit_at, until_app
+from tests.clients.tui.helpers import SIZE, lobby_listed, press_alone, sit_at, until_app
 from tests.helpers import url
 
 FOUL_LOSES = """
@@ -94,7 +94,7 @@ async def test_the_suggestion_shows_no_split_of_an_earlier_round(app: App) -> No
         await pilot.press("3", "enter")  # bet 25: the only player, betting closes
         await until_app(pilot, lambda: model.phase == "setting" and bool(model.your_cards))
         first = model.round
-        await pilot.press("w")  # the house way sets round 1's hand
+        await press_alone(pilot, "w")  # the house way sets round 1's hand
         await until_app(pilot, lambda: " SET " in str(table.preview_text()))
         await until_app(pilot, lambda: model.phase == "betting" and model.round > first, 20)
         await pilot.press("3", "enter")
@@ -126,7 +126,8 @@ async def test_building_a_bet_says_what_it_does(app: App) -> None:
         )
         await pilot.press("b", "1", "enter")
         await until_app(pilot, lambda: "the bonus bet goes with a main bet" in screen_text(tui))
-        await pilot.press("x", "b", "5")  # 500, more than the 200 held
+        await press_alone(pilot, "x")
+        await pilot.press("b", "5")  # 500, more than the 200 held
         await until_app(pilot, lambda: "you hold 200 here" in screen_text(tui))
         assert table.pending_bet == 0
         await pilot.press("4", "b", "4")  # 100 on the bet, 100 on the bonus: every chip
@@ -161,7 +162,7 @@ async def test_a_foul_where_fouls_lose_asks_first_and_the_result_says_foul(foul_
             fouls = [low for low in combinations(cards, 2) if handrank.preview(cards, low)[2]]
             if fouls:
                 break
-            await pilot.press("w")
+            await press_alone(pilot, "w")
             await until_app(pilot, _next_betting(table, model.round), within=20)
         else:
             pytest.fail("three hands without a fouling split")
@@ -173,7 +174,9 @@ async def test_a_foul_where_fouls_lose_asks_first_and_the_result_says_foul(foul_
         await pilot.press("y")
         await until_app(pilot, lambda: model.my_result is not None)
         await until_app(pilot, lambda: "LOSE foul" in screen_text(tui))
-        assert re.search(r"^seat \d: LOSE \(a foul\) bet 25 paid 0", _log(table), re.MULTILINE)
+        assert re.search(
+            r"^seat \d: LOSE \(a foul\) bet 25 lost: net -25", _log(table), re.MULTILINE
+        )
         assert "FOUL: the low hand outranked the high hand" in screen_text(tui)
 
 
@@ -186,7 +189,7 @@ async def test_betting_again_ends_sitting_out(app: App) -> None:
         table = await sit_at(pilot, tui, "slow")
         model = table.model
         await until_app(pilot, lambda: table.info is not None and model.my_seat is not None)
-        await pilot.press("p")
+        await press_alone(pilot, "p")
         await until_app(pilot, lambda: " out " in _seat_line(tui, "Sid"))
         await pilot.press("3", "enter")
         await until_app(pilot, lambda: model.my_seat is not None and model.my_seat.bet == 25)
@@ -224,7 +227,7 @@ async def test_the_rebuy_prompt_shows_the_range(app: App) -> None:
     async with tui.run_test(size=SIZE) as pilot:
         table = await sit_at(pilot, tui, "slow")  # 200 of the account's 10,000: 9,800 left
         await until_app(pilot, lambda: table.model.my_seat is not None and tui.balances is not None)
-        await pilot.press("u")
+        await press_alone(pilot, "u")
         await until_app(pilot, lambda: isinstance(tui.screen, AmountScreen))
         await until_app(pilot, lambda: "1..9800" in _words(tui))
         text = _words(tui)

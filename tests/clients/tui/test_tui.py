@@ -26,7 +26,14 @@ from protocol.messages import OkReply, SeedReveal, Snapshot
 from protocol.structs import TableInfo
 from server.app import App
 from tests.clients.helpers import screen_text
-from tests.clients.tui.helpers import SIZE, lobby_listed, sit_at, until_app, vector
+from tests.clients.tui.helpers import (
+    SIZE,
+    lobby_listed,
+    press_alone,
+    sit_at,
+    until_app,
+    vector,
+)
 from tests.helpers import url
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -184,7 +191,7 @@ async def test_sit_out_key(app: App) -> None:
         assert model.my_seat is not None
         assert model.my_seat.status == "playing"
         assert " out " not in _my_seat_line(screen_text(tui), "Sid")
-        await pilot.press("p")
+        await press_alone(pilot, "p")
         await until_app(
             pilot, lambda: model.my_seat is not None and model.my_seat.status == "sitting_out"
         )
@@ -195,11 +202,11 @@ async def test_sit_out_key(app: App) -> None:
         await pilot.press("question_mark")  # the key is listed in the help
         assert "p      sit this round out" in screen_text(tui)
         await pilot.press("escape")
-        # Without a seat the server refuses, and the refusal reads like any other error.
-        await pilot.press("l")
+        # Without a seat the key is not a watcher's: it says how to sit, and sends nothing.
+        await press_alone(pilot, "l")
         await until_app(pilot, lambda: model.your_seat is None)
-        await pilot.press("p")
-        await until_app(pilot, lambda: "you need a seat at this table" in screen_text(tui))
+        await press_alone(pilot, "p")
+        await until_app(pilot, lambda: "you are watching this table" in screen_text(tui))
 
 
 def _history_rounds(text: str) -> list[int]:
@@ -261,11 +268,15 @@ async def test_lobby_shows_the_account_balance(app: App, monkeypatch: pytest.Mon
         # Read before the lobby is back on screen (which refreshes it): the join did it.
         assert tui.balances is not None
         assert tui.balances.account == start - buy_in
-        await pilot.press("u", "3", "0", "0", "enter")  # rebuy 300
+        await press_alone(pilot, "u")
+        await until_app(pilot, lambda: isinstance(tui.screen, AmountScreen))
+        await pilot.press("3", "0", "0", "enter")  # rebuy 300
         await until_app(
             pilot, lambda: tui.balances is not None and tui.balances.account == start - 500
         )
-        await pilot.press("o", "1", "5", "0", "enter")  # cash out 150
+        await press_alone(pilot, "o")
+        await until_app(pilot, lambda: isinstance(tui.screen, AmountScreen))
+        await pilot.press("1", "5", "0", "enter")  # cash out 150
         await until_app(
             pilot, lambda: tui.balances is not None and tui.balances.account == start - 350
         )
@@ -277,7 +288,7 @@ async def test_lobby_shows_the_account_balance(app: App, monkeypatch: pytest.Mon
         assert table.model.my_seat.balance == 350
         await pilot.press("w")  # back to the table (watching it), and leave the seat
         await until_app(pilot, lambda: isinstance(tui.screen, TableScreen))
-        await pilot.press("l")
+        await press_alone(pilot, "l")
         await until_app(pilot, lambda: tui.balances is not None and tui.balances.account == start)
         await pilot.press("escape")
         await until_app(pilot, lambda: _account_line(tui) == f"Account {start} chips")

@@ -1,0 +1,66 @@
+"""The lines a person reads of a round's money: each stake, what it did and the net,
+every amount said once and adding up to the net beside the seat."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from clients.text import money_line, result_line
+from protocol.messages import Snapshot
+from protocol.structs import SeatResult
+from tests.clients.tui.helpers import vector
+
+
+def _results() -> tuple[SeatResult, ...]:
+    snapshot = vector("snapshot_settling")
+    assert isinstance(snapshot, Snapshot)
+    return snapshot.results
+
+
+def _net(r: SeatResult) -> int:
+    return r.payout + r.bonus_payout - r.bet - r.bonus_bet
+
+
+STAKE = re.compile(r"\b(?:bet|bonus) (\d+) (?:won (\d+)|(returned)|lost(?: (\d+))?)")
+
+
+def _gain(stake: re.Match[str]) -> int:
+    """A stake's gain as its words say it: won N, returned, lost N, or lost (the stake)."""
+    amount, won, returned, lost = stake.groups()
+    if won is not None:
+        return int(won)
+    if returned is not None:
+        return 0
+    return -int(lost if lost is not None else amount)
+
+
+def test_the_amounts_add_up_to_the_net() -> None:
+    """Every gain and loss said is net of its stake, and they add up to the net said
+    once (a payout, stake included, beside the net counted a bonus two ways)."""
+    results = _results()
+    assert any(r.bonus_bet and r.bonus_payout for r in results)  # the case of the issue
+    for r in results:
+        line = money_line(r)
+        assert "paid" not in line
+        stakes = list(STAKE.finditer(line))
+        assert len(stakes) == (2 if r.bonus_bet else 1)
+        assert sum(_gain(stake) for stake in stakes) == _net(r)
+        assert line.endswith(f": net {_net(r):+d}")
+        assert line.count("net ") == 1
+
+
+def test_a_win_with_a_bonus_reads_once_each() -> None:
+    win = SeatResult(
+        seat=0, outcome="win", high="win", low="win", bet=100, payout=195, commission=5,
+        bonus_bet=10, bonus_payout=30, balance=1115, bonus_class="straight",
+    )  # fmt: skip
+    assert money_line(win) == "bet 100 won 95 (commission 5), bonus 10 won 20 (straight): net +115"
+    assert result_line(win) == (
+        "seat 1: WIN (high win, low win) bet 100 won 95 (commission 5), "
+        "bonus 10 won 20 (straight): net +115; balance 1115"
+    )
+    push = replace(win, outcome="push", low="lose", payout=100, commission=0, bonus_payout=0)
+    assert money_line(push) == "bet 100 returned, bonus 10 lost: net -10"
+    lose = replace(push, outcome="lose", high="lose", payout=0, bonus_bet=0)
+    assert money_line(lose) == "bet 100 lost: net -100"
