@@ -34,7 +34,9 @@ from protocol.structs import HandChoice, SeatResult
 Strategy = Literal["house-way", "random"]
 STRATEGIES: tuple[Strategy, ...] = ("house-way", "random")
 
-FINAL_BET_REFUSALS = frozenset({"bet_limits", "insufficient_balance", "no_bet", "not_seated"})
+FINAL_BET_REFUSALS = frozenset(
+    {"bet_limits", "commission_not_whole", "insufficient_balance", "no_bet", "not_seated"}
+)
 """Refusals of a bet that the next betting phase would repeat word for word: the bet
 itself is wrong for the table (limits, chip unit), or there are no chips left to bet
 after a rebuy was tried. Play ends on one rather than waiting for rounds that cannot

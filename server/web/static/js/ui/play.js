@@ -51,7 +51,7 @@ export class Play {
     switch (err.code) {
       case "bet_limits":
         return info
-          ? `Bets at this table are ${chips(info.min_bet)}–${chips(info.max_bet)}, in steps of ${chips(info.bet_unit)}; ${info.max_bonus ? `the bonus bet up to ${chips(info.max_bonus)}` : "no bonus bet here"}. Change your chips.`
+          ? `Bets at this table are ${chips(info.min_bet)}–${chips(info.max_bet)}, in steps of ${chips(info.main_bet_unit || info.bet_unit)}; ${info.max_bonus ? `the bonus bet up to ${chips(info.max_bonus)}` : "no bonus bet here"}. Change your chips.`
           : "That bet is outside this table's limits. Change your chips.";
       case "insufficient_balance":
         return `Not enough chips at this table (${chips(you?.balance ?? 0)}): lower the bet or rebuy.`;
