@@ -405,6 +405,11 @@ class Keys:
         """String: the instance that holds node name ``name`` (one process at a time)."""
         return f"{self.prefix}node-name:{name}"
 
+    def formats(self) -> str:
+        """Set: the stored formats switched on, each once every live node read it; never
+        switched off (``server/store/nodes/formats.py``)."""
+        return f"{self.prefix}formats"
+
     def nodes_channel(self) -> str:
         """Pub/sub channel of the messages to every node."""
         return f"{self.prefix}nodes:chan"
