@@ -52,7 +52,8 @@ def add_version_flag(parser: argparse.ArgumentParser) -> None:
 
     class _Version(argparse.Action):
         def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
-            parser.exit(message=f"{parser.prog} {SERVER_VERSION} (commit {build_commit()})\n")
+            print(f"{parser.prog} {SERVER_VERSION} (commit {build_commit()})")
+            parser.exit()
 
     parser.add_argument(
         "--version", action=_Version, nargs=0, help="print the release and commit, then exit"

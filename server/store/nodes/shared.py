@@ -86,8 +86,9 @@ class ClusterStore:
         self._events_for = client.register_script(EVENTS_FOR)
         self._formats_switch = client.register_script(FORMATS_SWITCH)
         self.formats_on: frozenset[str] = frozenset()
-        """The stored formats switched on, as last read (:mod:`.formats`): a writer of a
-        named format writes it only once it is here."""
+        """The stored formats switched on, as last read
+        (:mod:`server.store.nodes.formats`): a writer of a named format writes it only
+        once it is here."""
         # Publications share round trips, and keep their order: one pipeline in flight.
         self._batch = ScriptBatcher(client)
         self._unsent: set[asyncio.Future[Any]] = set()  # publications not answered yet
