@@ -1,4 +1,5 @@
-"""Messages between nodes may grow between releases (``server/cluster/wire.py``): a
+"""Messages between nodes and the lobby summaries may grow between releases
+(``server/cluster/wire.py``, ``server/cluster/lobby.py``): a
 reader ignores trailing items it does not know, in a message and in each of its
 items, and reads the rest as before; a kind it does not know is refused (the relay
 logs and drops it)."""
@@ -11,6 +12,8 @@ import msgpack
 import pytest
 
 from server.cluster import wire
+from server.cluster.lobby import Summary, read_summary
+from server.table.state import Phase
 
 
 def grown(message: bytes, *extra: Any, inner: bool = False) -> bytes:
@@ -65,3 +68,13 @@ def test_a_kind_it_does_not_know_or_a_message_cut_short_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown request"):
         wire.read_request(short)
     assert wire.read_joined(unknown) is None
+
+
+def test_a_lobby_summary_reads_the_same_with_items_added() -> None:
+    plain = msgpack.packb(["betting", [["p1", 500], ["p2", 20]]])
+    more = msgpack.packb(["betting", [["p1", 500, "x"], ["p2", 20, 1]], {"later": 1}])
+    assert (
+        read_summary(plain) == read_summary(more) == Summary(Phase.BETTING, {"p1": 500, "p2": 20})
+    )
+    assert read_summary(msgpack.packb(["betting"])) is None
+    assert read_summary(msgpack.packb(["nonsense", []])) is None
