@@ -9,7 +9,9 @@ away are sent to another one first, as a balancer would. So the cluster is mixed
 most of the test: old and new nodes hand tables to each other, forward requests and
 publish events to each other. At the end no round was lost (every table's round numbers
 follow each other, none voided), no seat was lost (every bot still sits where it sat),
-every bot's events came without a gap, and ``audit`` is clean. The longest pause a bot
+every bot's events came without a gap, and ``audit`` is clean. No newer stored format
+is switched on while a node of the previous release is live, and every one is once
+the last is gone. The longest pause a bot
 saw between two events of its table is printed (not asserted: the machine may be
 loaded).
 """
@@ -34,6 +36,8 @@ from bench.procs.topology import free_ports
 from clients.autoplay import play_rounds
 from clients.core import Client
 from protocol.messages import Results, RoundVoid, Snapshot, TableEvent
+from server.store import FORMATS
+from server.store.keys import DEFAULT_KEYS
 from server.version import SERVER_VERSION
 from tests.deploy.releases import Release, ReleaseUnavailable, previous_release
 from tests.e2e.process_helpers import audit_passes
@@ -279,7 +283,15 @@ async def test_a_rolling_upgrade_from_the_previous_release_loses_no_round_and_no
                     ("node-2", "0.1.0"),
                     ("node-3", "0.1.0"),
                 ], listed.stdout
+                # The nodes of 0.1.0 announce nothing: no newer format is switched on.
+                assert await redis_client.smembers(DEFAULT_KEYS.formats()) == set()
         upgraded = time.monotonic()
+
+        async def switched_on() -> bool:
+            on = await redis_client.smembers(DEFAULT_KEYS.formats())
+            return {f if isinstance(f, str) else f.decode() for f in on} == set(FORMATS)
+
+        await until(switched_on, 30, "the newer formats to be switched on")
         await until(lambda: rounds_done(upgraded, ROUNDS_AFTER), 120, "rounds on the new nodes")
         ended = time.monotonic()
 
