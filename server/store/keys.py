@@ -398,7 +398,8 @@ class Keys:
         return f"{self.prefix}nodes"
 
     def node(self, instance: str) -> str:
-        """Hash: what a node instance says of itself (name, url, started)."""
+        """Hash: what a node instance says of itself (name, url, started; from 0.2.0 its
+        release and the stored formats it reads: ``server/store/nodes/formats.py``)."""
         return f"{self.prefix}node:{instance}"
 
     def node_name(self, name: str) -> str:
