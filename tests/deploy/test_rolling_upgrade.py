@@ -9,7 +9,9 @@ away are sent to another one first, as a balancer would. So the cluster is mixed
 most of the test: old and new nodes hand tables to each other, forward requests and
 publish events to each other. At the end no round was lost (every table's round numbers
 follow each other, none voided), no seat was lost (every bot still sits where it sat),
-every bot's events came without a gap, and ``audit`` is clean. No newer stored format
+every bot's events came without a gap, and ``audit`` is clean. The first node upgraded
+is drained once more mid-upgrade, so that nodes of the previous release take tables
+this release wrote. No newer stored format
 is switched on while a node of the previous release is live, and every one is once
 the last is gone. The longest pause a bot
 saw between two events of its table is printed (not asserted: the machine may be
@@ -19,6 +21,7 @@ loaded).
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import os
 import random
@@ -263,11 +266,10 @@ async def test_a_rolling_upgrade_from_the_previous_release_loses_no_round_and_no
             assert seat is not None, bot.name
             bot.seat = seat
 
-        upgrade_began = time.monotonic()
-        for i, node in enumerate(nodes):
-            # The balancer's part: the node's players go to another node (one already
-            # upgraded, or the next), then the node drains.
-            other = nodes[(i + 1) % NODES]
+        async def replace(i: int) -> None:
+            """Drain node ``i`` and start it again from this checkout. The balancer's
+            part first: the node's players go to the next node."""
+            node, other = nodes[i], nodes[(i + 1) % NODES]
             for bot in bots:
                 if bot.client.url == node.url:
                     bot.client.url = other.url
@@ -275,16 +277,31 @@ async def test_a_rolling_upgrade_from_the_previous_release_loses_no_round_and_no
             assert code == 0, node.output()[-3000:]
             node.start(redis_url, None)
             await node.ready()
-            if i == 0:  # mixed: the operator sees which node runs which release
-                listed = await asyncio.to_thread(run_cli, ["--redis-url", redis_url, "nodes"])
-                rows = re.findall(r"^(node-\d)\t\S+\t\S+\t\d+\t-?\d+\t(\S+)$", listed.stdout, re.M)
-                assert sorted(rows) == [
-                    ("node-1", SERVER_VERSION),
-                    ("node-2", "0.1.0"),
-                    ("node-3", "0.1.0"),
-                ], listed.stdout
-                # The nodes of 0.1.0 announce nothing: no newer format is switched on.
-                assert await redis_client.smembers(DEFAULT_KEYS.formats()) == set()
+
+        upgrade_began = time.monotonic()
+        for i in range(NODES):
+            await replace(i)
+            if i > 0:
+                continue
+            # Mixed: the operator sees which node runs which release.
+            listed = await asyncio.to_thread(run_cli, ["--redis-url", redis_url, "nodes"])
+            rows = re.findall(r"^(node-\d)\t\S+\t\S+\t(\d+)\t-?\d+\t(\S+)$", listed.stdout, re.M)
+            assert sorted((name, release) for name, _, release in rows) == [
+                ("node-1", SERVER_VERSION),
+                ("node-2", "0.1.0"),
+                ("node-3", "0.1.0"),
+            ], listed.stdout
+            # The nodes of 0.1.0 announce nothing: no newer format is switched on.
+            assert await redis_client.smembers(DEFAULT_KEYS.formats()) == set()
+            # The other way: the upgraded node, holding tables it has written, drains
+            # again (a restart mid-upgrade), so nodes of 0.1.0 take tables this
+            # release wrote, and play them on.
+            assert int({n: held for n, held, _ in rows}["node-1"]) >= 1, listed.stdout
+            mark = time.monotonic()
+            await until(
+                functools.partial(rounds_done, mark, 1), 120, "a round with node-1 upgraded"
+            )
+            await replace(0)
         upgraded = time.monotonic()
 
         async def switched_on() -> bool:
