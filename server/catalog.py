@@ -45,6 +45,12 @@ __all__ = [
 ]
 
 
+NOT_READ_YET = (
+    "a setting of this table is newer than a live node's release, which could not read "
+    "the table: upgrade every node first (deploy/README.md, Upgrades)"
+)
+
+
 class CatalogError(Exception):
     """An operation on the catalog refused; :attr:`code` names why, for an API's
     answers, and the message says it to a person."""
@@ -111,6 +117,8 @@ def _refused(exc: CatalogRefused) -> CatalogError:
         return TableNotOpen(exc.table_id, TableStatus.CLOSING)
     if exc.reason is CatalogRefusal.CLOSED:
         return TableNotOpen(exc.table_id, TableStatus.CLOSED)
+    if exc.reason is CatalogRefusal.NOT_READ:  # a node of an earlier release is live
+        return BadTableConfig(f"table {exc.table_id}: {NOT_READ_YET}")
     return TableNotOpen(exc.table_id, TableStatus.OPEN)
 
 

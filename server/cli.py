@@ -78,6 +78,7 @@ from server.store import (
     open_command_stores,
 )
 from server.tables_file import load_tables
+from server.version import add_version_flag
 from server.wallet import WalletError
 from server.wallet.commands import audit_wallet, moment_ms, reconcile_command
 
@@ -103,6 +104,7 @@ def _parser() -> argparse.ArgumentParser:
         "a flag wins, and an empty variable counts as unset.",
     )
     add_arguments(parser)
+    add_version_flag(parser)
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("serve", help="run the server (the default)")
     tok = sub.add_parser("token", help="issue a signed login token")
@@ -560,12 +562,13 @@ async def _nodes(settings: Settings) -> int:
         holders = await stores.tables.leases.holders(table_ids)
         placed = assign(table_ids, live.instances)
         held = {t: h[1] for t, h in zip(table_ids, holders, strict=True) if h is not None}
-        print("node\tinstance\turl\ttables held\tregistration left (ms)")
+        print("node\tinstance\turl\ttables held\tregistration left (ms)\trelease")
         for instance in live.instances:
             count = sum(1 for h in held.values() if h == instance)
             url = info[instance].get("url", "-")
             left = live.expires[instance] - live.now
-            print(f"{node_name(instance)}\t{instance}\t{url}\t{count}\t{left}")
+            release = info[instance].get("release", "0.1.0")  # 0.1.0 announced none
+            print(f"{node_name(instance)}\t{instance}\t{url}\t{count}\t{left}\t{release}")
         print()
         print("table\tholder\tplaced on")
         for table_id in table_ids:

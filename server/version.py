@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import functools
 import os
 import re
@@ -44,3 +45,16 @@ def build_commit() -> str:
         return "unknown"
     sha = done.stdout.strip()
     return sha if done.returncode == 0 and _SHA.fullmatch(sha) else "unknown"
+
+
+def add_version_flag(parser: argparse.ArgumentParser) -> None:
+    """``--version``: print the release (:data:`SERVER_VERSION`) and the commit, and exit."""
+
+    class _Version(argparse.Action):
+        def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+            print(f"{parser.prog} {SERVER_VERSION} (commit {build_commit()})")
+            parser.exit()
+
+    parser.add_argument(
+        "--version", action=_Version, nargs=0, help="print the release and commit, then exit"
+    )

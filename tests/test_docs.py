@@ -42,6 +42,7 @@ SCANNED = (
     "deploy",
     "docs",
     "README.md",
+    "CHANGELOG.md",
     "Makefile",
     "pyproject.toml",
 )

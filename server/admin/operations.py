@@ -227,6 +227,8 @@ async def nodes(stores: Stores, table_ids: Sequence[str]) -> dict[str, Any]:
                 "instance": i,
                 "url": info[i].get("url"),
                 "started_s": int(info[i]["started"]) if "started" in info[i] else None,
+                # None: a node of 0.1.0, which did not announce its release
+                "release": info[i].get("release"),
                 "tables_held": sum(1 for h in held.values() if h == i),
                 "registration_left_ms": live.expires[i] - live.now,
             }

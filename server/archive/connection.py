@@ -21,7 +21,7 @@ from server.archive.dialects import (
     connect_postgres,
     connect_sqlite,
 )
-from server.archive.schema import SCHEMA_VERSION, statements
+from server.archive.migrations import SCHEMA, Schema, prepare
 from server.config import redacted_url as describe
 
 T = TypeVar("T")
@@ -36,8 +36,10 @@ class Connection:
     when done.
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, schema: Schema = SCHEMA) -> None:
+        """``schema``: the tables' version and the migrations to it (this release's)."""
         self.url = url
+        self.schema = schema
         self._dialect: Dialect
         self._path: Path | None = None
         # The driver's errors the archive's callers see as ArchiveError (PostgreSQL's:
@@ -111,21 +113,12 @@ class Connection:
                 conn.close()
 
     def _create(self, conn: Any) -> None:
+        """Create the tables, or migrate them forward (:mod:`server.archive.migrations`),
+        in one transaction under the creation lock, once per connection."""
         d = self._dialect
         d.begin_create(conn)
-        for statement in statements(d.blob):
-            conn.execute(statement)
-        conn.execute(
-            d.sql("INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING"),
-            ("schema", str(SCHEMA_VERSION)),
-        )
-        found = self._q(conn, "SELECT value FROM meta WHERE name = 'schema'")[0][0]
+        prepare(conn, d, self.schema, describe(self.url))
         d.commit(conn)
-        if found != str(SCHEMA_VERSION):
-            raise ArchiveError(
-                f"the archive {describe(self.url)} has the tables of version {found}, this "
-                f"server writes version {SCHEMA_VERSION}: give it a new, empty database"
-            )
         self._ready = True
 
     def _q(self, conn: Any, text: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

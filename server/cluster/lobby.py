@@ -38,11 +38,14 @@ def summary(state: TableState) -> bytes:
 
 
 def read_summary(stored: bytes) -> Summary | None:
-    """A stored summary; None if it cannot be read (written by another version)."""
+    """A stored summary; None if it cannot be read (written by another version). Items
+    after the ones read here, in the summary or in a seat's pair, are a later release's
+    and are ignored."""
     try:
-        phase, seats = msgpack.unpackb(stored, raw=False)
-        return Summary(Phase(phase), {str(p): int(b) for p, b in seats})
-    except (ValueError, TypeError):
+        value = msgpack.unpackb(stored, raw=False)
+        phase, seats = value[0], value[1]
+        return Summary(Phase(phase), {str(s[0]): int(s[1]) for s in seats})
+    except (ValueError, TypeError, IndexError, KeyError):
         return None
 
 

@@ -26,8 +26,16 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from server.cluster.placement import assign, node_name
-from server.store import ClusterStore, LiveNodes, StoreUnavailable, TableStore
+from server.store import (
+    FORMATS,
+    ClusterStore,
+    LiveNodes,
+    StoreUnavailable,
+    TableStore,
+    announcement,
+)
 from server.tasks import cancel_and_wait
+from server.version import SERVER_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +57,10 @@ class Membership:
         on_lapsed: Callable[[], None],
         on_handed_over: Callable[[str, str], None],
         on_changed: Callable[[list[str], list[str]], None],
+        reads: frozenset[str] = frozenset(FORMATS),
     ) -> None:
-        """``on_placed()``: the placement changed. ``on_handed_over(table_id, to)``: a
+        """``reads``: the stored formats this node reads (every one this release
+        names). ``on_placed()``: the placement changed. ``on_handed_over(table_id, to)``: a
         table was given up for node instance ``to``. ``on_changed(came, gone)``: other
         node instances counted live from now, and no longer (told after :attr:`live`
         says so)."""
@@ -58,7 +68,10 @@ class Membership:
         self.tables = tables
         self.table_ids = sorted(table_ids)
         self.instance = instance
-        self.info = dict(info)
+        # Its release and the stored formats it reads, for the others to know what they
+        # may write (server/store/nodes/formats.py).
+        self.info = {**info, **announcement(SERVER_VERSION, reads)}
+        self.reads = frozenset(reads)
         self.ttl_ms = ttl_ms
         self.on_placed = on_placed
         self.on_lapsed = on_lapsed
@@ -112,7 +125,10 @@ class Membership:
     # --- life ------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Register, then keep the registration alive in the background."""
+        """Register, then keep the registration alive in the background. Raises
+        :class:`~server.store.FormatsAhead` (before registering) if the store has a
+        stored format switched on that this node does not read."""
+        await self.store.check_formats(self.reads)
         await self.beat()
         self._task = asyncio.create_task(self._run(), name="membership")
 
@@ -242,6 +258,20 @@ class Membership:
             await self._write_counts()
         except StoreUnavailable as exc:
             log.warning("holders and watcher counts not read or written (%s)", exc)
+        if not self.reads <= self.store.formats_on and not self.draining:
+            await self._switch_formats()
+
+    async def _switch_formats(self) -> None:
+        """Switch on each stored format this node reads that every live node reads (a
+        node of a release that announces none holds them all back until it leaves)."""
+        before = self.store.formats_on
+        try:
+            on = await self.store.switch_formats(self.reads)
+        except StoreUnavailable as exc:
+            log.warning("stored formats not switched on (%s)", exc)
+            return
+        if on - before:
+            log.info("stored formats on (every live node reads them): %s", ", ".join(sorted(on)))
 
     def _place(self, instances: list[str]) -> None:
         if instances == self.live and self.placed:

@@ -37,6 +37,14 @@ send to the connection, in order, and for ``attach`` the last event they reach),
 Every frame is a protocol frame, encoded once by the node that made it: private ones
 travel only on their player's channel, so a node never receives a card its
 connections may not see.
+
+Between releases (docs/DESIGN.md, "Releases side by side"): a reader ignores items
+after the ones it knows, so a later release may add trailing items that an earlier
+one can do without; a message an earlier release cannot read at all (a new kind, a
+changed item) is logged and dropped by it (each message here is at most once anyway),
+so its sender sends it only once every live node reads it
+(``ClusterStore.formats_on``). Release 0.1.0 read every message at its exact length:
+while one of its nodes is live, no message grows.
 """
 
 from __future__ import annotations
@@ -108,13 +116,10 @@ class Relayed:
 def read_table_message(message: bytes) -> Relayed:
     """A table channel's message; ValueError if it is none."""
     value = unpack(message)
-    if value[0] == "events" and len(value) == 3:
-        items = [
-            (int(seq), bytes(public), [str(p) for p in players])
-            for seq, public, players in value[2]
-        ]
+    if value[0] == "events" and len(value) >= 3:
+        items = [(int(i[0]), bytes(i[1]), [str(p) for p in i[2]]) for i in value[2]]
         return Relayed(str(value[1]), items)
-    if value[0] == "held" and len(value) == 3:
+    if value[0] == "held" and len(value) >= 3:
         return Relayed(str(value[1]), [], int(value[2]))
     raise ValueError(f"unknown table message {value[0]!r}")
 
@@ -122,9 +127,9 @@ def read_table_message(message: bytes) -> Relayed:
 def read_private(message: bytes) -> tuple[str, list[tuple[int, bytes]]]:
     """A player channel's message: the table, and the player's frames by seq."""
     value = unpack(message)
-    if value[0] != "private" or len(value) != 3:
+    if value[0] != "private" or len(value) < 3:
         raise ValueError("not a private message")
-    return str(value[1]), [(int(seq), bytes(frame)) for seq, frame in value[2]]
+    return str(value[1]), [(int(f[0]), bytes(f[1])) for f in value[2]]
 
 
 # --- requests and replies ------------------------------------------------------------
@@ -163,16 +168,16 @@ def read_request(message: bytes) -> Request:
     """A table requests channel's message; ValueError if it is none."""
     value = unpack(message)
     kind = value[0]
-    if kind == "call" and len(value) == 7:
-        _, req, sender, player, session_id, name, frame = value
+    if kind == "call" and len(value) >= 7:
+        _, req, sender, player, session_id, name, frame = value[:7]
         return Request(
             kind, int(req), str(sender), str(player), str(session_id), str(name), bytes(frame)
         )
-    if kind == "attach" and len(value) == 5:
+    if kind == "attach" and len(value) >= 5:
         seq = int(value[4])
         last_seq = None if seq < 0 else seq
         return Request(kind, int(value[1]), str(value[2]), str(value[3]), last_seq=last_seq)
-    if kind == "presence" and len(value) == 4:
+    if kind == "presence" and len(value) >= 4:
         return Request(kind, int(value[1]), str(value[2]), str(value[3]))
     raise ValueError(f"unknown request {kind!r}")
 
@@ -200,7 +205,7 @@ def resumed(sender: str, session_id: str) -> bytes:
 def read_resumed(message: bytes) -> tuple[str, str]:
     """A ``resumed`` message: its sender and session."""
     value = unpack(message)
-    if value[0] != "resumed" or len(value) != 3:
+    if value[0] != "resumed" or len(value) < 3:
         raise ValueError("not a resumed message")
     return str(value[1]), str(value[2])
 
@@ -213,7 +218,7 @@ def joined(sender: str) -> bytes:
 def read_joined(message: bytes) -> str | None:
     """The sender of a ``joined`` message; None if it is another message."""
     value = unpack(message)
-    if value[0] != "joined" or len(value) != 2:
+    if value[0] != "joined" or len(value) < 2:
         return None
     return str(value[1])
 
@@ -246,12 +251,12 @@ def read_node_message(message: bytes) -> NodeMessage:
     """A node channel's message; ValueError if it is none."""
     value = unpack(message)
     kind = value[0]
-    if kind == "reply" and len(value) == 4:
+    if kind == "reply" and len(value) >= 4:
         return NodeMessage(kind, int(value[1]), tuple(bytes(f) for f in value[2]), int(value[3]))
-    if kind == "nothere" and len(value) == 2:
+    if kind == "nothere" and len(value) >= 2:
         return NodeMessage(kind, int(value[1]))
-    if kind == "take" and len(value) == 2:
+    if kind == "take" and len(value) >= 2:
         return NodeMessage(kind, table_id=str(value[1]))
-    if kind in ("announced", "drain") and len(value) == 2:
+    if kind in ("announced", "drain") and len(value) >= 2:
         return NodeMessage(kind, sender=str(value[1]))
     raise ValueError(f"unknown node message {kind!r}")

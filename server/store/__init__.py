@@ -61,6 +61,7 @@ from server.store.errors import (
     Unreplicated,
     WritesRefused,
 )
+from server.store.nodes.formats import FORMATS, FormatsAhead, announcement
 from server.store.nodes.shared import ClusterStore, LiveNodes
 from server.store.opening import NotTheServers, Stores, open_command_stores, open_stores
 from server.store.operators.tokens import AdminTokenRecord, AdminTokens
@@ -93,6 +94,7 @@ from server.store.tables.store import (
 __all__ = [
     "CREDITED",
     "DEFAULT_LOG_CAP",
+    "FORMATS",
     "MAX_REASON",
     "MINUTE_MS",
     "REMOVED",
@@ -115,6 +117,7 @@ __all__ = [
     "CommitResult",
     "CommitStatus",
     "EmbeddedRedisError",
+    "FormatsAhead",
     "GuestLimits",
     "Intent",
     "Leases",
@@ -153,6 +156,7 @@ __all__ = [
     "WalletStore",
     "WalletTxn",
     "WritesRefused",
+    "announcement",
     "check_operator_key",
     "credit_prefix",
     "debit_base",

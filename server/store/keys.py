@@ -398,12 +398,18 @@ class Keys:
         return f"{self.prefix}nodes"
 
     def node(self, instance: str) -> str:
-        """Hash: what a node instance says of itself (name, url, started)."""
+        """Hash: what a node instance says of itself (name, url, started; from 0.2.0 its
+        release and the stored formats it reads: ``server/store/nodes/formats.py``)."""
         return f"{self.prefix}node:{instance}"
 
     def node_name(self, name: str) -> str:
         """String: the instance that holds node name ``name`` (one process at a time)."""
         return f"{self.prefix}node-name:{name}"
+
+    def formats(self) -> str:
+        """Set: the stored formats switched on, each once every live node read it; never
+        switched off (``server/store/nodes/formats.py``)."""
+        return f"{self.prefix}formats"
 
     def nodes_channel(self) -> str:
         """Pub/sub channel of the messages to every node."""

@@ -30,8 +30,9 @@ from server.store.client.replies import as_bytes, as_int, as_str
 from server.store.errors import StoreError, require_bytes_client, store_call
 from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.lua.catalog import CATALOG_SEED, CATALOG_WRITE
+from server.store.nodes.formats import TABLE_CONFIG_FIELDS
 from server.store.pubsub.channel import ChannelListener
-from server.store.tables.parts import config_from_plain, config_to_plain
+from server.store.tables.parts import config_fields_beyond, config_from_plain, config_to_plain
 from server.table.state import TableConfig
 
 
@@ -51,6 +52,9 @@ class CatalogRefusal(enum.StrEnum):
     CLOSING = "CLOSING"  # change: the table is closing
     CLOSED = "CLOSED"  # change or close: the table is closed
     OPEN = "OPEN"  # closed: nobody closed the table
+    # create or change: settings a live node of an earlier release cannot read (never
+    # from the script: checked before it, server/store/nodes/formats.py)
+    NOT_READ = "NOT_READ"
 
 
 class CatalogRefused(Exception):
@@ -139,12 +143,12 @@ class TableCatalog:
     async def create(self, config: TableConfig) -> int:
         """Add ``config``'s table, open; the catalog's new revision.
         :class:`CatalogRefused` (``EXISTS``) if its id was ever used."""
-        return await self._change("create", config.table_id, _pack(config))
+        return await self._change("create", config.table_id, await self._settings(config))
 
     async def change(self, config: TableConfig) -> int:
         """Give ``config``'s table these settings; the new revision. Refused if the
         table is missing, closing or closed."""
-        return await self._change("change", config.table_id, _pack(config))
+        return await self._change("change", config.table_id, await self._settings(config))
 
     async def close(self, table_id: str) -> int:
         """Start closing ``table_id`` (a table already closing: nothing to do); the
@@ -156,6 +160,17 @@ class TableCatalog:
         left on it; done already: nothing to do); the revision. Refused if the table
         is missing or open."""
         return await self._change("closed", table_id, b"")
+
+    @store_call
+    async def _settings(self, config: TableConfig) -> bytes:
+        """``config`` packed; :class:`CatalogRefused` (``NOT_READ``) if it has a setting
+        added since 0.1.0 away from its default while the stored format of such
+        settings is not switched on (a node that cannot read it may be live)."""
+        if config_fields_beyond(config) and not await self.redis.sismember(
+            self.keys.formats(), TABLE_CONFIG_FIELDS
+        ):
+            raise CatalogRefused(CatalogRefusal.NOT_READ, config.table_id)
+        return _pack(config)
 
     @store_call
     async def _change(self, op: str, table_id: str, config: bytes) -> int:

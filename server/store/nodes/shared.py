@@ -21,7 +21,14 @@ from server.store.client.batching import ScriptBatcher
 from server.store.client.replies import as_bytes, as_int, as_str
 from server.store.errors import require_bytes_client, store_call, translated
 from server.store.keys import DEFAULT_KEYS, Keys
-from server.store.lua.nodes import EVENTS_FOR, NODES_BEAT, PUBLISH_COMMIT, PUBLISH_ONE
+from server.store.lua.nodes import (
+    EVENTS_FOR,
+    FORMATS_SWITCH,
+    NODES_BEAT,
+    PUBLISH_COMMIT,
+    PUBLISH_ONE,
+)
+from server.store.nodes.formats import READS, FormatsAhead, read_by_all
 
 PRESENCE_TTL_MS = 24 * 3600 * 1000
 """How long a player's entry of where they are connected outlives its last change (the
@@ -77,6 +84,11 @@ class ClusterStore:
         self._publish_commit = client.register_script(PUBLISH_COMMIT)
         self._publish_one = client.register_script(PUBLISH_ONE)
         self._events_for = client.register_script(EVENTS_FOR)
+        self._formats_switch = client.register_script(FORMATS_SWITCH)
+        self.formats_on: frozenset[str] = frozenset()
+        """The stored formats switched on, as last read
+        (:mod:`server.store.nodes.formats`): a writer of a named format writes it only
+        once it is here."""
         # Publications share round trips, and keep their order: one pipeline in flight.
         self._batch = ScriptBatcher(client)
         self._unsent: set[asyncio.Future[Any]] = set()  # publications not answered yet
@@ -134,6 +146,35 @@ class ClusterStore:
             i: {as_str(k): as_str(v) for k, v in fields.items()}
             for i, fields in zip(instances, replies, strict=True)
         }
+
+    # --- stored formats (server/store/nodes/formats.py) -------------------------------
+
+    @store_call
+    async def check_formats(self, reads: frozenset[str] = READS) -> frozenset[str]:
+        """The formats switched on (kept in :attr:`formats_on`); raises
+        :class:`~server.store.nodes.formats.FormatsAhead` if one is not in ``reads``."""
+        on = frozenset(as_str(f) for f in await self.redis.smembers(self.keys.formats()))
+        if on - reads:
+            raise FormatsAhead(on - reads)
+        self.formats_on = on
+        return on
+
+    @store_call
+    async def switch_formats(self, wanted: frozenset[str] = READS) -> frozenset[str]:
+        """Switch on each of ``wanted`` that every live node reads (as each announced
+        in its registration), atomically with the live nodes read; the formats on
+        (kept in :attr:`formats_on`). A node joining or leaving between the reads and
+        the switch leaves it to the next call."""
+        if wanted <= self.formats_on:
+            return self.formats_on
+        live = (await self.live_nodes()).instances
+        infos = await self.node_info(live)
+        candidates = sorted((wanted & read_by_all(infos.values())) - self.formats_on)
+        keys = [self.keys.nodes(), self.keys.formats(), *(self.keys.node(i) for i in live)]
+        reply = await self._formats_switch(keys=keys, args=[len(live), *live, *candidates])
+        on = frozenset(as_str(f) for f in reply[1:])
+        self.formats_on = on
+        return on
 
     # --- publishing ------------------------------------------------------------------
 

@@ -44,7 +44,7 @@ read (:func:`from_parts`), never written.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import fields
+from dataclasses import MISSING, Field, fields
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any, Protocol
@@ -140,9 +140,7 @@ def _plain(obj: Any) -> Any:
         return obj
     if isinstance(obj, TableConfig):
         return _plain_config(obj)
-    if isinstance(obj, RuleOptions):
-        return _plain_rules(obj)
-    if isinstance(obj, TableState | Seat | SeatResult):
+    if isinstance(obj, TableState | Seat | SeatResult | RuleOptions):
         return {name: _plain(getattr(obj, name)) for name in type(obj).__slots__}
     if isinstance(obj, StrEnum):
         return obj.value
@@ -151,27 +149,80 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
-# Rule options added since release 0.1.0, with their defaults: each is written only when
-# it is not its default. A 0.1.0 node reads a table's settings by passing the stored
-# map's keys to RuleOptions, so a key it does not know fails its whole reading (of the
-# table, and of the catalog that holds it); every table left at the defaults is stored
-# byte for byte as 0.1.0 stores it.
-_RULES_SINCE_0_1_0: dict[str, Any] = {"commission_rounding": CommissionRounding.DOWN}
-_ABSENT = object()
-
-
-def _plain_rules(rules: RuleOptions) -> dict[str, Any]:
-    return {
-        name: _plain(value)
-        for name in type(rules).__slots__
-        if (value := getattr(rules, name)) != _RULES_SINCE_0_1_0.get(name, _ABSENT)
+PREVIOUS_CONFIG_FIELDS = frozenset(
+    {
+        "table_id",
+        "name",
+        "min_bet",
+        "max_bet",
+        "denominations",
+        "bonus_min",
+        "bonus_max",
+        "min_buy_in",
+        "max_buy_in",
+        "seats",
+        "betting_ms",
+        "dealing_ms",
+        "setting_ms",
+        "revealing_ms",
+        "settling_ms",
+        "grace_ms",
+        "max_sit_out_rounds",
+        "rules",
     }
+)
+"""The fields of a table's settings that release 0.1.0 reads. It reads a settings map
+with every key of a field it has (a missing one takes its default) and fails on any
+other key, so a field added since is written only at a value other than its default
+(:func:`config_fields_beyond`), and a writer writes such a value only once every live
+node reads it (the stored format ``table-config-fields``, server/store/nodes/formats.py).
+Never safe to ignore an unknown field on reading: a setting can move chips."""
+
+PREVIOUS_RULE_FIELDS = frozenset(
+    {"wheel", "foul", "commission_pct", "house_way", "bonus_pay_table"}
+)
+"""The rule options of a table's settings that release 0.1.0 reads (as above)."""
+
+
+def _at_default(record: Any, f: Field[Any]) -> bool:
+    value = getattr(record, f.name)
+    if f.default is not MISSING:
+        return bool(value == f.default)
+    if f.default_factory is not MISSING:
+        return bool(value == f.default_factory())
+    return False  # a field without a default is always written
+
+
+def _newer_written(record: Any, previous: frozenset[str]) -> list[Field[Any]]:
+    """The fields of ``record`` written (see :data:`PREVIOUS_CONFIG_FIELDS`)."""
+    return [f for f in fields(record) if f.name in previous or not _at_default(record, f)]
 
 
 @lru_cache(maxsize=1024)
 def _plain_config(config: TableConfig) -> dict[str, Any]:
-    """A table's settings as plain data, built once per settings (they rarely change)."""
-    return {f.name: _plain(getattr(config, f.name)) for f in fields(config)}
+    """A table's settings as plain data, built once per settings (they rarely change):
+    every field 0.1.0 reads, and a field added since only when not at its default."""
+    plain = {
+        f.name: _plain(getattr(config, f.name))
+        for f in _newer_written(config, PREVIOUS_CONFIG_FIELDS)
+        if f.name != "rules"
+    }
+    rules = config.rules
+    plain["rules"] = {
+        f.name: _plain(getattr(rules, f.name)) for f in _newer_written(rules, PREVIOUS_RULE_FIELDS)
+    }
+    return plain
+
+
+def config_fields_beyond(config: TableConfig) -> list[str]:
+    """The fields of ``config`` stored that release 0.1.0 does not read (added since,
+    at a value other than their default; ``rules.`` before a rule option's): a writer
+    stores such settings only once every live node reads them."""
+    plain = _plain_config(config)
+    return sorted(
+        [k for k in plain if k not in PREVIOUS_CONFIG_FIELDS]
+        + [f"rules.{k}" for k in plain["rules"] if k not in PREVIOUS_RULE_FIELDS]
+    )
 
 
 # Every commit serializes the header and the seats that changed, so their records are

@@ -30,6 +30,7 @@ from protocol.messages import (
 from protocol.structs import Balances, TableList
 from server.app import App
 from server.config import Settings
+from server.version import SERVER_VERSION
 from tests.helpers import until, url
 from tests.server.conftest import StartApp
 from tests.server.helpers import Client, Reply, assert_gapless, close_all, quick_tables
@@ -154,10 +155,12 @@ async def test_the_nodes_command_shows_who_holds_which_table(
     args = ["--redis-url", server_settings.redis_url or "", "--tables-file", str(tables_file)]
     done = await asyncio.to_thread(run_cli, [*args, "nodes"])
     assert done.returncode == 0, done.stderr
-    nodes = re.findall(r"^(a|b)\t(\S+)\tws://127.0.0.1:(\d+)/\t(\d)\t\d+$", done.stdout, re.M)
-    assert sorted((name, int(port), int(count)) for name, _, port, count in nodes) == [
-        ("a", a.port, 1),
-        ("b", b.port, 1),
+    nodes = re.findall(
+        r"^(a|b)\t(\S+)\tws://127.0.0.1:(\d+)/\t(\d)\t\d+\t(\S+)$", done.stdout, re.M
+    )
+    assert sorted((name, int(port), int(count), r) for name, _, port, count, r in nodes) == [
+        ("a", a.port, 1, SERVER_VERSION),
+        ("b", b.port, 1, SERVER_VERSION),
     ]
     rows = dict(re.findall(r"^(q[12])\t(\w+)\t\w+$", done.stdout, re.M))
     assert rows[table] == "a"
