@@ -20,7 +20,7 @@ from protocol.messages import ErrorReply
 _PLAIN: Final = {
     "insufficient_balance": "not enough chips: lower the bet or rebuy",
     "bet_limits": "outside the table's limits",
-    "commission_not_whole": "the commission on that bet would not be whole: bet in the table's steps",
+    "commission_not_whole": "its commission would not be whole: bet in the table's steps",
     "wrong_phase": "not now: wait for the right phase",
     "foul": "that split fouls: the high hand must outrank the low hand; set again",
     "not_seated": "you need a seat at this table",

@@ -21,7 +21,9 @@ from server.catalog import (
     list_tables,
     seed_catalog,
 )
-from server.store import TableCatalog, TableStatus
+from server.store import TableCatalog, TableStatus, announcement
+from server.store.nodes.formats import TABLE_CONFIG_FIELDS
+from server.store.nodes.shared import ClusterStore
 from server.tables_file import describe_table, load_tables, table_config
 from tests.server.processes import run_cli
 
@@ -135,9 +137,16 @@ async def test_the_table_commands(redis_url: str, catalog: TableCatalog) -> None
 
 
 @pytest.mark.asyncio
-async def test_the_commission_rounding_is_an_option_like_the_others(catalog: TableCatalog) -> None:
+async def test_the_commission_rounding_is_an_option_like_the_others(
+    catalog: TableCatalog, redis_client: redis.asyncio.Redis
+) -> None:
     # docs/RULES.md, "Commission": a whole table's limits must be bets it takes.
     await seed_catalog(catalog, [])
+    # A setting added since 0.1.0, away from its default: taken once every live node
+    # reads it (one of today's here).
+    nodes = ClusterStore(redis_client)
+    await nodes.beat("today#1", 60_000, announcement("today"))
+    assert await nodes.switch_formats(frozenset({TABLE_CONFIG_FIELDS})) == {TABLE_CONFIG_FIELDS}
     await create_table(catalog, {**SPEC, "commission_rounding": "up"})
     with pytest.raises(BadTableConfig, match="multiples of 100"):  # chips of 25: 100
         await change_table(catalog, "pearl", {"commission_rounding": "whole"})

@@ -13,7 +13,10 @@ import pytest
 import redis.asyncio
 
 from server.rules.options import CommissionRounding, RuleOptions
+from server.store import announcement
 from server.store.catalog.catalog import TableCatalog
+from server.store.nodes.formats import TABLE_CONFIG_FIELDS
+from server.store.nodes.shared import ClusterStore
 from server.store.tables.parts import (
     CONFIG_PART,
     config_from_plain,
@@ -74,6 +77,10 @@ def test_a_table_that_sets_the_rounding_stores_it_and_reads_it_back(config: Tabl
 async def test_the_catalog_keeps_the_rounding(redis_client: redis.asyncio.Redis) -> None:
     catalog = TableCatalog(redis_client)
     assert await catalog.seed([PLAIN, replace(UP, table_id="lotus")])
+    # A change away from the default needs every live node to read it: one of today's.
+    nodes = ClusterStore(redis_client)
+    await nodes.beat("today#1", 60_000, announcement("today"))
+    assert await nodes.switch_formats(frozenset({TABLE_CONFIG_FIELDS})) == {TABLE_CONFIG_FIELDS}
     await catalog.change(replace(WHOLE, max_bet=400))
     read = (await catalog.read()).tables
     assert read["jade"].config == replace(WHOLE, max_bet=400)
