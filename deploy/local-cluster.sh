@@ -134,6 +134,8 @@ write_haproxy_config() {
         servers+="    server node-$n 127.0.0.1:$((node_port + n - 1)) check"$'\n'
     done
     awk -v port="$port" -v servers="$servers" -v pidfile="$dir/haproxy.pid" -v cert="$tls_cert" '
+        /^\.if defined\(PAIGOW_BALANCER_TLS\)/ { tls = 1; next }  # compose TLS: this has its own
+        tls { if (/^\.endif/) tls = 0; next }
         /^resolvers docker/ { skip = 1; next }
         skip && /^$/ { skip = 0; next }
         skip { next }
