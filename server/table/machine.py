@@ -113,6 +113,22 @@ class Transition:
     reply: HandChoice | None = None
 
 
+# A refusal's words are read by players (clients show the server's message as it is):
+# the request in words, never the name of a class of this module.
+_ACTS: dict[type[Event], str] = {
+    SitDown: "Sitting down",
+    StandUp: "Standing up",
+    Rebuy: "A rebuy",
+    CashOut: "A cash-out",
+    PlaceBet: "A bet",
+    Rebet: "Repeating the last bet",
+    ClearBet: "Taking a bet back",
+    SitOut: "Sitting out",
+    SetHand: "Setting a hand",
+    UseHouseWay: "Setting a hand the house way",
+}
+
+
 def step(state: TableState, event: Event, now_ms: int) -> Transition:
     """Apply ``event`` at time ``now_ms``. Raises :class:`TableError` if it is not legal now.
 
@@ -122,9 +138,10 @@ def step(state: TableState, event: Event, now_ms: int) -> Transition:
     closing.refuse(state, event)  # before the phase: protocol/PROTOCOL.md, section 10
     handler = TRANSITIONS.get((state.phase, type(event)))
     if handler is None:
+        act = _ACTS.get(type(event), type(event).__name__)
         raise TableError(
             ErrorCode.WRONG_PHASE,
-            f"{type(event).__name__} is not allowed while the table is {state.phase.value}",
+            f"{act} is not allowed while the table is {state.phase.value}",
         )
     work = Work(state, now_ms, event.seed if isinstance(event, Tick) else None)
     handler(work, event)

@@ -145,6 +145,15 @@ def test_rebuy_refused_during_a_round_in_play() -> None:
     assert info.value.code is ErrorCode.WRONG_PHASE
 
 
+def test_a_request_out_of_its_phase_is_refused_in_words() -> None:
+    """Clients show the message as it is: the request in words, not a class's name."""
+    h = seated(1)
+    with pytest.raises(TableError) as info:
+        h.apply(SetHand("p0", (0, 1)))
+    assert info.value.code is ErrorCode.WRONG_PHASE
+    assert info.value.message == "Setting a hand is not allowed while the table is betting"
+
+
 def test_suggestion_does_not_set_and_matches_house_way() -> None:
     h = seated(1)
     h.apply(PlaceBet("p0", 100))
