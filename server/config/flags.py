@@ -27,7 +27,7 @@ class Declared:
     help: str
     default: Any
     shown: str
-    parse: Callable[[str], Any]  # one value, from a flag or (but for a list) a variable
+    parse: Callable[[str], Any]  # one value, from a flag or a variable (each of a list's)
     many: bool  # a list: the flag repeats, the variable is comma-separated
     secret: bool = False  # also read from the file named by the variable + _FILE
 
@@ -45,7 +45,7 @@ class Declared:
             text = read_secret_file(self.env, path)
         if not text:
             return self.default
-        return words(text) if self.many else self.parse(text)
+        return tuple(self.parse(w) for w in words(text)) if self.many else self.parse(text)
 
 
 def _shown(value: Any) -> str:
@@ -60,6 +60,7 @@ def declared() -> list[Declared]:
     out = []
     for f in fields(Settings):
         parse, many = parser_of(hints[f.name])
+        parse = f.metadata["parse"] or parse
         out.append(
             Declared(
                 name=f.name,
@@ -97,6 +98,7 @@ def add_arguments(
                 d.flag,
                 dest=d.name,
                 action="append",
+                type=d.parse,
                 default=None,
                 metavar=d.flag.lstrip("-").upper(),
                 help=text,

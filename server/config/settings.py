@@ -3,19 +3,28 @@ default and help text (:func:`about`), and what a process makes of them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from server.config.values import network
 from server.logs import LogFormat, LogLevel
 
 
-def about(help: str, *, flag: str | None = None, shown: str | None = None) -> dict[str, Any]:
+def about(
+    help: str,
+    *,
+    flag: str | None = None,
+    shown: str | None = None,
+    parse: Callable[[str], Any] | None = None,
+) -> dict[str, Any]:
     """A setting's declaration, besides its name, type and default (the field's): its help
     text; ``flag`` if it is not the field's name spelled ``--like-this``; ``shown``: how
-    ``--help`` names the default, where the value itself would not say it."""
-    return {"help": help, "flag": flag, "shown": shown}
+    ``--help`` names the default, where the value itself would not say it; ``parse``:
+    how one value is read and checked, where the type alone does not say it."""
+    return {"help": help, "flag": flag, "shown": shown, "parse": parse}
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +218,7 @@ class Settings:
             "any other peer the header is ignored",
             flag="--trusted-proxy",
             shown="none: the connection's own address counts",
+            parse=network,
         ),
     )
     forwarded_header: str = field(

@@ -4,6 +4,7 @@ parser raising ``argparse.ArgumentTypeError`` with what is wrong."""
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -31,6 +32,17 @@ def whole_number(text: str) -> int:
 def words(text: str) -> tuple[str, ...]:
     """A variable's comma-separated list: each entry stripped, empty ones left out."""
     return tuple(word.strip() for word in text.split(",") if word.strip())
+
+
+def network(text: str) -> str:
+    """An address or a CIDR (``10.0.0.5``, ``172.16.0.0/12``, ``::1``), kept as written:
+    checked here so that a bad one is a usage error, not a failure of the gateway's
+    start, which reads it (:func:`server.gateway.address.networks`)."""
+    try:
+        ipaddress.ip_network(text.strip(), strict=False)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an address or a CIDR") from None
+    return text
 
 
 _PARSERS: Mapping[Any, Callable[[str], Any]] = {
