@@ -23,18 +23,21 @@ to send and whether to close. The rules (protocol/PROTOCOL.md, sections 5 and 12
   counting (the client's next frames wait unread meanwhile);
 - the error that explains a close is sent before the close frame, and once closing
   the session takes no more requests.
+
+What a session answers besides a request (a close, a refusal, an invalid frame's or a
+throttled request's reply) is in :mod:`server.gateway.answers`; who a hello speaks for,
+its tokens checked, in :mod:`server.gateway.identity`.
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
-from typing import Protocol
+from dataclasses import replace
 
 from protocol import limits as L
 from protocol.codec import decode_client
-from protocol.errors import ERRORS, CloseCode, ErrorCode, ProtocolError
-from protocol.messages import ClientMessage, ErrorReply, Hello, OkReply
+from protocol.errors import CloseCode, ErrorCode, ProtocolError
+from protocol.messages import ErrorReply, Hello, OkReply
 from protocol.structs import Welcome
 from protocol.version import (
     MAX_SUPPORTED_VERSION,
@@ -44,154 +47,53 @@ from protocol.version import (
 )
 from server.auth import tokens
 from server.auth.operator import OperatorIdentity, OperatorTokenError
+from server.gateway import identity as who
+from server.gateway.answers import (
+    EXPIRED,
+    NO_HELLO,
+    REVOKED,
+    SILENCE,
+    TEXT_FRAME,
+    Close,
+    Invalid,
+    Received,
+    Refuse,
+    Throttle,
+    error_reply,
+    guests_limited,
+)
+from server.gateway.identity import Credentials, Greeting, Identity, StoredSession
 from server.gateway.options import GatewayOptions
 from server.gateway.rate import RateLimiter
 
+# The answers and the identity's types were defined here: their importers still find them.
+__all__ = [
+    "EXPIRED",
+    "GUEST_TOUCH_S",
+    "NO_HELLO",
+    "RESUME_TTL_S",
+    "REVOKED",
+    "SILENCE",
+    "TEXT_FRAME",
+    "Close",
+    "Credentials",
+    "Greeting",
+    "Identity",
+    "Invalid",
+    "Received",
+    "Refuse",
+    "Session",
+    "Stage",
+    "StoredSession",
+    "Throttle",
+    "error_reply",
+    "guests_limited",
+]
+
 RESUME_TTL_S = 24 * 3600
 """How long a resume token is good for (the stored session may end sooner)."""
-
-
-def error_reply(
-    code: ErrorCode, message: str, rid: str | None, table_id: str | None = None
-) -> ErrorReply:
-    """The ``error`` reply for ``code``."""
-    return ErrorReply(
-        code=code.value,
-        message=message[: L.MAX_TEXT_LEN],
-        retryable=ERRORS[code].retryable,
-        rid=rid,
-        table_id=table_id,
-    )
-
-
-# --- what a session answers ---------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Close:
-    """Close the connection with ``code``, after sending ``reply`` (if any)."""
-
-    code: CloseCode
-    reason: str
-    reply: ErrorReply | None = None
-
-
-SILENCE = Close(CloseCode.HEARTBEAT_TIMEOUT, "no message for two heartbeats")
-EXPIRED = Close(
-    CloseCode.UNAUTHORIZED,
-    "credentials expired",
-    error_reply(ErrorCode.UNAUTHORIZED, "the session's credentials expired: sign in again", None),
-)
-REVOKED = Close(
-    CloseCode.UNAUTHORIZED,
-    "session ended",
-    error_reply(ErrorCode.UNAUTHORIZED, "an operator ended this session", None),
-)
 GUEST_TOUCH_S = 300.0
 """How often a connected guest's activity is recorded (idle guests are closed)."""
-
-
-def guests_limited(hello: Hello, which: str, retry_after_ms: int) -> Close:
-    """The close of a hello refused a new guest by the ``which`` limit (protocol/PROTOCOL.md,
-    section 5): ``guests_limited`` with when to retry, then 1013."""
-    reply = error_reply(
-        ErrorCode.GUESTS_LIMITED,
-        f"too many new guests this minute ({which}): retry later, or sign in",
-        hello.rid,
-    )
-    return Close(
-        CloseCode.TRY_AGAIN_LATER,
-        "too many new guests",
-        replace(reply, retry_after_ms=max(1, retry_after_ms)),
-    )
-
-
-NO_HELLO = Close(CloseCode.HANDSHAKE_TIMEOUT, "no hello in time")
-TEXT_FRAME = Close(CloseCode.UNSUPPORTED_DATA, "text frames are not part of the protocol")
-
-
-@dataclass(frozen=True, slots=True)
-class Greeting:
-    """A ``hello`` accepted as the first frame, and the version agreed on."""
-
-    hello: Hello
-    version: int
-
-
-@dataclass(frozen=True, slots=True)
-class Credentials:
-    """What a hello's tokens say, their signatures and times checked: the session a
-    resume token names and the player a login token names (None: no such token), and
-    when the login token expires (epoch seconds)."""
-
-    resume: str | None
-    player: str | None
-    player_expires_s: int | None = None
-    name: str | None = None
-    """The display name the login token carries (an operator's JWT may), None if none."""
-
-
-class StoredSession(Protocol):
-    """A session as stored (``server.store.players.sessions.Session``)."""
-
-    @property
-    def session_id(self) -> str: ...
-    @property
-    def player(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def guest(self) -> bool: ...
-    @property
-    def expires_ms(self) -> int | None: ...
-    @property
-    def opened_ms(self) -> int: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Identity:
-    """Who a connection speaks for, as its hello decided."""
-
-    session_id: str
-    player: str
-    name: str
-    guest: bool
-    resumed: bool
-    """A live session was resumed (its tables are picked up, its other connection closed)."""
-    new_guest: bool
-    """A guest not seen before: their account is to be opened."""
-    expires_ms: int
-    """When the session ends: its credential's expiry (epoch ms)."""
-    opened_ms: int
-    """When the session was opened (epoch ms)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Refuse:
-    """A well-formed request refused without handling (a second ``hello``): send ``reply``."""
-
-    message: ClientMessage
-    reply: ErrorReply
-
-
-@dataclass(frozen=True, slots=True)
-class Invalid:
-    """A frame that is no valid request: send ``reply``, then close with ``then`` if set."""
-
-    reply: ErrorReply
-    then: Close | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Throttle:
-    """A request dropped for the rate: send ``reply`` (it says when to retry)."""
-
-    reply: ErrorReply
-
-
-Received = ClientMessage | Refuse | Invalid | Throttle | Close
-"""What :meth:`Session.receive` makes of a frame: a request to hand to its handler (as
-it is: most frames are, and they cost no wrapper), or what to do instead."""
 
 
 # --- the session --------------------------------------------------------------------
@@ -285,33 +187,9 @@ class Session:
         wall_s: int,
         operator: OperatorIdentity | OperatorTokenError | None = None,
     ) -> Credentials | Close:
-        """Check the hello's tokens at ``wall_s`` (epoch seconds): a token that is bad
-        or expired closes (4001); the shell then looks up the session a resume token
-        names (:meth:`identify` decides the rest). ``operator``: what the shell's
-        check of the login token as an operator's JWT found (None: it is not one, and
-        is checked here as this server's own)."""
-        resume = player = None
-        if hello.resume_token is not None:
-            try:
-                resume = tokens.verify(self.options.resume_secret, hello.resume_token, wall_s)
-            except tokens.TokenError as exc:
-                reply = error_reply(
-                    ErrorCode.UNAUTHORIZED, f"resume token refused: {exc}", hello.rid
-                )
-                return Close(CloseCode.UNAUTHORIZED, "resume refused", reply)
-        if isinstance(operator, OperatorTokenError):
-            reply = error_reply(ErrorCode.UNAUTHORIZED, f"token refused: {operator}", hello.rid)
-            return Close(CloseCode.UNAUTHORIZED, "token refused", reply)
-        if operator is not None:
-            return Credentials(resume, operator.player_id, operator.expires_at, operator.name)
-        expires = None
-        if hello.token is not None:
-            try:
-                player, expires = tokens.read(self.options.secret, hello.token, wall_s)
-            except tokens.TokenError as exc:
-                reply = error_reply(ErrorCode.UNAUTHORIZED, f"token refused: {exc}", hello.rid)
-                return Close(CloseCode.UNAUTHORIZED, "token refused", reply)
-        return Credentials(resume, player, expires)
+        """The hello's tokens checked at ``wall_s``:
+        :func:`server.gateway.identity.check_credentials`."""
+        return who.check_credentials(self.options, hello, wall_s, operator)
 
     def identify(
         self,
@@ -322,81 +200,22 @@ class Session:
         wall_ms: int,
         revoked_ms: int | None = None,
     ) -> Identity | Close:
-        """Who the connection speaks for at ``wall_ms``, given the session stored under
-        ``credentials.resume`` (None: none named, or gone), when an operator last ended
-        that session's player's sessions (``revoked_ms``) and the id a new guest would
-        get.
-
-        A login token names the player: their stored session is resumed, bounded by
-        that token, even one that ended when its earlier credential expired; one opened
-        before ``revoked_ms`` (ended by an operator) is refused (4001); another
-        player's is not resumed and a fresh one starts. Without a token, a stored
-        session is resumed as it was unless it has ended (its credential expired, or it
-        was opened before ``revoked_ms``: 4001), and else a new guest comes in where
-        guests are allowed (4001 if not).
-        """
-        session = stored
-        ends_ms = None
-        if session is not None:
-            ends_ms = session.expires_ms
-            if ends_ms is None and session.guest:
-                # Stored before sessions had an end: a guest's ends a lifetime from now,
-                # a player's has ended (its token is unknown).
-                ends_ms = wall_ms + self.options.guest_lifetime_ms
-        revoked = session is not None and revoked_ms is not None and session.opened_ms < revoked_ms
-        ended = session is not None and (ends_ms is None or ends_ms <= wall_ms or revoked)
-        if credentials.player is not None:
-            if session is not None and session.player != credentials.player:
-                session = None  # someone else's: start a fresh one
-            elif session is not None and revoked:
-                # Ended by an operator: no token brings it back (protocol/PROTOCOL.md,
-                # section 5); a hello without the resume token starts a fresh one.
-                reply = error_reply(
-                    ErrorCode.UNAUTHORIZED,
-                    "an operator ended this session: sign in again without resume_token",
-                    hello.rid,
-                )
-                return Close(CloseCode.UNAUTHORIZED, "session ended", reply)
-            # A session that ended with its credential is resumed with the new one.
-            player, guest = credentials.player, False
-            # The operator's name for the player wins: the player does not choose it.
-            kept = session.name if session is not None else player
-            name = credentials.name or hello.name or kept
-            assert credentials.player_expires_s is not None
-            expires_ms = credentials.player_expires_s * 1000
-        elif session is not None:
-            if ended:
-                reply = error_reply(
-                    ErrorCode.UNAUTHORIZED,
-                    "the session has ended (its credential expired, or it was ended): "
-                    "sign in again",
-                    hello.rid,
-                )
-                return Close(CloseCode.UNAUTHORIZED, "session ended", reply)
-            player, guest, name = session.player, session.guest, hello.name or session.name
-            assert ends_ms is not None
-            expires_ms = ends_ms
-        elif not self.options.guests:
-            reply = error_reply(ErrorCode.UNAUTHORIZED, "guests are not allowed here", hello.rid)
-            return Close(CloseCode.UNAUTHORIZED, "no guests", reply)
-        else:
-            player, guest, name = guest_id, True, hello.name or "Guest"
-            expires_ms = wall_ms + self.options.guest_lifetime_ms
-        opened_ms = wall_ms
-        if session is not None:
-            self.session_id = session.session_id
-            opened_ms = session.opened_ms
-        self.player, self.name, self.guest = player, name, guest
-        return Identity(
-            session_id=self.session_id,
-            player=player,
-            name=name,
-            guest=guest,
-            resumed=session is not None,
-            new_guest=guest and session is None,
-            expires_ms=expires_ms,
-            opened_ms=opened_ms,
+        """Who the connection speaks for: :func:`server.gateway.identity.identify`; the
+        session takes the identity's session id, player, name and guest flag."""
+        found = who.identify(
+            self.options,
+            self.session_id,
+            hello,
+            credentials,
+            stored,
+            guest_id,
+            wall_ms,
+            revoked_ms,
         )
+        if isinstance(found, Identity):
+            self.session_id = found.session_id
+            self.player, self.name, self.guest = found.player, found.name, found.guest
+        return found
 
     def welcome(
         self, greeting: Greeting, identity: Identity, wall_ms: int, now: float | None = None

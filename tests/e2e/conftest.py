@@ -1,6 +1,7 @@
 """Fixtures of the end-to-end tests: server processes killed and reaped after each test,
-and the shell's servers with chosen tables and settings (``start_app``, from
-tests/server/conftest.py: a conftest serves its own folder only)."""
+the shell's servers with chosen tables and settings (``start_app``) and a Redis of the
+test's own to stop and start again (``own_redis``), both from tests/server/conftest.py
+(a conftest serves its own folder only)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.server.conftest import start_app
+from tests.server.conftest import own_redis, start_app
 from tests.server.processes import ServerProcess
 
 
@@ -21,4 +22,4 @@ def processes() -> Iterator[list[ServerProcess]]:
         p.close()
 
 
-__all__ = ["processes", "start_app"]
+__all__ = ["own_redis", "processes", "start_app"]

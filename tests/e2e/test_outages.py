@@ -12,15 +12,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import shutil
 import signal
-import tempfile
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 
 from bench.procs.topology import LocalSentinel
 from protocol.codec import encode
@@ -164,20 +161,6 @@ async def test_embedded_redis_killed(tmp_path: Path, caplog: pytest.LogCaptureFi
 
 
 # --- an external Redis ------------------------------------------------------------------
-
-
-@pytest_asyncio.fixture
-async def own_redis() -> AsyncIterator[EmbeddedRedis]:
-    """A redis-server of the test's own, in a short folder (its socket's path stays the
-    same across a restart)."""
-    folder = Path(tempfile.mkdtemp(prefix="pg-out-"))
-    server = EmbeddedRedis(folder)
-    await server.astart()
-    try:
-        yield server
-    finally:
-        await server.astop()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.mark.asyncio

@@ -10,13 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import shutil
-import tempfile
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 import redis.asyncio
 
 from protocol.messages import Bet, Commitment, GetBalance, GetHistory, HouseWay, Join, Results
@@ -28,18 +24,6 @@ from server.store.players.accounts import AccountStore
 from server.store.tables.store import TableStore
 from tests.helpers import until, url
 from tests.server.helpers import Client, audit_report, close_all, quick_tables
-
-
-@pytest_asyncio.fixture
-async def own_redis() -> AsyncIterator[EmbeddedRedis]:
-    folder = Path(tempfile.mkdtemp(prefix="pg-aof-"))
-    server = EmbeddedRedis(folder)
-    await server.astart()
-    try:
-        yield server
-    finally:
-        await server.astop()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 async def logged(caplog: pytest.LogCaptureFixture, logger: str, text: str) -> None:

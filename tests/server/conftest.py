@@ -1,8 +1,11 @@
-"""Fixtures of the shell's tests: servers with chosen tables and settings."""
+"""Fixtures of the shell's tests: servers with chosen tables and settings, and a Redis of
+a test's own to stop and start again."""
 
 from __future__ import annotations
 
 import dataclasses
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -12,6 +15,7 @@ import redis.asyncio
 
 from server.app import App
 from server.config import Settings
+from server.store.embedded.process import EmbeddedRedis
 
 StartApp = Callable[..., Awaitable[App]]
 
@@ -40,3 +44,18 @@ async def start_app(
     finally:
         for app in reversed(apps):
             await app.stop()
+
+
+@pytest_asyncio.fixture
+async def own_redis() -> AsyncIterator[EmbeddedRedis]:
+    """A redis-server of the test's own, to stop (``astop``: SHUTDOWN, the append-only
+    file synced) and start again (``astart``), in a short folder: its unix socket's path,
+    hence its URL, stays the same across a restart. Stopped and removed after the test."""
+    folder = Path(tempfile.mkdtemp(prefix="pg-own-"))
+    server = EmbeddedRedis(folder)
+    await server.astart()
+    try:
+        yield server
+    finally:
+        await server.astop()
+        shutil.rmtree(folder, ignore_errors=True)

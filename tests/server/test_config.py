@@ -183,6 +183,35 @@ def test_a_bad_variable_or_flag_exits_2_as_a_process_even_with_help() -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("bad", ["10.0.0.0/33", "proxy.example", "300.1.2.3", "10.0.0.5/"])
+def test_a_trusted_proxy_that_is_no_address_or_cidr_is_a_usage_error(
+    bad: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Read with the settings, not first found when the gateway starts.
+    with pytest.raises(SystemExit) as exited:
+        settings([], {"PAIGOW_TRUSTED_PROXIES": f"10.0.0.5, {bad}"})
+    assert exited.value.code == 2
+    assert f"PAIGOW_TRUSTED_PROXIES: {bad!r} is not an address or a CIDR" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        settings(["--trusted-proxy", "::1", "--trusted-proxy", bad], {})
+    assert exited.value.code == 2
+    assert f"argument --trusted-proxy: {bad!r} is not an address or a CIDR" in (
+        capsys.readouterr().err
+    )
+    # Good ones are kept as written, IPv6 and bare addresses too.
+    good = ["192.168.1.7", "172.16.0.0/12", "fd00::/8", "::1"]
+    got = settings([f"--trusted-proxy={g}" for g in good], {})
+    assert got.trusted_proxies == tuple(good)
+    assert settings([], {"PAIGOW_TRUSTED_PROXIES": ",".join(good)}).trusted_proxies == tuple(good)
+
+
+def test_a_bad_trusted_proxy_stops_the_command_before_anything_runs() -> None:
+    done = run_cli(["--help"], env={"PAIGOW_TRUSTED_PROXIES": "10.0.0.0/40"})
+    assert done.returncode == 2
+    assert "PAIGOW_TRUSTED_PROXIES: '10.0.0.0/40' is not an address or a CIDR" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_help_lists_every_flag_with_its_variable_and_default(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 
 import redis.asyncio
 
+from server.store.chips.account_ledgers import AccountLedgerStore
 from server.store.chips.records import now_ms
 from server.store.client.replies import as_int, as_str
-from server.store.errors import require_bytes_client, store_call
-from server.store.keys import DEFAULT_KEYS, Keys
+from server.store.errors import store_call
 from server.store.lua.wallet import (
     INTENT_APPLY,
     INTENT_OPEN,
@@ -39,9 +39,6 @@ from server.store.lua.wallet import (
     OUTBOX_ACK,
     SWEEP,
 )
-
-DEFAULT_LEDGER_MAXLEN = 1_000_000
-"""As the accounts' (:mod:`server.store.players.accounts`)."""
 
 
 def debit_base(player: str, request_key: str) -> str:
@@ -100,23 +97,13 @@ def _txn(player: str, txid: str, raw: bytes | str) -> WalletTxn:
     return WalletTxn(player, txid, kind, int(amount), state, int(ms))
 
 
-class WalletStore:
+class WalletStore(AccountLedgerStore):
     """The intents, the outboxes and this server's record of the wallet's
     transactions (see the module docstring). Raises
     :class:`~server.store.errors.StoreUnavailable` where Redis failed: a step may or
     may not have been made then, and every step is safe to make again."""
 
-    def __init__(
-        self,
-        client: redis.asyncio.Redis,
-        *,
-        keys: Keys = DEFAULT_KEYS,
-        ledger_maxlen: int = DEFAULT_LEDGER_MAXLEN,
-    ) -> None:
-        require_bytes_client(client)
-        self.redis = client
-        self.keys = keys
-        self.ledger_maxlen = ledger_maxlen
+    def register_scripts(self, client: redis.asyncio.Redis) -> None:
         self._open = client.register_script(INTENT_OPEN)
         self._apply = client.register_script(INTENT_APPLY)
         self._void = client.register_script(INTENT_VOID)

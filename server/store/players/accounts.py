@@ -26,12 +26,11 @@ from dataclasses import dataclass, field
 import redis.asyncio
 
 from server.auth.tokens import check_player
+from server.store.chips.account_ledgers import AccountLedgerStore
 from server.store.client.replies import as_int, as_str, stream_entries
-from server.store.errors import require_bytes_client, store_call
-from server.store.keys import DEFAULT_KEYS, Keys
+from server.store.errors import store_call
 from server.store.lua.accounts import CREDIT, OPERATE
 from server.store.tables.commit_args import MAX_AMOUNT
-from server.store.tables.store import DEFAULT_LEDGER_MAXLEN
 
 OUTSIDE = "outside"
 """The ledger ``source`` of chips that come into the product (not a table pot)."""
@@ -160,20 +159,10 @@ class CreditResult:
     balance: int
 
 
-class AccountStore:
+class AccountStore(AccountLedgerStore):
     """Account balances, guest accounts and operator credits."""
 
-    def __init__(
-        self,
-        client: redis.asyncio.Redis,
-        *,
-        keys: Keys = DEFAULT_KEYS,
-        ledger_maxlen: int = DEFAULT_LEDGER_MAXLEN,
-    ) -> None:
-        require_bytes_client(client)
-        self.redis = client
-        self.keys = keys
-        self.ledger_maxlen = ledger_maxlen
+    def register_scripts(self, client: redis.asyncio.Redis) -> None:
         self._credit = client.register_script(CREDIT)
         self._operate = client.register_script(OPERATE)
 

@@ -9,30 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import shutil
-import tempfile
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
-import pytest_asyncio
 
 from server.gateway.outage import Outage
 from server.store.embedded.process import EmbeddedRedis
 from server.store.errors import StoreUnavailable, translated
 from tests.helpers import until
-
-
-@pytest_asyncio.fixture
-async def own_redis() -> AsyncIterator[EmbeddedRedis]:
-    folder = Path(tempfile.mkdtemp(prefix="pg-outg-"))
-    server = EmbeddedRedis(folder)
-    await server.astart()
-    try:
-        yield server
-    finally:
-        await server.astop()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def lines(caplog: pytest.LogCaptureFixture) -> list[str]:

@@ -15,6 +15,7 @@ from protocol.errors import ErrorCode
 from server.store import WalletStore, wallet_audit
 from server.table.errors import TableError
 from server.wallet import Funding, WalletClient
+from server.wallet.funding import Hold
 from server.wallet.reconcile import reconcile
 from tests.helpers import until
 from tests.server.helpers import audit_report
@@ -70,6 +71,20 @@ async def settle_all(f: Funding, player: str) -> None:
     await until(done, what="the wallet's work done")
 
 
+async def held(f: Funding, player: str, request_key: str, amount: int, reason: str) -> Hold:
+    """A debit the wallet applied, its chips held for the request."""
+    hold = await f.debit(player, request_key, amount, reason)
+    assert hold is not None
+    return hold
+
+
+async def give_back(f: Funding, hold: Hold) -> None:
+    """The request let its chips go unused: released, and the workers run until the
+    player's credit has gone back to the wallet."""
+    await f.release(hold, taken=False)
+    await settle_all(f, hold.player)
+
+
 async def account_balance(redis_client: redis.asyncio.Redis, player: str) -> int:
     raw = await redis_client.hget(f"pg:account:{{{player}}}", "balance")
     return int(raw or 0)
@@ -79,14 +94,12 @@ async def account_balance(redis_client: redis.asyncio.Redis, player: str) -> int
 async def test_a_debit_held_then_returned_goes_back_as_one_credit(
     redis_client: redis.asyncio.Redis, wallet: WalletProcess, funding: Funding
 ) -> None:
-    hold = await funding.debit("ann", "s1:1", 300, "buy_in")
-    assert hold is not None
+    hold = await held(funding, "ann", "s1:1", 300, "buy_in")
     assert await wallet.balance("ann") == START - 300
     assert await account_balance(redis_client, "ann") == 300
     # Held: a sweep now leaves the chips for the request.
     assert await funding.store.sweep("ann") == (0, "")
-    await funding.release(hold, taken=False)
-    await settle_all(funding, "ann")
+    await give_back(funding, hold)
     assert await wallet.balance("ann") == START
     kinds = [(t["kind"], t["amount"]) for t in await wallet.applied("ann")]
     assert kinds == [("debit", 300), ("credit", 300)]
@@ -139,14 +152,12 @@ async def test_a_timeout_then_the_retry_reuses_the_transaction(
         await funding.debit("dan", "s1:7", 200, "rebuy")
     await wallet.faults(delay_ms=0)
     # The client's retry of the same request: the same transaction id, applied once.
-    hold = await funding.debit("dan", "s1:7", 200, "rebuy")
-    assert hold is not None
+    hold = await held(funding, "dan", "s1:7", 200, "rebuy")
     await until(lambda: asyncio.sleep(0.1, True), within=2)
     debits = [t for t in await wallet.applied("dan") if t["kind"] == "debit"]
     assert [t["transaction_id"] for t in debits] == [hold.txid]
     assert await account_balance(redis_client, "dan") == 200
-    await funding.release(hold, taken=False)
-    await settle_all(funding, "dan")
+    await give_back(funding, hold)
     assert await wallet.balance("dan") == START
     await assert_clean(redis_client, wallet, funding)
 
@@ -168,11 +179,9 @@ async def test_no_answer_and_never_applied_is_cancelled_for_good(
         assert status.status == "cancelled"
     assert await wallet.applied("eve") == []
     # The request again: a new attempt, a new transaction id, applied.
-    hold = await funding.debit("eve", "s1:1", 300, "buy_in")
-    assert hold is not None
+    hold = await held(funding, "eve", "s1:1", 300, "buy_in")
     assert hold.txid != intent.txid
-    await funding.release(hold, taken=False)
-    await settle_all(funding, "eve")
+    await give_back(funding, hold)
     assert await wallet.balance("eve") == START
     await assert_clean(redis_client, wallet, funding)
 
@@ -194,8 +203,7 @@ async def test_an_answer_lost_after_commit_is_one_debit(
     with pytest.raises(TableError) as reused:
         await funding.debit("fay", "s1:1", 600, "buy_in")
     assert reused.value.code is ErrorCode.RID_REUSED
-    await funding.release(hold, taken=False)
-    await settle_all(funding, "fay")
+    await give_back(funding, hold)
     assert await wallet.balance("fay") == START
     await assert_clean(redis_client, wallet, funding)
 
@@ -206,8 +214,7 @@ async def test_credits_wait_through_500s_and_go_in_order(
 ) -> None:
     holds = []
     for i, amount in enumerate((100, 200, 300)):
-        hold = await funding.debit("gus", f"s1:{i}", amount, "buy_in")
-        assert hold is not None
+        hold = await held(funding, "gus", f"s1:{i}", amount, "buy_in")
         holds.append(hold)
     await wallet.faults(fail=1000)
     for hold in holds:
@@ -246,8 +253,7 @@ async def test_credits_wait_through_500s_and_go_in_order(
 async def test_the_wallet_down_for_a_while_then_back(
     redis_client: redis.asyncio.Redis, wallet: WalletProcess, funding: Funding
 ) -> None:
-    hold = await funding.debit("hal", "s1:1", 700, "buy_in")
-    assert hold is not None
+    hold = await held(funding, "hal", "s1:1", 700, "buy_in")
     await wallet.faults(down=True)
     await funding.release(hold, taken=False)
     with pytest.raises(TableError) as refused:
@@ -272,10 +278,8 @@ async def test_the_wallet_down_for_a_while_then_back(
 async def test_late_and_duplicate_acknowledgements_change_nothing(
     redis_client: redis.asyncio.Redis, wallet: WalletProcess, funding: Funding
 ) -> None:
-    hold = await funding.debit("ivy", "s1:1", 250, "buy_in")
-    assert hold is not None
-    await funding.release(hold, taken=False)
-    await settle_all(funding, "ivy")
+    hold = await held(funding, "ivy", "s1:1", 250, "buy_in")
+    await give_back(funding, hold)
     [credit] = [t for t in await funding.store.transactions(["ivy"]) if t.kind == "credit"]
     assert not await funding.store.ack("ivy", credit.txid)  # acknowledged again
     async with WalletClient(wallet.url, SECRET) as client:
@@ -293,8 +297,7 @@ async def test_chips_held_for_a_request_that_died_go_back(
 ) -> None:
     # Applied and held, then the request's process is gone before the table's commit
     # (no release ever comes): recovery releases the hold, the chips go back.
-    hold = await funding.debit("jay", "s1:1", 450, "buy_in")
-    assert hold is not None
+    hold = await held(funding, "jay", "s1:1", 450, "buy_in")
     assert await funding.store.sweep("jay") == (0, "")  # held: not swept
     await settle_all(funding, "jay")
     assert await funding.store.intent_state("jay", hold.base) == "returned"

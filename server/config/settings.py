@@ -1,56 +1,30 @@
-"""The server's settings, each declared once: a field of :class:`Settings` with its
-type, default and help text.
-
-The ``paigow-server`` flags and the ``PAIGOW_*`` environment variables are made from
-those declarations (:func:`add_arguments`): a flag wins over its variable, a variable
-over the default, and an empty variable counts as unset (as compose files often leave
-it). A value that does not parse is a usage error (exit 2) naming the flag or the
-variable; ``paigow-server --help`` lists every flag with its variable and default.
-"""
+"""The settings' declarations: :class:`Settings`, a field per setting with its type,
+default and help text (:func:`about`), and what a process makes of them."""
 
 from __future__ import annotations
 
-import argparse
-import os
-import types
-import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from server.config.values import network
 from server.logs import LogFormat, LogLevel
 
-ENV_PREFIX = "PAIGOW_"
 
-# --- secrets from files ---------------------------------------------------------------
-# The settings that carry a secret (a key, or a URL with a password in it). Each is also
-# read from a file named by its variable with _FILE appended (PAIGOW_TOKEN_SECRET_FILE),
-# as Kubernetes and Docker mount secrets: never in the process's environment, nor in
-# `ps`. Setting both the variable and its _FILE is an error.
-SECRET_SETTINGS = frozenset({"token_secret", "redis_url", "archive_url", "wallet_secret"})
-FILE_SUFFIX = "_FILE"
-
-
-def read_secret_file(env: str, path: str) -> str:
-    """The secret held in ``path`` (named by the variable ``env``): its text without
-    the line ending an editor adds; raises ``argparse.ArgumentTypeError`` when it cannot
-    be read or is empty."""
-    try:
-        text = Path(path).read_text(encoding="utf-8").rstrip("\r\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise argparse.ArgumentTypeError(f"{env}{FILE_SUFFIX}: cannot read {path}: {exc}") from None
-    if not text:
-        raise argparse.ArgumentTypeError(f"{env}{FILE_SUFFIX}: {path} is empty")
-    return text
-
-
-def about(help: str, *, flag: str | None = None, shown: str | None = None) -> dict[str, Any]:
+def about(
+    help: str,
+    *,
+    flag: str | None = None,
+    shown: str | None = None,
+    parse: Callable[[str], Any] | None = None,
+) -> dict[str, Any]:
     """A setting's declaration, besides its name, type and default (the field's): its help
     text; ``flag`` if it is not the field's name spelled ``--like-this``; ``shown``: how
-    ``--help`` names the default, where the value itself would not say it."""
-    return {"help": help, "flag": flag, "shown": shown}
+    ``--help`` names the default, where the value itself would not say it; ``parse``:
+    how one value is read and checked, where the type alone does not say it."""
+    return {"help": help, "flag": flag, "shown": shown, "parse": parse}
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,6 +218,7 @@ class Settings:
             "any other peer the header is ignored",
             flag="--trusted-proxy",
             shown="none: the connection's own address counts",
+            parse=network,
         ),
     )
     forwarded_header: str = field(
@@ -394,153 +369,3 @@ def redacted_url(url: str) -> str:
         return url
     netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
     return urlunsplit(parts._replace(netloc=netloc))
-
-
-# --- parsing ------------------------------------------------------------------------
-
-
-def _bool(text: str) -> bool:
-    if text.lower() in ("1", "true", "yes", "on"):
-        return True
-    if text.lower() in ("0", "false", "no", "off"):
-        return False
-    raise argparse.ArgumentTypeError(f"{text!r} is not a boolean (yes/no)")
-
-
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-
-
-def _words(text: str) -> tuple[str, ...]:
-    return tuple(word.strip() for word in text.split(",") if word.strip())
-
-
-_PARSERS: Mapping[Any, Callable[[str], Any]] = {str: str, int: _int, bool: _bool, Path: Path}
-
-
-@dataclass(frozen=True, slots=True)
-class Declared:
-    """One setting as declared: what the flag, the variable and ``--help`` are made of."""
-
-    name: str
-    flag: str
-    env: str
-    help: str
-    default: Any
-    shown: str
-    parse: Callable[[str], Any]  # one value, from a flag or (but for a list) a variable
-    many: bool  # a list: the flag repeats, the variable is comma-separated
-    secret: bool = False  # also read from the file named by the variable + _FILE
-
-    def from_env(self, environ: Mapping[str, str]) -> Any:
-        """The variable's value, parsed (the default when unset or empty), or for a
-        secret the content of the file its ``_FILE`` variable names; raises
-        ``argparse.ArgumentTypeError`` when it does not parse or cannot be read."""
-        text = environ.get(self.env)
-        path = environ.get(self.env + FILE_SUFFIX) if self.secret else None
-        if path:
-            if text:
-                raise argparse.ArgumentTypeError(
-                    f"set {self.env} or {self.env}{FILE_SUFFIX}, not both"
-                )
-            text = read_secret_file(self.env, path)
-        if not text:
-            return self.default
-        return _words(text) if self.many else self.parse(text)
-
-
-def _choice(choices: tuple[str, ...]) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        if text.lower() not in choices:
-            raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(choices)}")
-        return text.lower()
-
-    return parse
-
-
-def _parser_of(hint: Any) -> tuple[Callable[[str], Any], bool]:
-    """How to parse one value of type ``hint``, and whether it is a list."""
-    args = typing.get_args(hint)
-    if typing.get_origin(hint) is typing.Literal:
-        return _choice(args), False
-    if typing.get_origin(hint) in (typing.Union, types.UnionType) and type(None) in args:
-        (inner,) = (a for a in args if a is not type(None))
-        return _parser_of(inner)
-    if typing.get_origin(hint) is tuple:
-        return str, True
-    return _PARSERS[hint], False
-
-
-def _shown(value: Any) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return str(value)
-
-
-def declared() -> list[Declared]:
-    """Every setting, in declaration order."""
-    hints = typing.get_type_hints(Settings)
-    out = []
-    for f in fields(Settings):
-        parse, many = _parser_of(hints[f.name])
-        out.append(
-            Declared(
-                name=f.name,
-                flag=f.metadata["flag"] or "--" + f.name.replace("_", "-"),
-                env=ENV_PREFIX + f.name.upper(),
-                help=f.metadata["help"],
-                default=f.default,
-                shown=f.metadata["shown"] or _shown(f.default),
-                parse=parse,
-                many=many,
-                secret=f.name in SECRET_SETTINGS,
-            )
-        )
-    return out
-
-
-def add_arguments(
-    parser: argparse.ArgumentParser, environ: Mapping[str, str] | None = None
-) -> None:
-    """Add a flag per setting to ``parser``, each defaulting to its ``PAIGOW_*``
-    variable in ``environ`` (default: the process's). A variable that does not parse
-    is a usage error now (``parser.error``: exit 2), even before ``--help``."""
-    env = os.environ if environ is None else environ
-    for d in declared():
-        try:
-            default = d.from_env(env)
-        except argparse.ArgumentTypeError as exc:
-            parser.error(f"{d.env}: {exc}")
-        # argparse formats help with %: a literal one is written %%.
-        names = f"{d.env} or {d.env}{FILE_SUFFIX}" if d.secret else d.env
-        text = f"{d.help} [{names}; default: {d.shown}]".replace("%", "%%")
-        if d.many:
-            # Repeated flags replace the variable's list (a flag wins): None tells them apart.
-            parser.add_argument(
-                d.flag,
-                dest=d.name,
-                action="append",
-                default=None,
-                metavar=d.flag.lstrip("-").upper(),
-                help=text,
-            )
-            parser.set_defaults(**{f"{d.name}_from_env": default})
-        else:
-            metavar = "yes/no" if d.parse is _bool else d.name.upper()
-            parser.add_argument(
-                d.flag, dest=d.name, type=d.parse, default=default, metavar=metavar, help=text
-            )
-
-
-def from_arguments(args: argparse.Namespace) -> Settings:
-    """Settings from flags parsed by a parser :func:`add_arguments` made."""
-    values = {}
-    for d in declared():
-        value = getattr(args, d.name)
-        if d.many:
-            value = tuple(value) if value is not None else getattr(args, f"{d.name}_from_env")
-        values[d.name] = value
-    return Settings(**values)
