@@ -44,6 +44,7 @@ import redis.asyncio
 
 from bench.load.stats import percentile
 from bench.procs.procfs import cpu_seconds, raise_fd_limit
+from bench.procs.servers import LOAD_FROM_LOOPBACK
 from bench.procs.versions import named
 from clients.core import Client
 from clients.errors import ClientError, ServerError
@@ -82,7 +83,7 @@ class Node:
     def __init__(self, name: str, redis_url: str, folder: Path, tables: Path) -> None:
         self.name = name
         self.log = folder / f"{name}.log"
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, **LOAD_FROM_LOOPBACK, "PYTHONUNBUFFERED": "1"}
         args = [
             sys.executable, "-m", "server", "--redis-url", redis_url, "--port", "0",
             "--node-name", name, "--tables-file", str(tables), "--data-dir",

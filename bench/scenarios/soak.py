@@ -38,6 +38,7 @@ import redis
 
 from bench.procs.output import wait_line
 from bench.procs.procfs import rss_kib
+from bench.procs.servers import LOAD_FROM_LOOPBACK
 from clients.bots import run_bots
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -181,6 +182,7 @@ class Server:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "server", *args, "serve"],
             cwd=ROOT,
+            env={**os.environ, **LOAD_FROM_LOOPBACK},
             stdout=subprocess.PIPE,
             stderr=self.log,
             text=True,
