@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import socket
 import ssl
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +19,7 @@ from pathlib import Path
 import yaml
 
 from bench.procs.topology import free_ports
+from tests.deploy.test_local_cluster import assert_compose_spec
 from tests.deploy.test_tls import https_get, self_signed
 from tests.helpers import system_command
 from tests.server.processes import ROOT
@@ -31,16 +30,7 @@ CERTS_IN_IMAGE = "/usr/local/etc/haproxy/certs/"
 
 def test_the_override_is_valid_and_turns_tls_on() -> None:
     override = DEPLOY / "compose.tls.yaml"
-    check = shutil.which("check-jsonschema", path=str(Path(sys.executable).parent))
-    assert check is not None
-    done = subprocess.run(
-        [check, "--builtin-schema", "vendor.compose-spec", str(override)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert_compose_spec(override)
     balancer = yaml.safe_load(override.read_text())["services"]["balancer"]
     assert balancer["environment"] == {"PAIGOW_BALANCER_TLS": "1"}
     assert balancer["volumes"] == [f"./certs:{CERTS_IN_IMAGE.rstrip('/')}:ro"]

@@ -128,21 +128,27 @@ async def test_a_rolling_upgrade_through_the_balancer(topology: Topology) -> Non
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_the_compose_file_is_valid_and_has_the_same_topology() -> None:
-    """Validated against the Compose Specification's schema (check-jsonschema's copy):
-    docker compose itself is not at hand here. Three nodes, each named, all behind the
-    balancer, whose configuration names them; and HAProxy accepts that configuration."""
-    compose = ROOT / "deploy" / "compose.yaml"
+def assert_compose_spec(path: Path) -> None:
+    """``path`` is valid against the Compose Specification's schema (check-jsonschema's
+    copy): docker compose itself is not at hand here."""
     check = shutil.which("check-jsonschema", path=str(Path(sys.executable).parent))
     assert check is not None
     done = subprocess.run(
-        [check, "--builtin-schema", "vendor.compose-spec", str(compose)],
+        [check, "--builtin-schema", "vendor.compose-spec", str(path)],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_compose_file_is_valid_and_has_the_same_topology() -> None:
+    """Validated against the Compose Specification's schema (check-jsonschema's copy):
+    docker compose itself is not at hand here. Three nodes, each named, all behind the
+    balancer, whose configuration names them; and HAProxy accepts that configuration."""
+    compose = ROOT / "deploy" / "compose.yaml"
+    assert_compose_spec(compose)
     spec = yaml.safe_load(compose.read_text())
     services = spec["services"]
     nodes = {name: s for name, s in services.items() if name.startswith("server-")}
