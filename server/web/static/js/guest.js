@@ -1,12 +1,19 @@
-// This browser's guest: who the browser plays as without an account, kept in
-// localStorage so that every tab and every reload on this browser is the same guest,
-// until the player forgets it. A guest's identity is its session (protocol/PROTOCOL.md,
-// section 5), so what is kept is the session's resume token and the guest's name.
+// This browser's guest: who the browser plays as without an account, kept so that every
+// tab and every reload on this browser is the same guest, until the player forgets it. A
+// guest's identity is its session (protocol/PROTOCOL.md, section 5), so what is kept is
+// the session's resume token and the guest's name.
 //
 // Two tabs share the guest one at a time: a tab that resumes the session closes the
 // other tab's connection (4005, which a client does not retry by itself), and that
 // tab offers to play there again. Creating the guest is done under a lock across the
 // browser's tabs (Web Locks), so two tabs signing in at once make one guest, not two.
+//
+// The guest is kept twice. IndexedDB is the record read under that lock: a write is
+// committed before the lock is let go, and the next holder's read sees it. localStorage
+// is not enough for that: each tab's process reads its own copy, brought up to date
+// some time after another tab's write, so under load the second tab could read no guest
+// and make a second one. localStorage is kept beside it for what must be read at once
+// (a new tab's first paint) and for its "storage" event (another tab forgot the guest).
 
 const KEY = "paigow.guest";
 const LOCK = "paigow.guest";
@@ -21,16 +28,74 @@ export function storedGuest() {
   }
 }
 
-/** Keep the guest's latest resume token (every welcome brings a new one). */
+const DB = "paigow";
+const STORE = "guest";
+let opened = null;
+
+/** The browser's database (null where IndexedDB cannot be opened). */
+function database() {
+  opened ??= new Promise((resolve) => {
+    try {
+      const request = indexedDB.open(DB, 1);
+      request.onupgradeneeded = () => request.result.createObjectStore(STORE);
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => resolve(null);
+    } catch {
+      resolve(null);
+    }
+  });
+  return opened;
+}
+
+/** Runs `step(store)` in one transaction; resolves with what it returns once the
+ * transaction is committed (undefined where IndexedDB fails). */
+async function transaction(mode, step) {
+  const db = await database();
+  if (!db) return undefined;
+  return new Promise((resolve) => {
+    try {
+      const tx = db.transaction(STORE, mode);
+      let result;
+      step(tx.objectStore(STORE), (value) => { result = value; });
+      tx.oncomplete = () => resolve(result);
+      tx.onerror = tx.onabort = () => resolve(undefined);
+    } catch {
+      resolve(undefined);
+    }
+  });
+}
+
+/** The guest as committed by the last tab that kept one: read it under the lock
+ * (`oneTabAtATime`). Falls back to localStorage where IndexedDB fails. */
+export async function sharedGuest() {
+  const guest = await transaction("readonly", (store, done) => {
+    const request = store.get(KEY);
+    request.onsuccess = () => done(request.result ?? null);
+  });
+  if (guest === undefined) return storedGuest();
+  return guest && typeof guest.resume_token === "string" ? guest : null;
+}
+
+/** Keep the guest's latest resume token (every welcome brings a new one); resolves once
+ * it is committed. */
 export function keepGuest(resumeToken, name) {
-  localStorage.setItem(KEY, JSON.stringify({ resume_token: resumeToken, name }));
+  const guest = { resume_token: resumeToken, name };
+  localStorage.setItem(KEY, JSON.stringify(guest));
+  return transaction("readwrite", (store) => store.put(guest, KEY));
 }
 
 /** Forget the kept guest; with `resumeToken`, only if it is still that one (another tab
- * may have kept a newer guest meanwhile). */
+ * may have kept a newer guest meanwhile). Resolves once it is committed. */
 export function dropGuest(resumeToken = null) {
   const guest = storedGuest();
   if (guest && (resumeToken === null || guest.resume_token === resumeToken)) localStorage.removeItem(KEY);
+  return transaction("readwrite", (store) => {
+    const request = store.get(KEY);
+    request.onsuccess = () => {
+      const kept = request.result;
+      if (kept && (resumeToken === null || kept.resume_token === resumeToken)) store.delete(KEY);
+    };
+  });
 }
 
 /** Runs `fn` while no other tab of this browser runs one (where Web Locks exist). */

@@ -10,7 +10,7 @@
 // session one after the other, so a rid starts with this page's own random prefix.
 
 import { ProtocolError, decodeServer, encode } from "./codec.js";
-import { dropGuest, keepGuest, oneTabAtATime, storedGuest } from "./guest.js";
+import { dropGuest, keepGuest, oneTabAtATime, sharedGuest, storedGuest } from "./guest.js";
 
 const CLIENT_NAME = "paigow-web/0.1";
 const MONEY = new Set(["join", "rebuy", "cash_out", "leave"]);
@@ -55,6 +55,7 @@ export class Session extends EventTarget {
     this.lastSent = 0;
     this.timer = null;
     this.stopped = false;
+    this.kept = null; // the last keeping of the guest, until it is committed
     this.tab = Math.random().toString(36).slice(2, 8) || "t"; // this page's rid prefix
   }
 
@@ -75,10 +76,12 @@ export class Session extends EventTarget {
     if (this.saved?.token) return this.connect();
     // A guest: the browser's, if another tab made or renewed it (one tab at a time, so
     // that two tabs signing in at once make one guest).
-    return oneTabAtATime(() => {
-      const guest = storedGuest();
+    return oneTabAtATime(async () => {
+      const guest = await sharedGuest();
       if (guest) this.saved = { ...this.saved, resume_token: guest.resume_token };
-      return this.connect();
+      const welcome = await this.connect();
+      await this.kept; // committed before the next tab reads it
+      return welcome;
     });
   }
 
@@ -149,7 +152,7 @@ export class Session extends EventTarget {
     this.attempt = 0;
     this.saved.resume_token = welcome.resume_token;
     this.save();
-    if (welcome.guest) keepGuest(welcome.resume_token, welcome.name);
+    if (welcome.guest) this.kept = keepGuest(welcome.resume_token, welcome.name);
     this.clockOffset = welcome.server_time_ms - Date.now();
     this.setStatus("online");
     if (!welcome.resumed) this.lastSeq.clear(); // a fresh session: snapshots will follow
