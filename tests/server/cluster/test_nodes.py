@@ -369,7 +369,10 @@ async def test_a_holder_paused_past_its_lease_is_fenced_and_its_clients_hear_at_
     its player and watcher are told at once: the events they missed, gaplessly, and
     their next requests are answered by the new holder. (Before, they heard nothing.)"""
     lease_ms = 1000
-    nodes.tables(quick_tables(*TABLES, betting_ms=5000, setting_ms=4000))
+    # The paused node's player is away from the takeover on; a grace time shorter than
+    # the pause (a round played on, longer on a loaded machine) would rightly stand them
+    # up, and this test is of their coming back to the seat.
+    nodes.tables(quick_tables(*TABLES, betting_ms=5000, setting_ms=4000, grace_ms=60_000))
     await nodes.start(*NAMES, lease_ms=lease_ms)
     holders = await nodes.settled(redis_client, TABLES)
     table = TABLES[0]
