@@ -22,6 +22,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from protocol.codec import decode_server, encode
+from protocol.errors import ErrorCode
 from protocol.messages import (
     Cards,
     ErrorReply,
@@ -241,6 +242,31 @@ class Client:
         replies = await self.wait(lambda: self.replies.get(rid), within)
         assert len(replies) == 1, replies
         return replies[0]
+
+    async def call_through_moves(
+        self, kind: type[Any], within: float = TIMEOUT, **fields: Any
+    ) -> Reply:
+        """Send one request of ``kind``, and again with its ``rid`` while the reply is
+        ``unavailable``, as a client does: the table is moving between nodes, or its
+        holder briefly lost its lease on a loaded machine (PROTOCOL.md, sections 5 and
+        10: retrying is safe, a money request with the same ``rid`` is applied once at
+        most). The first other reply; an ``unavailable`` after ``within`` seconds."""
+        rid = self.next_rid()
+        frame = encode(kind(rid=rid, **fields))
+        deadline = asyncio.get_running_loop().time() + within
+        while True:
+            heard = len(self.replies.get(rid, ()))
+
+            def answered(heard: int = heard) -> bool:
+                return len(self.replies.get(rid, ())) > heard
+
+            await self.ws.send(frame)
+            await self.wait(answered, within)
+            reply = self.replies[rid][-1]
+            busy = isinstance(reply, ErrorReply) and reply.code == ErrorCode.UNAVAILABLE.value
+            if not busy or asyncio.get_running_loop().time() > deadline:
+                return reply
+            await asyncio.sleep(0.05)
 
     async def ok(self, kind: type[Any], **fields: Any) -> Any:
         """Send a request that must succeed; its ``result``."""
