@@ -46,10 +46,7 @@ def settle(dealer_cards: Sequence[int], stake: int, odds: int = ODDS) -> DealerB
     """``stake`` chips on the Queen's Dragon against the dealer's seven cards, paying
     ``odds`` to 1. Raises ``ValueError`` for a stake or odds out of range, or for
     ``dealer_cards`` that are not seven different card codes."""
-    _check(dealer_cards, 7)
+    cards = dealer_cards
+    if len(cards) != 7 or len(set(cards)) != 7 or any(not 0 <= c <= 52 for c in cards):
+        raise ValueError("the dealer's hand is seven different card codes")
     return settle_dealer_bet(classify(dealer_cards), odds, stake)
-
-
-def _check(cards: Sequence[int], count: int) -> None:
-    if len(cards) != count or len(set(cards)) != count or any(not 0 <= c <= 52 for c in cards):
-        raise ValueError(f"the dealer's hand here is {count} different card codes")
