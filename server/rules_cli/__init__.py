@@ -131,6 +131,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     dc.add_argument("--way", choices=ways, default=None, help="default: every house way")
     dc.add_argument("--wheel", choices=wheels, default=DEFAULTS.wheel.value)
+    dc.add_argument(
+        "--ranks", metavar="R,R,...", help="a deck of these ranks (2..14) only, in four suits"
+    )
     dc.add_argument("--json", action="store_true", help="one JSON object per house way")
 
     dl = sub.add_parser("deal", help="the seven hands a seed deals, and its commitment")
