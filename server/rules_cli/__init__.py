@@ -108,7 +108,8 @@ def _parser() -> argparse.ArgumentParser:
         description="The house edge of each bet of the tables of a tables file: the main "
         "bet at the table's minimum, its maximum and the exact percentage, simulated "
         "with the table's house way (95%% intervals); the bonus bet exactly, over every "
-        "seven-card hand.",
+        "seven-card hand; at a commission-free table the main bet without commission and "
+        "the side bet on its barred hand (Queen's Dragon, Tiger 9) exactly.",
     )
     edge.add_argument("--table", action="append", metavar="ID", help="this table only (repeatable)")
     edge.add_argument(

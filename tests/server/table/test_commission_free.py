@@ -53,6 +53,7 @@ def test_a_win_pays_even_money_unless_the_dealer_has_a_queen_high_pai_gow(
     results = next(o.public for o in t.events if isinstance(o.public, Results))
     (result,) = results.results
     assert (result.outcome, result.commission, result.payout) == (outcome, 0, payout)
+    assert (result.high, result.low) == ("win", "win")  # the halves as they compared
     assert not [e for e in t.entries if e.kind is Kind.COMMISSION and e.amount]
     assert h.state.house == 100 - payout
     assert h.total() == 5000  # no chip made or lost
