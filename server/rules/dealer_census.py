@@ -17,7 +17,7 @@ takes the bonus census's two exact passes (:mod:`server.rules.bonus_census`):
 2. The hands that hold a flush are then set one by one (in one suit, counted four
    times) and moved from their rank multiset's result to their own.
 
-About 80,000 multisets and 380,000 flush hands: some ten seconds a house way, where
+About 80,000 multisets and 380,000 flush hands: twenty seconds to a minute a house way, where
 the C(53, 7) = 154,143,080 hands one by one would take most of a day. So the counts of
 the full deck are checked in here (:data:`KNOWN`), ``paigow-rules dealer-census``
 computes them again, and a slow test checks that they agree; the same counting over a
@@ -137,6 +137,6 @@ dealer-census`` computes it (checked by a slow test)."""
 
 def known_census(way: HouseWay, wheel: WheelRank = WheelRank.SECOND) -> DealerCensus:
     """The full deck's census for ``way`` and ``wheel``: :data:`KNOWN`'s, or computed
-    (some ten seconds) for a pair it does not hold."""
+    (twenty seconds or more) for a pair it does not hold."""
     known = KNOWN.get((way, wheel))
     return known if known is not None else dealer_census(way, wheel)

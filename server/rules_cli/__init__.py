@@ -127,7 +127,7 @@ def _parser() -> argparse.ArgumentParser:
         "dealer-census",
         help="the dealer's queen-high pai gows and nine-high lows, exactly",
         description="The dealer's seven-card hands that commission-free tables look at, "
-        "counted exactly over all of them (some ten seconds to a minute a house way), "
+        "counted exactly over all of them (twenty seconds to a minute a house way), "
         "beside the counts checked in; exits with status 2 if they differ.",
     )
     dc.add_argument("--way", choices=ways, default=None, help="default: every house way")
