@@ -17,8 +17,8 @@ takes the bonus census's two exact passes (:mod:`server.rules.bonus_census`):
 2. The hands that hold a flush are then set one by one (in one suit, counted four
    times) and moved from their rank multiset's result to their own.
 
-About 80,000 multisets and 380,000 flush hands: twenty seconds to a minute a house way, where
-the C(53, 7) = 154,143,080 hands one by one would take most of a day. So the counts of
+About 80,000 multisets and 380,000 flush hands: twenty seconds to a minute a house
+way, where setting the C(53, 7) = 154,143,080 hands one by one would take an hour. So the counts of
 the full deck are checked in here (:data:`KNOWN`), ``paigow-rules dealer-census``
 computes them again, and a slow test checks that they agree; the same counting over a
 deck cut down to a few ranks is checked against every hand of that deck
