@@ -53,6 +53,7 @@ HalfResult = Literal["win", "lose", "copy"]
 HistoryOutcome = Literal["win", "push", "lose", "void"]
 FoulRule = Literal["reject", "lose"]
 CommissionRounding = Literal["down", "up", "whole"]
+CommissionFree = Literal["none", "ez", "nine_low"]
 HouseWayMode = Literal["suggest", "set"]
 
 
@@ -277,6 +278,8 @@ class TableInfo:
     # Minor 4: how the commission is made whole chips, and the main bet's own unit.
     commission_rounding: CommissionRounding = "down"
     main_bet_unit: Chips = 0  # every main bet is a multiple of it; 0 (absent): bet_unit
+    # Minor 5: a commission-free main bet, and the dealer's hand that pushes it.
+    commission_free: CommissionFree = "none"
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from server.rules.bonus import pay_table
-from server.rules.options import CommissionRounding, HouseWay, RuleOptions
+from server.rules.options import CommissionFree, CommissionRounding, HouseWay, RuleOptions
 from server.rules.splits import FoulPolicy
 from server.rules.values import WheelRank
 from server.table.state import TableConfig
@@ -94,6 +94,8 @@ def table_config(entry: Mapping[str, Any], where: str) -> TableConfig:
             rules["house_way"] = HouseWay(rules["house_way"])
         if "commission_rounding" in rules:
             rules["commission_rounding"] = _rounding(rules["commission_rounding"])
+        if "commission_free" in rules:
+            rules["commission_free"] = _commission_free(rules["commission_free"])
         options = RuleOptions(**rules)
         pay_table(options.bonus_pay_table)  # an unknown name would fail every settlement
         return TableConfig(table_id=table_id, rules=options, **config)
@@ -106,6 +108,13 @@ def _rounding(value: object) -> CommissionRounding:
     if not isinstance(value, str) or value not in {r.value for r in CommissionRounding}:
         raise ValueError(f"commission_rounding is one of {known}, not {value!r}")
     return CommissionRounding(value)
+
+
+def _commission_free(value: object) -> CommissionFree:
+    known = ", ".join(repr(r.value) for r in CommissionFree)
+    if not isinstance(value, str) or value not in {r.value for r in CommissionFree}:
+        raise ValueError(f"commission_free is one of {known}, not {value!r}")
+    return CommissionFree(value)
 
 
 def describe_table(config: TableConfig) -> dict[str, Any]:

@@ -167,6 +167,22 @@ _ROUNDING = {
 }
 
 
+# A commission-free table (table_info.commission_free, minor 5): the dealer's hand that
+# pushes every main bet instead.
+_BARRED = {
+    "ez": "           if dealer: Q-high pai gow",
+    "nine_low": "           if dealer's low is 9-high",
+}
+
+
+def _commission_lines(info: TableInfo) -> list[str]:
+    barred = _BARRED.get(info.commission_free)
+    if barred is not None:
+        return ["commission none; every bet pushes", barred]
+    rounding = _ROUNDING.get(info.commission_rounding, "")
+    return [f"commission {info.commission_pct}% of a win,", rounding]
+
+
 def info_text(info: TableInfo, server: ServerInfo | None) -> Table:
     """A table's limits, options and timings beside its bonus pay table: two columns,
     so that the whole page fits 80x24."""
@@ -176,8 +192,7 @@ def info_text(info: TableInfo, server: ServerInfo | None) -> Table:
         f"chips      {' '.join(str(d) for d in info.denominations)}",
         f"buy-in     {info.buy_in_min}..{info.buy_in_max}",
         f"bonus      up to {info.max_bonus}" if info.max_bonus else "bonus      none",
-        f"commission {info.commission_pct}% of a win,",
-        _ROUNDING.get(info.commission_rounding, ""),
+        *_commission_lines(info),
         f"foul       {'refused: set again' if info.foul == 'reject' else 'loses the bet'}",
         f"betting    {info.betting_ms / 1000:g}s, setting {info.setting_ms / 1000:g}s",
         f"reveal     {info.revealing_ms / 1000:g}s, settle {info.settling_ms / 1000:g}s",

@@ -31,6 +31,7 @@ from server.gateway.remote import Remote
 from server.gateway.session import Close
 from server.host import TableHost, TableNotWritable, TableUnavailable, now_ms
 from server.rules import bonus as bonus_rules
+from server.rules.options import CommissionFree
 from server.seating import Seating
 from server.store import StoreUnavailable
 from server.table import events as ev
@@ -456,6 +457,7 @@ class Presence:
 def table_info(host: TableHost) -> TableInfo:
     """``host``'s table as ``table_info`` describes it."""
     c = host.config
+    free = c.rules.commission_free is not CommissionFree.NONE
     table = bonus_rules.pay_table(c.rules.bonus_pay_table)
     lines = tuple(
         PayLine(
@@ -477,7 +479,8 @@ def table_info(host: TableHost) -> TableInfo:
         max_bonus=c.bonus_max,
         buy_in_min=c.min_buy_in,
         buy_in_max=c.max_buy_in,
-        commission_pct=c.rules.commission_pct,
+        # A commission-free table takes none: a client of minor 4 or older shows that.
+        commission_pct=0 if free else c.rules.commission_pct,
         foul=c.rules.foul.value,
         betting_ms=c.betting_ms,
         setting_ms=c.setting_ms,
@@ -489,4 +492,5 @@ def table_info(host: TableHost) -> TableInfo:
         min_bonus=c.bonus_min,
         commission_rounding=c.rules.commission_rounding.value,
         main_bet_unit=c.main_bet_unit,
+        commission_free=c.rules.commission_free.value,
     )

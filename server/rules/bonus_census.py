@@ -63,7 +63,7 @@ def _census(chosen: tuple[int, ...]) -> tuple[tuple[BonusClass, int], ...]:
     counts: Counter[BonusClass] = Counter()
     for hand, ways in _rank_multisets(chosen):
         counts[bonus_class_of_ranks(hand)] += ways
-    for hand, ways in _flush_hands(chosen):
+    for hand, ways in flush_hands(chosen):
         counted = bonus_class_of_ranks(hand)
         actual = classify_bonus_unchecked(hand)
         if actual is not counted:
@@ -108,9 +108,12 @@ def _rank_multisets(ranks: tuple[int, ...]) -> Iterator[tuple[list[int], int]]:
         yield hand, ways
 
 
-def _flush_hands(ranks: tuple[int, ...]) -> Iterator[tuple[list[int], int]]:
-    """Each hand holding a flush in :data:`_FLUSH_SUIT`, up to the suits of the cards
-    outside it, with the number of hands it stands for (in that suit)."""
+def flush_hands(ranks: tuple[int, ...]) -> Iterator[tuple[list[int], int]]:
+    """Each hand holding a flush in one suit (five or more cards of it, or four and the
+    joker), up to the suits of the cards outside it, with the number of hands it
+    stands for in that suit: every such hand of the deck of ``ranks`` is counted once
+    when each is counted four times (one for each suit). Also the dealer's census's
+    (:mod:`server.rules.dealer_census`)."""
     for joker in (0, 1):
         for held in range(5 - joker, 8 - joker):
             for suited in combinations(ranks, held):

@@ -8,7 +8,11 @@
   size, with the commission that bet pays under the table's rounding (docs/RULES.md,
   "Commission"), and a 95 % confidence interval. A win keeps ``(bet - commission) /
   bet`` of the bet; the same counts serve every bet size, so the figures of two sizes
-  differ only by the rounding.
+  differ only by the rounding. At a commission-free table (docs/RULES.md,
+  "Commission-free tables") a win keeps the whole bet, and the rounds whose dealer's
+  hand is the table's barred hand, which the simulator counts apart, push.
+- The Queen's Dragon's and the Tiger 9's are exact: they pay on the dealer's hand
+  alone, whose census (:mod:`server.rules.dealer_census`) counts every seven-card hand.
 
 Edges are the house's share of each chip bet: positive when the house gains.
 """
@@ -21,9 +25,11 @@ from math import sqrt
 
 from server.rules.bonus import PayTable
 from server.rules.bonus_census import bonus_census, bonus_return
-from server.rules.options import RuleOptions
+from server.rules.dealer_census import known_census
+from server.rules.options import CommissionFree, HouseWay, RuleOptions
 from server.rules.settlement import commission
 from server.rules.sim import SimResult
+from server.rules.values import WheelRank
 
 Z_95 = 1.959963984540054
 """The two-sided 95 % quantile of the normal distribution."""
@@ -53,17 +59,24 @@ def main_edge(result: SimResult, bet: int | None, options: RuleOptions) -> MainE
     n = result.rounds
     if n < 2:
         raise ValueError("an estimate needs at least two rounds")
-    if bet is None:
+    wins, losses = result.wins, result.losses
+    if bet is not None and bet <= 0:
+        raise ValueError(f"a bet is positive, not {bet!r}")
+    barred = _barred(result, options.commission_free)
+    if barred is not None:
+        # No commission: a win keeps the bet whole; the barred hand's rounds push.
+        wins, losses = wins - barred[0], losses - barred[2]
+        cut = None if bet is None else 0
+        kept = 1.0
+    elif bet is None:
         cut = None
         kept = (100 - options.commission_pct) / 100
-    elif bet <= 0:
-        raise ValueError(f"a bet is positive, not {bet!r}")
     else:
         cut = commission(bet, options.commission_pct, options.commission_rounding)
         kept = (bet - cut) / bet
     # Each round's result per chip bet is `kept` (a win), 0 (a push) or -1 (a loss).
-    mean = (result.wins * kept - result.losses) / n
-    square = (result.wins * kept * kept + result.losses) / n
+    mean = (wins * kept - losses) / n
+    square = (wins * kept * kept + losses) / n
     variance = max(0.0, square - mean * mean) * n / (n - 1)
     return MainEdge(bet, cut, -mean, Z_95 * sqrt(variance / n), n)
 
@@ -71,3 +84,25 @@ def main_edge(result: SimResult, bet: int | None, options: RuleOptions) -> MainE
 def bonus_edge(table: PayTable) -> Fraction:
     """The bonus bet's house edge on ``table``, exactly (the census of every hand)."""
     return 1 - bonus_return(bonus_census(), table)
+
+
+def _barred(result: SimResult, rule: CommissionFree) -> tuple[int, int, int] | None:
+    if rule is CommissionFree.EZ:
+        return result.queen_high
+    if rule is CommissionFree.NINE_LOW:
+        return result.nine_low
+    return None
+
+
+def queens_dragon_edge(odds: int = 50) -> Fraction:
+    """The Queen's Dragon's house edge at ``odds`` to 1, exactly: it returns ``odds + 1``
+    on each queen-high pai gow among every seven-card hand of the deck."""
+    census = known_census(HouseWay.PARTY)  # the same under every house way
+    return 1 - (odds + 1) * census.share(census.queen_high)
+
+
+def tiger9_edge(way: HouseWay, wheel: WheelRank = WheelRank.SECOND, odds: int = 30) -> Fraction:
+    """The Tiger 9's house edge at ``odds`` to 1 when the dealer sets by ``way``,
+    exactly: it returns ``odds + 1`` on each hand ``way`` sets with a nine-high low."""
+    census = known_census(way, wheel)
+    return 1 - (odds + 1) * census.share(census.nine_low)

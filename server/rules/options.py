@@ -34,6 +34,19 @@ class CommissionRounding(StrEnum):
     WHOLE = "whole"  # main bets only in amounts whose commission is whole: exact
 
 
+class CommissionFree(StrEnum):
+    """Whether the main bet is commission-free, and which dealer's hand then pushes it
+    (docs/RULES.md, "Commission-free tables")."""
+
+    NONE = "none"  # the commission of ``commission_pct`` on every win
+    # EZ Pai Gow: no commission; every main bet pushes when the dealer's seven cards
+    # are a queen-high pai gow (server/rules/dealer_hands.py).
+    EZ = "ez"
+    # Fortune Commission-Free ("Tiger 9" tables): no commission; every main bet pushes
+    # when the dealer's two-card low hand, as the house way sets it, is nine-high.
+    NINE_LOW = "nine_low"
+
+
 def whole_commission_step(commission_pct: int) -> int:
     """The smallest bet whose commission at ``commission_pct`` is a whole number of
     chips; exactly the multiples of it have one (20 at 5 %, 10 at 10 %, 1 at 0 %)."""
@@ -52,6 +65,8 @@ class RuleOptions:
     # Added after release 0.1.0, whose nodes cannot read it: stored only when it is not
     # the default (server/store/tables/parts.py).
     commission_rounding: CommissionRounding = CommissionRounding.DOWN
+    # Added after release 0.1.0 too, and stored by the same rule.
+    commission_free: CommissionFree = CommissionFree.NONE
 
     def __post_init__(self) -> None:
         if not isinstance(self.commission_pct, int) or not 0 <= self.commission_pct <= 100:
@@ -59,3 +74,16 @@ class RuleOptions:
         if not isinstance(self.commission_rounding, CommissionRounding):
             known = ", ".join(repr(r.value) for r in CommissionRounding)
             raise ValueError(f"commission_rounding is one of {known}")
+        if not isinstance(self.commission_free, CommissionFree):
+            known = ", ".join(repr(r.value) for r in CommissionFree)
+            raise ValueError(f"commission_free is one of {known}")
+        if (
+            self.commission_free is not CommissionFree.NONE
+            and self.commission_rounding is CommissionRounding.WHOLE
+        ):
+            # 'whole' restricts the main bets for the sake of a commission these tables
+            # never take.
+            raise ValueError(
+                "a commission-free table takes no commission: its commission_rounding "
+                "is not 'whole'"
+            )

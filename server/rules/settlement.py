@@ -17,6 +17,13 @@ one by the table's option ``commission_rounding`` (docs/RULES.md, "Commission"):
 - ``whole``: the table takes only main bets whose commission is whole (multiples of
   :func:`~server.rules.options.whole_commission_step`), so it is exact; a win it
   would have refused is rounded down, as ``down`` does, so settling never fails.
+
+On a commission-free table (option ``commission_free``, docs/RULES.md,
+"Commission-free tables") a win pays even money with no commission, and the dealer's
+barred hand (``ez``: a queen-high pai gow; ``nine_low``: a nine-high low hand,
+:mod:`server.rules.dealer_hands`) pushes every main bet, won or lost, as the published
+rule cards say ("all player hands push"). A fouled split under ``FoulPolicy.LOSE`` is
+dead before any comparison, so it still loses. Copies go to the dealer as ever.
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from server.rules.options import CommissionRounding, RuleOptions
+from server.rules.dealer_hands import pushes_main_bet
+from server.rules.options import CommissionFree, CommissionRounding, RuleOptions
 from server.rules.splits import FoulPolicy, Split
 
 
@@ -96,7 +104,8 @@ class Settlement:
     - ``bet``: the chips staked; ``won``: the gross win (even money) before commission;
       ``commission``: the house's cut of ``won``; ``net``: the player's change
       (``won - commission`` on a win, 0 on a push, ``-bet`` on a loss); ``returned``:
-      the chips handed back to the player, ``bet + net``.
+      the chips handed back to the player, ``bet + net``; ``dealer_push``: the
+      dealer's barred hand pushed the bet (a commission-free table only).
 
     Chips are conserved: the player's ``net`` plus the house's ``house_net`` is 0, and
     ``returned`` is never negative.
@@ -111,6 +120,7 @@ class Settlement:
     commission: int
     net: int
     returned: int
+    dealer_push: bool = False
 
     @property
     def house_net(self) -> int:
@@ -128,10 +138,15 @@ def settle_values(
     commission_pct: int = _DEFAULT_OPTIONS.commission_pct,
     foul: FoulPolicy = _DEFAULT_OPTIONS.foul,
     rounding: CommissionRounding = _DEFAULT_OPTIONS.commission_rounding,
+    commission_free: CommissionFree = _DEFAULT_OPTIONS.commission_free,
+    dealer_barred: bool = False,
 ) -> Settlement:
     """:func:`settle` from the four hand values (see ``server.rules.values``).
 
-    The player's split is a foul when ``player_high <= player_low``. Raises
+    The player's split is a foul when ``player_high <= player_low``. On a
+    commission-free table (``commission_free`` not ``none``) ``dealer_barred`` says
+    whether the dealer's hand is the one that pushes every bet
+    (:func:`server.rules.dealer_hands.pushes_main_bet`); elsewhere it is ignored. Raises
     :class:`FoulError` for a foul under ``FoulPolicy.REJECT`` and ``ValueError`` for a
     bet that is not a non-negative integer or a commission outside 0..100.
     """
@@ -148,6 +163,10 @@ def settle_values(
         result = Outcome.LOSE
     else:
         result = outcome_of(high, low)
+    if commission_free is not CommissionFree.NONE:
+        if dealer_barred and not fouled:
+            return Settlement(Outcome.PUSH, high, low, fouled, bet, 0, 0, 0, bet, True)
+        commission_pct = 0
     if result is Outcome.WIN:
         cut = commission(bet, commission_pct, rounding)
         return Settlement(result, high, low, fouled, bet, bet, cut, bet - cut, 2 * bet - cut)
@@ -162,9 +181,10 @@ def settle(
     """Settle a bet of ``bet`` chips on the player's split against the dealer's.
 
     The table's ``options`` give the wheel rank, the commission (its percentage and
-    rounding) and the foul policy.
+    rounding, or none on a commission-free table) and the foul policy.
     The dealer's split is set by the house way and never fouls.
     """
+    barred = pushes_main_bet(options.commission_free, dealer.high + dealer.low, dealer.low)
     return settle_values(
         player.high_value(options.wheel),
         player.low_value(),
@@ -174,4 +194,6 @@ def settle(
         commission_pct=options.commission_pct,
         foul=options.foul,
         rounding=options.commission_rounding,
+        commission_free=options.commission_free,
+        dealer_barred=barred,
     )

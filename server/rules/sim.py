@@ -12,7 +12,11 @@ The deal of round ``n`` (n = 0, 1, ...) from a 32-byte master seed:
    quarter of the cost of the full shuffle (2 HMAC blocks instead of 7).
 
 The player's hand is set by house way ``W`` and the dealer's by ``W2``; the bonus bet
-rides on the player's seven cards. The expected value uses the exact commission
+rides on the player's seven cards. The rounds whose dealer's hand is a commission-free
+table's barred hand (a queen-high pai gow; a nine-high low hand as ``W2`` sets it:
+:mod:`server.rules.dealer_hands`) are counted apart, by the main bet's result had it
+not pushed: the main bet's edge at such a table, and the Queen's Dragon's and the
+Tiger 9's hit rates, come from the same rounds. The expected value uses the exact commission
 percentage (as for a large bet), not the integer-chip rounding of
 ``server.rules.settlement``, which would depend on the bet size.
 
@@ -34,6 +38,7 @@ from server.rules.bonus import (
     classify_bonus_unchecked,
     pay_table,
 )
+from server.rules.dealer_hands import is_nine_high_low, is_queen_high_pai_gow
 from server.rules.houseways import house_way
 from server.rules.options import HouseWay, RuleOptions
 from server.rules.values import high_value, low_value
@@ -115,7 +120,9 @@ class SimResult:
     """Counts from a simulation and the figures derived from them.
 
     ``bonus_counts[c]`` is the number of rounds whose player hand is of
-    ``BonusClass(c)``.
+    ``BonusClass(c)``. ``queen_high`` and ``nine_low`` are the wins, pushes and losses
+    (as at a table with a commission) of the rounds whose dealer's hand is a
+    queen-high pai gow, and of those whose dealer's low hand is nine-high.
     """
 
     rounds: int
@@ -127,6 +134,8 @@ class SimResult:
     commission_pct: int
     pay_table: PayTable
     bonus_counts: tuple[int, ...] = field(default=())
+    queen_high: tuple[int, int, int] = (0, 0, 0)
+    nine_low: tuple[int, int, int] = (0, 0, 0)
 
     @property
     def win_rate(self) -> float:
@@ -181,6 +190,8 @@ class SimResult:
             "loss_rate": self.loss_rate,
             "commission_pct": self.commission_pct,
             "ev": self.ev,
+            "dealer_queen_high": dict(zip(_RESULTS, self.queen_high, strict=True)),
+            "dealer_nine_low": dict(zip(_RESULTS, self.nine_low, strict=True)),
             "bonus": {
                 "pay_table": self.pay_table.name,
                 "ev": self.bonus_ev,
@@ -194,6 +205,7 @@ class SimResult:
 
 
 _DEFAULT_OPTIONS = RuleOptions()
+_RESULTS = ("wins", "pushes", "losses")
 
 
 def simulate(
@@ -223,6 +235,9 @@ def simulate(
     dealer_way = player_way if dealer_way is None else dealer_way
     wheel = options.wheel
     results = [0, 0, 0]  # halves won by the player: 0 lose, 1 push, 2 win
+    queen_high = [0, 0, 0]  # the same, of the rounds whose dealer's is a queen-high pai gow
+    nine_low = [0, 0, 0]  # the same, of those whose dealer's low hand is nine-high
+    queen_high_of, nine_low_of = is_queen_high_pai_gow, is_nine_high_low
     bonus = [0] * len(BonusClass)
     sha256 = hashlib.sha256
     prefix = ROUND_LABEL + seed
@@ -234,13 +249,19 @@ def simulate(
         deck = deal(sha256(prefix + n.to_bytes(8, "big")).digest())
         player = deck[46:53]
         mine = split(player, player_way, wheel)
-        theirs = split(deck[39:46], dealer_way, wheel)
+        dealer = deck[39:46]
+        theirs = split(dealer, dealer_way, wheel)
         ph, pl = hv(mine.high, wheel), lv(mine.low)
         if ph <= pl:
             raise RuntimeError(f"house way {player_way.value} fouled {player}")
         # settlement's rule: a half is won only when strictly better (copies go to
         # the dealer); two halves won is a win, one a push, none a loss.
-        results[(ph > hv(theirs.high, wheel)) + (pl > lv(theirs.low))] += 1
+        won = (ph > hv(theirs.high, wheel)) + (pl > lv(theirs.low))
+        results[won] += 1
+        if queen_high_of(dealer):
+            queen_high[won] += 1
+        if nine_low_of(theirs.low):
+            nine_low[won] += 1
         bonus[classify(player)] += 1
         if progress is not None and (n + 1) % progress_every == 0:
             progress(n + 1)
@@ -256,6 +277,8 @@ def simulate(
         commission_pct=options.commission_pct,
         pay_table=table,
         bonus_counts=tuple(bonus),
+        queen_high=(queen_high[2], queen_high[1], queen_high[0]),
+        nine_low=(nine_low[2], nine_low[1], nine_low[0]),
     )
 
 

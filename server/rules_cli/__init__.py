@@ -10,6 +10,8 @@ Subcommands::
     sim                 a house way against a house way over N rounds from a seed
     edge                the house edge of every bet of a table (the main bet simulated,
                         the bonus exact)
+    dealer-census       the dealer's queen-high pai gows and nine-high lows, counted
+                        exactly over every seven-card hand
     deal                the seven hands a 32-byte seed deals, and its commitment
     demo                one round from a fixed seed, told for people
 
@@ -33,6 +35,7 @@ from server.rules.options import HouseWay
 from server.rules.values import WheelRank
 from server.rules_cli.census import census, cmd_census
 from server.rules_cli.deal import cmd_deal, cmd_demo
+from server.rules_cli.dealer_census import cmd_dealer_census
 from server.rules_cli.edge import DEFAULT_HANDS, DEFAULT_SEED, cmd_edge
 from server.rules_cli.hands import (
     bonus_handler,
@@ -105,7 +108,8 @@ def _parser() -> argparse.ArgumentParser:
         description="The house edge of each bet of the tables of a tables file: the main "
         "bet at the table's minimum, its maximum and the exact percentage, simulated "
         "with the table's house way (95%% intervals); the bonus bet exactly, over every "
-        "seven-card hand.",
+        "seven-card hand; at a commission-free table the main bet without commission and "
+        "the side bet on its barred hand (Queen's Dragon, Tiger 9) exactly.",
     )
     edge.add_argument("--table", action="append", metavar="ID", help="this table only (repeatable)")
     edge.add_argument(
@@ -118,6 +122,20 @@ def _parser() -> argparse.ArgumentParser:
         "--seed", default=DEFAULT_SEED, help="64 hex digits, or any text (its SHA-256)"
     )
     edge.add_argument("--json", action="store_true", help="one JSON object per table")
+
+    dc = sub.add_parser(
+        "dealer-census",
+        help="the dealer's queen-high pai gows and nine-high lows, exactly",
+        description="The dealer's seven-card hands that commission-free tables look at, "
+        "counted exactly over all of them (twenty seconds to a minute a house way), "
+        "beside the counts checked in; exits with status 2 if they differ.",
+    )
+    dc.add_argument("--way", choices=ways, default=None, help="default: every house way")
+    dc.add_argument("--wheel", choices=wheels, default=DEFAULTS.wheel.value)
+    dc.add_argument(
+        "--ranks", metavar="R,R,...", help="a deck of these ranks (2..14) only, in four suits"
+    )
+    dc.add_argument("--json", action="store_true", help="one JSON object per house way")
 
     dl = sub.add_parser("deal", help="the seven hands a seed deals, and its commitment")
     dl.add_argument("--seed", required=True, help="the 32-byte seed in hex (64 digits)")
@@ -148,6 +166,8 @@ def _dispatch(args: argparse.Namespace, out: TextIO) -> None:
         cmd_sim(args, out)
     elif command == "edge":
         cmd_edge(args, out)
+    elif command == "dealer-census":
+        cmd_dealer_census(args, out)
     elif command == "deal":
         cmd_deal(args, out)
     else:

@@ -3,8 +3,10 @@
 For each table: the main bet at its minimum and its maximum (each with the commission
 that bet pays under the table's rounding) and at the exact percentage, estimated by
 the simulator with 95 % confidence intervals; and the bonus bet on its pay table,
-exactly (docs/RULES.md, "The math, checked"). Tables of one house way and wheel share
-one simulation.
+exactly (docs/RULES.md, "The math, checked"). At a commission-free table the main bet
+pays no commission at any size, so it has one line, and the side bet on the dealer's
+barred hand (the Queen's Dragon at an ``ez`` table, the Tiger 9 at a ``nine_low``
+one) has its exact edge. Tables of one house way and wheel share one simulation.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from server.rules import queens_dragon as dragon
+from server.rules import tiger9
 from server.rules.bonus import pay_table
-from server.rules.options import RuleOptions
+from server.rules.options import CommissionFree, RuleOptions
 from server.rules.values import WheelRank
 from server.rules_cli.inputs import InputError, seed_from_text
 from server.tables_file import TablesFileError, load_tables
@@ -36,7 +40,7 @@ DEFAULT_SEED = "paigow-rules edge"
 def cmd_edge(args: argparse.Namespace, out: TextIO) -> None:
     """Writes the house edges of the tables ``args`` names (all of the file's by
     default): one block of text per table, or one JSON object per line."""
-    from server.rules.edges import bonus_edge, main_edge
+    from server.rules.edges import bonus_edge, main_edge, queens_dragon_edge, tiger9_edge
 
     if args.hands < 2:
         raise InputError(f"--hands {args.hands}: at least 2 rounds")
@@ -59,16 +63,25 @@ def cmd_edge(args: argparse.Namespace, out: TextIO) -> None:
             started = time.perf_counter()
             sims[key] = (_simulate(seed, args.hands, rules), time.perf_counter() - started)
         result, seconds = sims[key]
-        mains = [
-            ("minimum", main_edge(result, config.min_bet, rules)),
-            ("maximum", main_edge(result, config.max_bet, rules)),
-            ("exact percentage", main_edge(result, None, rules)),
-        ]
-        bonus = bonus_edge(pay_table(rules.bonus_pay_table))
-        if args.json:
-            out.write(json.dumps(_as_json(config, result, mains, bonus, seed)) + "\n")
+        if rules.commission_free is CommissionFree.NONE:
+            mains = [
+                ("minimum", main_edge(result, config.min_bet, rules)),
+                ("maximum", main_edge(result, config.max_bet, rules)),
+                ("exact percentage", main_edge(result, None, rules)),
+            ]
         else:
-            _write_text(config, result, seconds, mains, bonus, out)
+            mains = [("no commission", main_edge(result, None, rules))]
+        bonus = bonus_edge(pay_table(rules.bonus_pay_table))
+        sides: list[tuple[str, int, Fraction]] = []
+        if rules.commission_free is CommissionFree.EZ:
+            sides.append(("queens_dragon", dragon.ODDS, queens_dragon_edge(dragon.ODDS)))
+        elif rules.commission_free is CommissionFree.NINE_LOW:
+            odds = tiger9.ODDS
+            sides.append(("tiger9", odds, tiger9_edge(rules.house_way, rules.wheel, odds)))
+        if args.json:
+            out.write(json.dumps(_as_json(config, result, mains, bonus, sides, seed)) + "\n")
+        else:
+            _write_text(config, result, seconds, mains, bonus, sides, out)
 
 
 def _simulate(seed: bytes, hands: int, rules: RuleOptions) -> SimResult:
@@ -89,33 +102,60 @@ def _rounding(rules: RuleOptions) -> str:
     }[rules.commission_rounding.value]
 
 
+_BARRED = {
+    CommissionFree.EZ: "the dealer's queen-high pai gow",
+    CommissionFree.NINE_LOW: "the dealer's nine-high low hand",
+}
+_SIDE_NAMES = {"queens_dragon": "Queen's Dragon", "tiger9": "Tiger 9"}
+
+
 def _write_text(
     config: TableConfig,
     result: SimResult,
     seconds: float,
     mains: list[tuple[str, MainEdge]],
     bonus: Fraction,
+    sides: list[tuple[str, int, Fraction]],
     out: TextIO,
 ) -> None:
     rules = config.rules
+    barred = _BARRED.get(rules.commission_free)
+    commission = (
+        f"no commission, every main bet pushes on {barred}"
+        if barred is not None
+        else f"commission {rules.commission_pct}% {_rounding(rules)}"
+    )
     lines = [
         f"{config.table_id}: {config.name}",
-        f"  commission {rules.commission_pct}% {_rounding(rules)}; house way "
+        f"  {commission}; house way "
         f"{rules.house_way.value} for the player and the dealer; wheel {rules.wheel.value}",
     ]
     for label, m in mains:
-        what = (
-            f"main bet of {m.bet} ({label}), commission {m.commission} on a win"
-            if m.bet is not None
-            else f"main bet, commission of exactly {rules.commission_pct}%"
-        )
+        if barred is not None:
+            what = "main bet, no commission"
+        elif m.bet is not None:
+            what = f"main bet of {m.bet} ({label}), commission {m.commission} on a win"
+        else:
+            what = f"main bet, commission of exactly {rules.commission_pct}%"
         lines.append(f"  {what:<58} {m.edge:+8.3%} ± {m.half_width:.3%}")
     lines.append(
         f"    (simulated: {result.rounds:,} rounds in {seconds:.1f} s; 95 % intervals; "
         f"win {result.win_rate:.3%}, push {result.push_rate:.3%}, loss {result.loss_rate:.3%})"
     )
+    if barred is not None:
+        won, pushed, lost = (
+            result.queen_high if rules.commission_free is CommissionFree.EZ else result.nine_low
+        )
+        hits = won + pushed + lost
+        lines.append(
+            f"    (the dealer's barred hand in {hits:,} of the rounds, {hits / result.rounds:.3%}: "
+            f"{won:,} wins and {lost:,} losses pushed)"
+        )
     label = f"bonus bet, {rules.bonus_pay_table} pay table (exact)"
     lines.append(f"  {label:<58} {float(bonus):+8.4%}  return {float(1 - bonus):.4%}")
+    for name, odds, edge in sides:
+        label = f"{_SIDE_NAMES[name]} at {odds} to 1 (exact)"
+        lines.append(f"  {label:<58} {float(edge):+8.4%}  return {float(1 - edge):.4%}")
     out.write("\n".join(lines) + "\n\n")
 
 
@@ -124,6 +164,7 @@ def _as_json(
     result: SimResult,
     mains: list[tuple[str, MainEdge]],
     bonus: Fraction,
+    sides: list[tuple[str, int, Fraction]],
     seed: bytes,
 ) -> dict[str, Any]:
     rules = config.rules
@@ -132,6 +173,7 @@ def _as_json(
         "name": config.name,
         "commission_pct": rules.commission_pct,
         "commission_rounding": rules.commission_rounding.value,
+        "commission_free": rules.commission_free.value,
         "house_way": rules.house_way.value,
         "main": [
             {
@@ -156,4 +198,14 @@ def _as_json(
             "edge_fraction": f"{bonus.numerator}/{bonus.denominator}",
             "exact": True,
         },
+        "side_bets": [
+            {
+                "bet": name,
+                "odds": odds,
+                "edge": float(edge),
+                "edge_fraction": f"{edge.numerator}/{edge.denominator}",
+                "exact": True,
+            }
+            for name, odds, edge in sides
+        ],
     }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from protocol.fairness import DEALER_HAND
 from server.rules import bonus as bonus_rules
+from server.rules.dealer_hands import pushes_main_bet
 from server.rules.settlement import settle_values
 from server.rules.values import high_value, low_value
 from server.table import views
@@ -31,6 +32,9 @@ def settle(work: Work) -> None:
     dealer_high_cards = tuple(c for c in dealer_cards if c not in state.dealer_low)
     dealer_high = high_value(dealer_high_cards, rules.wheel)
     dealer_low = low_value(state.dealer_low)
+    # A commission-free table's barred dealer hand pushes every main bet (docs/RULES.md,
+    # "Commission-free tables").
+    dealer_barred = pushes_main_bet(rules.commission_free, dealer_cards, state.dealer_low)
     pay_table = bonus_rules.pay_table(rules.bonus_pay_table)
     results = []
     house = state.house
@@ -47,6 +51,8 @@ def settle(work: Work) -> None:
             commission_pct=rules.commission_pct,
             foul=rules.foul,
             rounding=rules.commission_rounding,
+            commission_free=rules.commission_free,
+            dealer_barred=dealer_barred,
         )
         bonus_class = bonus_rules.classify_bonus(cards) if seat.bonus else None
         # The pay table's payout is the stake plus the winnings, or 0 when the bet loses.

@@ -158,3 +158,29 @@ async def test_the_commission_rounding_is_an_option_like_the_others(
     assert (listed["commission_rounding"], listed["min_bet"]) == ("whole", 100)
     with pytest.raises(BadTableConfig, match="commission_rounding is one of"):
         await change_table(catalog, "pearl", {"commission_rounding": "nearest"})
+
+
+@pytest.mark.asyncio
+async def test_a_commission_free_table_waits_for_every_node_to_read_it(
+    catalog: TableCatalog, redis_client: redis.asyncio.Redis
+) -> None:
+    # docs/RULES.md, "Commission-free tables": commission_free is a setting added since
+    # 0.1.0, so the catalog takes it away from its default only once every live node
+    # reads the settings' newer format; at its default it is stored as 0.1.0 stores it.
+    await seed_catalog(catalog, [])
+    with pytest.raises(BadTableConfig, match="node"):
+        await create_table(catalog, {**SPEC, "commission_free": "ez"})
+    await create_table(catalog, {**SPEC, "commission_free": "none"})
+    nodes = ClusterStore(redis_client)
+    await nodes.beat("today#1", 60_000, announcement("today"))
+    assert await nodes.switch_formats(frozenset({TABLE_CONFIG_FIELDS})) == {TABLE_CONFIG_FIELDS}
+    changed = await change_table(catalog, "pearl", {"commission_free": "nine_low"})
+    assert changed.config.rules.commission_free.value == "nine_low"
+    (listed,) = [v.as_dict() for v in await list_tables(catalog)]
+    assert listed["commission_free"] == "nine_low"
+    with pytest.raises(BadTableConfig, match="commission_free is one of"):
+        await change_table(catalog, "pearl", {"commission_free": "tiger"})
+    with pytest.raises(BadTableConfig, match="commission-free table takes no commission"):
+        await change_table(
+            catalog, "pearl", {"commission_rounding": "whole", "min_bet": 100, "max_bet": 200}
+        )

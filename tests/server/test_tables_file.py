@@ -12,9 +12,10 @@ from protocol.messages import Bet, Clear, GetTableInfo, Join
 from server.auth import tokens
 from server.catalog import change_table
 from server.config import Settings
+from server.rules.options import CommissionFree
 from server.rules.settlement import commission
 from server.store import TableCatalog
-from server.tables_file import TablesFileError, load_tables, parse_tables
+from server.tables_file import TablesFileError, describe_table, load_tables, parse_tables
 from tests.conftest import FAST_TABLES
 from tests.helpers import url
 from tests.server.conftest import StartApp
@@ -94,3 +95,26 @@ def test_every_built_in_table_collects_a_commission_on_its_minimum_bet() -> None
         assert config.min_bet % config.main_bet_unit == 0
     rounding = {t: c.rules.commission_rounding.value for t, c in tables.items()}
     assert rounding == {"jade": "up", "dragon": "down", "lotus": "whole"}
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        ('"tiger"', "commission_free is one of 'none', 'ez', 'nine_low', not 'tiger'"),
+        ("true", "commission_free is one of"),
+        ('"ez"\ncommission_rounding = "whole"\nmin_bet = 20', "a commission-free table takes no"),
+    ],
+)
+def test_a_bad_commission_free_is_refused_naming_the_table(value: str, error: str) -> None:
+    with pytest.raises(TablesFileError, match=f"table 1 \\(t\\): {error}"):
+        parse_tables(f'[[table]]\nid = "t"\nname = "T"\ncommission_free = {value}\n')
+
+
+def test_a_commission_free_table_reads_and_describes_itself() -> None:
+    (config,) = parse_tables('[[table]]\nid = "t"\nname = "T"\ncommission_free = "nine_low"\n')
+    assert config.rules.commission_free is CommissionFree.NINE_LOW
+    assert describe_table(config)["commission_free"] == "nine_low"
+    assert (
+        describe_table(parse_tables('[[table]]\nid = "u"\nname = "U"\n')[0])["commission_free"]
+        == "none"
+    )

@@ -38,3 +38,25 @@ async def test_the_commission_is_told_as_the_table_rounds_it(
     assert "a win of 20 pays 19" in whole
     assert "a win of 100 pays 95" in whole
     await context.close()
+
+
+FREE = """async () => {
+  const w = await import('./js/ui/words.js');
+  return [w.commissionText(0, 'down', 5, 'ez'), w.commissionText(0, 'down', 5, 'nine_low'),
+          w.commissionText(5, 'down', 5, 'none')];
+}"""
+
+
+async def test_a_commission_free_table_tells_the_dealer_s_hand_that_pushes(
+    browser: Browser, web_app: App
+) -> None:
+    # table_info.commission_free (protocol minor 5).
+    context = await browser.new_context(viewport=DESKTOP)  # type: ignore[arg-type]
+    page = await context.new_page()
+    await page.goto(base_url(web_app))
+    ez, nine, none = await page.evaluate(FREE)
+    assert ez.startswith("None: a winning main bet pays even money.")
+    assert "won or lost, pushes when the dealer's hand is a queen-high pai gow" in ez
+    assert "a nine-high low hand" in nine
+    assert "rounded down to whole chips" in none
+    await context.close()

@@ -51,7 +51,7 @@ from typing import Any, Protocol
 
 import msgpack
 
-from server.rules.options import CommissionRounding, HouseWay, RuleOptions
+from server.rules.options import CommissionFree, CommissionRounding, HouseWay, RuleOptions
 from server.rules.splits import FoulPolicy
 from server.rules.values import WheelRank
 from server.table.state import Phase, Seat, SeatResult, SetBy, TableConfig, TableState
@@ -373,6 +373,8 @@ def _config(data: dict[str, Any]) -> TableConfig:
     rules["house_way"] = HouseWay(rules["house_way"])
     if "commission_rounding" in rules:
         rules["commission_rounding"] = CommissionRounding(rules["commission_rounding"])
+    if "commission_free" in rules:
+        rules["commission_free"] = CommissionFree(rules["commission_free"])
     data["rules"] = RuleOptions(**rules)
     data["denominations"] = tuple(data["denominations"])
     return TableConfig(**data)

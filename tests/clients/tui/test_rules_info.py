@@ -39,3 +39,16 @@ def test_the_rules_page_tells_the_rounding(
     assert "commission 5% of a win," in text
     assert rounding in text
     assert max(len(line) for line in text.splitlines()) <= 80
+
+
+@pytest.mark.parametrize(
+    ("free", "barred"),
+    [("ez", "if dealer: Q-high pai gow"), ("nine_low", "if dealer's low is 9-high")],
+)
+def test_the_rules_page_tells_a_commission_free_table(free: str, barred: str) -> None:
+    # table_info.commission_free (minor 5); such a table sends a commission_pct of 0.
+    text = page(commission_free=free, commission_pct=0)
+    assert "commission none; every bet pushes" in text
+    assert barred in text
+    assert "% of a win" not in text
+    assert max(len(line) for line in text.splitlines()) <= 80

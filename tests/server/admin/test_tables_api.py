@@ -62,3 +62,31 @@ async def test_the_catalog_s_refusals_are_typed_and_write_nothing(
     assert status == 202
     status, body, _ = await api.call("PATCH", "/api/v1/tables/pearl", token, {"max_bet": 400})
     assert (status, body["error"]["code"]) == (409, "table_not_open")
+
+
+@pytest.mark.asyncio
+async def test_a_commission_free_table_through_the_api(
+    admin_app: App, api: Api, redis_client: redis.asyncio.Redis
+) -> None:
+    # docs/RULES.md, "Commission-free tables": the option as any other, taken once every
+    # live node reads the settings' newer format (this node switches it on itself).
+    token = await mint(redis_client, "floor")
+    status, body, _ = await api.call(
+        "POST", "/api/v1/tables", token, {**PEARL, "commission_free": "tiger"}
+    )
+    assert (status, body["error"]["code"]) == (400, "bad_config")
+    assert "commission_free is one of" in body["error"]["message"]
+
+    async def created() -> int | None:
+        ez = {**PEARL, "id": "ez", "commission_free": "ez"}
+        status, _, _ = await api.call("POST", "/api/v1/tables", token, ez)
+        return status if status == 201 else None
+
+    await until(created)
+    await until(lambda: "ez" in admin_app.hosts)
+    assert admin_app.hosts["ez"].config.rules.commission_free.value == "ez"
+    status, body, _ = await api.call(
+        "PATCH", "/api/v1/tables/ez", token, {"commission_free": "nine_low"}
+    )
+    assert (status, body["commission_free"]) == (200, "nine_low")
+    await until(lambda: admin_app.hosts["ez"].config.rules.commission_free.value == "nine_low")

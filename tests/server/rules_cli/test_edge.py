@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from server.rules.bonus import pay_table
-from server.rules.edges import bonus_edge
+from server.rules.edges import bonus_edge, queens_dragon_edge, tiger9_edge
+from server.rules.options import HouseWay
+from server.rules.values import WheelRank
 from tests.server.rules_cli.test_cli import run
 
 TABLES = """
@@ -84,3 +86,44 @@ def test_bad_arguments(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> No
     code, _, err = run(capsys, ["edge", "--tables-file", str(bad), "--hands", "10"])
     assert code == 2
     assert "commission_rounding" in err
+
+
+FREE_TABLES = """
+[[table]]
+id = "ez"
+name = "EZ"
+commission_free = "ez"
+
+[[table]]
+id = "tiger"
+name = "Tiger"
+commission_free = "nine_low"
+house_way = "pair-classes"
+"""
+
+
+def test_a_commission_free_table_s_main_bet_and_side_bet(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "tables.toml"
+    path.write_text(FREE_TABLES)
+    argv = ["edge", "--tables-file", str(path), "--hands", "3000", "--seed", "s", "--json"]
+    code, out, err = run(capsys, argv)
+    assert (code, err) == (0, "")
+    ez, tiger = (json.loads(line) for line in out.splitlines())
+    # No commission at any bet size: one line for the main bet.
+    assert [(m["at"], m["bet"]) for m in ez["main"]] == [("no commission", None)]
+    assert ez["commission_free"] == "ez"
+    assert [(s["bet"], s["odds"]) for s in ez["side_bets"]] == [("queens_dragon", 50)]
+    assert Fraction(ez["side_bets"][0]["edge_fraction"]) == queens_dragon_edge(50)
+    assert [(s["bet"], s["odds"]) for s in tiger["side_bets"]] == [("tiger9", 30)]
+    assert Fraction(tiger["side_bets"][0]["edge_fraction"]) == tiger9_edge(
+        HouseWay.PAIR_CLASSES, WheelRank.SECOND, 30
+    )
+    code, out, _ = run(capsys, ["edge", "--tables-file", str(path), "--hands", "500"])
+    assert code == 0
+    assert "no commission, every main bet pushes on the dealer's queen-high pai gow" in out
+    assert "Queen's Dragon at 50 to 1 (exact)" in out
+    assert "+10.0222%" in out
+    assert "Tiger 9 at 30 to 1 (exact)" in out
+    assert "+22.4996%" in out

@@ -13,7 +13,7 @@ import pytest
 import redis.asyncio
 
 from bench.procs.topology import LocalCluster
-from server.rules.options import CommissionRounding, RuleOptions
+from server.rules.options import CommissionFree, CommissionRounding, RuleOptions
 from server.store import announcement
 from server.store.catalog.catalog import TableCatalog
 from server.store.nodes.formats import TABLE_CONFIG_FIELDS
@@ -30,6 +30,8 @@ from server.table.state import TableConfig, new_table
 PLAIN = TableConfig(table_id="jade", name="Jade")
 UP = replace(PLAIN, rules=RuleOptions(commission_rounding=CommissionRounding.UP))
 WHOLE = replace(PLAIN, min_bet=20, rules=RuleOptions(commission_rounding=CommissionRounding.WHOLE))
+EZ = replace(PLAIN, rules=RuleOptions(commission_free=CommissionFree.EZ))
+NINE_LOW = replace(PLAIN, rules=RuleOptions(commission_free=CommissionFree.NINE_LOW))
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,18 @@ def test_a_table_that_sets_the_rounding_stores_it_and_reads_it_back(config: Tabl
         read_by_0_1_0(stored)
 
 
+@pytest.mark.parametrize("config", [EZ, NINE_LOW], ids=["ez", "nine_low"])
+def test_a_commission_free_table_stores_it_and_0_1_0_refuses_it(config: TableConfig) -> None:
+    parts = to_parts(new_table(config), None)
+    stored = msgpack.unpackb(parts[CONFIG_PART])
+    assert stored["rules"]["commission_free"] == config.rules.commission_free.value
+    assert "commission_rounding" not in stored["rules"]  # still at its default
+    assert from_parts(parts).config == config
+    assert config_from_plain(config_to_plain(config)) == config
+    with pytest.raises(TypeError, match="commission_free"):
+        read_by_0_1_0(stored)
+
+
 @pytest.mark.asyncio
 async def test_the_catalog_keeps_the_rounding(
     redis_client: redis.asyncio.Redis, redis_cluster: LocalCluster | None
@@ -94,3 +108,7 @@ async def test_the_catalog_keeps_the_rounding(
     read = (await catalog.read()).tables
     assert read["jade"].config == replace(WHOLE, max_bet=400)
     assert read["lotus"].config.rules.commission_rounding is CommissionRounding.UP
+    # A commission-free table is such a change too.
+    await catalog.change(replace(NINE_LOW, table_id="lotus"))
+    lotus = (await catalog.read()).tables["lotus"].config
+    assert lotus.rules.commission_free is CommissionFree.NINE_LOW

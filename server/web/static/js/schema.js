@@ -159,6 +159,7 @@ export const RESULTS = {
     ["min_bonus", { t: "int", lo: 0, hi: MAX_SAFE }, 0],
     ["commission_rounding", { t: "enum", values: ["down", "up", "whole"] }, "down"],
     ["main_bet_unit", { t: "int", lo: 0, hi: MAX_SAFE }, 0],
+    ["commission_free", { t: "enum", values: ["none", "ez", "nine_low"] }, "none"],
   ],
   server_info: [
     ["server_name", { t: "str", lo: 1, hi: 32 }],

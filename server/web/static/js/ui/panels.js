@@ -122,7 +122,7 @@ export class Panels {
         [["Bets", `${chips(info.min_bet)}–${chips(info.max_bet)} in steps of ${chips(info.main_bet_unit || info.bet_unit)}`],
           ["Bonus bet", info.max_bonus ? `up to ${chips(info.max_bonus)}` : "none at this table"],
           ["Buy-in", `${chips(info.buy_in_min)}–${chips(info.buy_in_max)}`],
-          ["Commission", commissionText(info.commission_pct, info.commission_rounding, info.main_bet_unit)],
+          ["Commission", commissionText(info.commission_pct, info.commission_rounding, info.main_bet_unit, info.commission_free)],
           ["A fouled split", info.foul === "reject" ? "is refused: set again" : "loses the bet"],
           ["Betting / setting", `${seconds(info.betting_ms)} / ${seconds(info.setting_ms)}`],
           ["Seat kept after a disconnect", seconds(info.grace_ms)]]

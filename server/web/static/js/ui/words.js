@@ -27,10 +27,21 @@ export const GLOSSARY = [
   ["Sit out", "skip the coming rounds and keep your seat; a bet brings you back."],
 ];
 
+/** The dealer's hand that pushes every main bet at a commission-free table, by its
+ * table_info.commission_free (protocol minor 5). */
+const BARRED = {
+  ez: "a queen-high pai gow (seven different ranks, the highest a queen, no straight, no flush, no joker)",
+  nine_low: "a nine-high low hand (two different cards, the higher a nine; never the joker)",
+};
+
 /** "5% of a winning main bet, rounded down …" with the table's own examples, by the
  * table's commission_rounding ("down", "up" or "whole"; main bets then come in steps
- * of mainUnit). */
-export function commissionText(pct, rounding = "down", mainUnit = 0) {
+ * of mainUnit); at a commission-free table (free "ez" or "nine_low") none, and the
+ * dealer's hand that pushes every main bet instead. */
+export function commissionText(pct, rounding = "down", mainUnit = 0, free = "none") {
+  if (BARRED[free]) {
+    return `None: a winning main bet pays even money. Instead every main bet, won or lost, pushes when the dealer's hand is ${BARRED[free]}.`;
+  }
   if (rounding === "whole" && mainUnit > 0) {
     const wins = [mainUnit, 5 * mainUnit].map((w) => `a win of ${w} pays ${w - (w * pct) / 100}`).join(", ");
     return `${pct}% of a winning main bet, exactly: main bets come in steps of ${mainUnit}, whose commission is whole chips: ${wins}.`;
