@@ -95,11 +95,12 @@ lint: $(DEV)
 typecheck: $(DEV)
 	$(BIN)/mypy
 
-# The tests run side by side, two workers a core (most of a test's time is a server's
-# timer or a process starting, not CPU), each its own pytest session with its own Redis,
-# ports and folders; worksteal keeps the minute-long process tests from finishing last.
-# `make WORKERS=0 pytest` runs them one after another.
-WORKERS ?= $(shell $(PYTHON) -c 'import os; print(2 * (os.cpu_count() or 1))')
+# The tests run side by side, one worker a core (at least two), each its own pytest
+# session with its own Redis, ports and folders; worksteal keeps the minute-long process
+# tests from finishing last. Not two a core: each worker starts servers, Redis and
+# Chromium of its own, and at two a core a fresh clone's run failed three timing tests
+# at once. `make WORKERS=0 pytest` runs them one after another.
+WORKERS ?= $(shell $(PYTHON) -c 'import os; print(max(2, os.cpu_count() or 1))')
 XDIST   := -n $(WORKERS) --dist worksteal
 
 pytest: $(DEV) browser postgres balancer prometheus
