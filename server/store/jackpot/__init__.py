@@ -1,0 +1,1 @@
+"""Progressive jackpots: meters shared by tables on every node (:mod:`.meters`)."""

@@ -1,0 +1,311 @@
+"""The progressive jackpots' meters on the real Redis: contributions, hits, resets, each
+once under retries, two hits at once from two clients, a crash between a hit's steps,
+and the audit through all of it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+import redis.asyncio
+
+from server.store.audit.check import audit
+from server.store.audit.report import AuditReport
+from server.store.jackpot.meters import JackpotStore, contribution_key, hit_key
+from server.store.players.accounts import AccountStore
+from server.store.tables.store import StoredTable
+
+SEED = 1000
+RATE = 2500  # a quarter of each wager goes to the meter
+
+
+def no_tables(stored: StoredTable) -> tuple[int, int, int]:
+    raise AssertionError("these tests store no table")
+
+
+async def checked(client: redis.asyncio.Redis) -> AuditReport:
+    report = await audit(client, no_tables)
+    assert report.ok, report.explain()
+    return report
+
+
+@pytest.fixture
+def jackpots(redis_client: redis.asyncio.Redis) -> JackpotStore:
+    return JackpotStore(redis_client)
+
+
+async def contribute(
+    store: JackpotStore, round_no: int, seat: int = 0, wager: int = 4, table: str = "t1"
+) -> int:
+    done = await store.contribute(
+        "grand",
+        seed=SEED,
+        contribution_bps=RATE,
+        table_id=table,
+        round_no=round_no,
+        seat=seat,
+        player="ann",
+        wager=wager,
+    )
+    return done.chips
+
+
+async def hit(
+    store: JackpotStore,
+    round_no: int,
+    *,
+    seat: int = 0,
+    table: str = "t1",
+    player: str = "ann",
+    share: int = 10_000,
+) -> tuple[int, int]:
+    paid = await store.hit(
+        "grand",
+        seed=SEED,
+        share_bps=share,
+        table_id=table,
+        round_no=round_no,
+        seat=seat,
+        player=player,
+    )
+    return paid.paid, paid.after
+
+
+@pytest.mark.asyncio
+async def test_the_meter_starts_at_its_seed_funded_by_the_house(
+    jackpots: JackpotStore, redis_client: redis.asyncio.Redis
+) -> None:
+    assert not (await jackpots.read("grand")).started
+    assert await contribute(jackpots, 1) == 1  # a quarter of 4 chips
+    meter = await jackpots.read("grand")
+    assert (meter.started, meter.meter, meter.seeded, meter.contributed) == (True, 1001, 1000, 1)
+    assert await jackpots.names() == ["grand"]
+    report = await checked(redis_client)
+    assert (report.meters_total, report.jackpot_house_total) == (1001, -1001)
+    assert report.ledger_entries == 2  # the seed and the contribution
+    assert "jackpots (1): meters 1001" in report.explain()
+
+
+@pytest.mark.asyncio
+async def test_a_contribution_is_counted_once_and_its_fractions_kept(
+    jackpots: JackpotStore, redis_client: redis.asyncio.Redis
+) -> None:
+    # One chip a wager at 25 %: a quarter of a chip each time, whole every fourth.
+    chips = [await contribute(jackpots, r, wager=1) for r in range(1, 9)]
+    assert chips == [0, 0, 0, 1, 0, 0, 0, 1]
+    again = await jackpots.contribute(
+        "grand",
+        seed=SEED,
+        contribution_bps=RATE,
+        table_id="t1",
+        round_no=4,
+        seat=0,
+        player="ann",
+        wager=1,
+    )
+    assert (again.applied, again.chips, again.meter) == (False, 1, 1002)
+    # Retries of the rounds that made no whole chip do not move the fraction either.
+    assert [await contribute(jackpots, r, wager=1) for r in (1, 2, 3)] == [0, 0, 0]
+    meter = await jackpots.read("grand")
+    assert (meter.meter, meter.frac, meter.contributed) == (1002, 0, 2)
+    # The next wager starts a new quarter: three more are needed for a chip.
+    assert [await contribute(jackpots, r, wager=1) for r in (9, 10, 11, 12)] == [0, 0, 0, 1]
+    await checked(redis_client)
+
+
+@pytest.mark.asyncio
+async def test_a_hit_pays_the_meter_into_the_account_once_and_reseeds(
+    jackpots: JackpotStore, redis_client: redis.asyncio.Redis
+) -> None:
+    accounts = AccountStore(redis_client)
+    await accounts.credit("ann", 100, "op:ann")
+    for r in range(1, 41):
+        await contribute(jackpots, r, wager=10)  # 2 chips and a half each
+    assert (await jackpots.read("grand")).meter == SEED + 100
+    assert await hit(jackpots, 41) == (1100, SEED)
+    assert await accounts.balance("ann") == 1200
+    # The retry: the same payment, no second one.
+    paid = await jackpots.hit(
+        "grand", seed=SEED, share_bps=10_000, table_id="t1", round_no=41, seat=0, player="ann"
+    )
+    assert (paid.applied, paid.paid, paid.before, paid.after) == (False, 1100, 1100, SEED)
+    assert await accounts.balance("ann") == 1200
+    meter = await jackpots.read("grand")
+    assert (meter.meter, meter.seeded, meter.paid, meter.hits) == (SEED, 2000, 1100, 1)
+    assert await jackpots.pending("grand") == []
+    # The account's ledger has the hit, under its key, joined by its transfer id.
+    entries = await redis_client.xrange(jackpots.keys.account_ledger("ann"))
+    last = {k.decode(): v.decode() for k, v in entries[-1][1].items()}
+    key = hit_key("grand", "t1", 41, 0)
+    assert (last["key"], last["kind"], last["amount"]) == (key, "jackpot", "1100")
+    assert last["xfer"] == f"{key}.x"
+    report = await checked(redis_client)
+    assert report.accounts_total == 1200
+    assert report.jackpot_house_total == -2100  # two seeds and 100 contributed
+
+
+@pytest.mark.asyncio
+async def test_a_share_of_the_meter_leaves_the_rest_and_tops_up_to_the_seed(
+    jackpots: JackpotStore, redis_client: redis.asyncio.Redis
+) -> None:
+    for r in range(1, 401):
+        await contribute(jackpots, r, wager=40)  # 10 chips each
+    assert (await jackpots.read("grand")).meter == 5000
+    assert await hit(jackpots, 401, share=1000) == (500, 4500)  # 10 %, nothing reset
+    assert await hit(jackpots, 402, share=9000) == (4050, SEED)  # 450 left: topped up
+    meter = await jackpots.read("grand")
+    assert (meter.seeded, meter.paid) == (SEED + 550, 4550)
+    await checked(redis_client)
+
+
+@pytest.mark.asyncio
+async def test_a_share_of_a_huge_meter_is_exact(
+    jackpots: JackpotStore, redis_client: redis.asyncio.Redis
+) -> None:
+    big = 999_999_999_997  # meter * share passes 2**53: the script splits it
+    paid = await jackpots.hit(
+        "huge", seed=big, share_bps=9_999, table_id="t1", round_no=1, seat=2, player="ann"
+    )
+    assert paid.paid == big * 9_999 // 10_000
+    await checked(redis_client)
+
+
+@pytest.mark.asyncio
+async def test_two_hits_at_once_from_two_nodes_are_paid_in_the_order_redis_runs_them(
+    new_client: Callable[[], redis.asyncio.Redis], redis_client: redis.asyncio.Redis
+) -> None:
+    first, second = new_client(), new_client()
+    try:
+        nodes = [JackpotStore(first), JackpotStore(second)]
+        for game in range(5):
+            for r in range(1, 21):
+                await contribute(nodes[r % 2], 1000 * game + r, wager=20)  # 5 chips each
+            meter = (await nodes[0].read("grand")).meter
+            hits = await asyncio.gather(
+                nodes[0].hit(
+                    "grand",
+                    seed=SEED,
+                    share_bps=10_000,
+                    table_id="north",
+                    round_no=game,
+                    seat=1,
+                    player="ann",
+                ),
+                nodes[1].hit(
+                    "grand",
+                    seed=SEED,
+                    share_bps=10_000,
+                    table_id="south",
+                    round_no=game,
+                    seat=3,
+                    player="bob",
+                ),
+            )
+            # One was paid the whole meter, the other the seed it was reset to.
+            assert sorted(h.paid for h in hits) == [SEED, meter]
+            before = sorted(h.before for h in hits)
+            assert before == [SEED, meter]
+            assert all(h.after == SEED for h in hits)
+        await checked(redis_client)
+        accounts = AccountStore(redis_client)
+        total = (await accounts.balance("ann") or 0) + (await accounts.balance("bob") or 0)
+        assert total == (await nodes[0].read("grand")).paid
+    finally:
+        await first.aclose()
+        await second.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_crash_between_the_payment_and_the_account(
+    jackpots: JackpotStore, redis_client: redis.asyncio.Redis
+) -> None:
+    accounts = AccountStore(redis_client)
+    for r in range(1, 5):
+        await contribute(jackpots, r, wager=100)
+    step = await jackpots.hit_step(
+        "grand", seed=SEED, share_bps=10_000, table_id="t1", round_no=9, seat=4, player="cy"
+    )
+    assert (step.paid, step.balance) == (1100, None)
+    # The process dies here: the payment left the meter, the account lacks it.
+    assert await accounts.balance("cy") is None
+    report = await checked(redis_client)
+    assert report.to_accounts == 1100
+    # Another node finishes it, once; the table's retry of the hit changes nothing more.
+    assert await jackpots.deliver_pending() == 1
+    assert await jackpots.deliver_pending() == 0
+    assert await accounts.balance("cy") == 1100
+    assert await hit(jackpots, 9, seat=4, player="cy") == (1100, SEED)
+    assert await accounts.balance("cy") == 1100
+    report = await checked(redis_client)
+    assert report.in_transit == 0
+
+
+@pytest.mark.asyncio
+async def test_a_retried_hit_finishes_its_own_delivery(
+    jackpots: JackpotStore, redis_client: redis.asyncio.Redis
+) -> None:
+    await jackpots.hit_step(
+        "grand", seed=SEED, share_bps=10_000, table_id="t1", round_no=1, seat=0, player="cy"
+    )
+    paid = await jackpots.hit(
+        "grand", seed=SEED, share_bps=10_000, table_id="t1", round_no=1, seat=0, player="cy"
+    )
+    assert (paid.applied, paid.paid, paid.balance) == (False, SEED, SEED)
+    assert await jackpots.pending("grand") == []
+    await checked(redis_client)
+
+
+@pytest.mark.asyncio
+async def test_the_audit_finds_a_meter_changed_behind_its_back(
+    jackpots: JackpotStore, redis_client: redis.asyncio.Redis
+) -> None:
+    await contribute(jackpots, 1)
+    name = jackpots.keys.jackpot("grand")
+    await redis_client.hincrby(name, "meter", 50)
+    report = await audit(redis_client, no_tables)
+    text = report.explain()
+    assert "jackpot grand: the meter shows 1051, but 1000 seeded + 1 contributed" in text
+    assert "chips do not add up" in text
+    # Changed with its totals, so that they agree: the ledger replay disagrees.
+    await redis_client.hincrby(name, "contributed", 50)
+    report = await audit(redis_client, no_tables)
+    assert "jackpot grand: contributed 51, its ledger says 1" in report.explain()
+    assert not report.ok
+
+
+@pytest.mark.asyncio
+async def test_bad_arguments_write_nothing(
+    jackpots: JackpotStore, redis_client: redis.asyncio.Redis
+) -> None:
+    base = {
+        "seed": SEED,
+        "contribution_bps": RATE,
+        "table_id": "t1",
+        "round_no": 1,
+        "seat": 0,
+        "player": "ann",
+        "wager": 1,
+    }
+    for name, change in [
+        ("gr{and}", {}),
+        ("grand", {"wager": 0}),
+        ("grand", {"contribution_bps": 10_001}),
+        ("grand", {"seed": -1}),
+        ("grand", {"player": "a:b"}),
+        ("grand", {"table_id": "t{1}"}),
+        ("grand", {"wager": True}),
+    ]:
+        with pytest.raises(ValueError):
+            await jackpots.contribute(name, **{**base, **change})  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        await jackpots.hit(
+            "grand", seed=SEED, share_bps=0, table_id="t1", round_no=1, seat=0, player="ann"
+        )
+    assert await redis_client.dbsize() == 0
+
+
+def test_keys_name_each_place_once() -> None:
+    assert contribution_key("grand", "t1", 7, 2) == "jackpot:grand:contribution:t1:7:2"
+    assert hit_key("grand", "t1", 7, 2) != hit_key("grand", "t1", 7, 3)
+
