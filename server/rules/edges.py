@@ -22,6 +22,7 @@ from math import sqrt
 from server.rules.bonus import PayTable
 from server.rules.bonus_census import bonus_census, bonus_return
 from server.rules.options import RuleOptions
+from server.rules.progressive import ProgressivePayTable, ProgressiveReturn, progressive_return
 from server.rules.settlement import commission
 from server.rules.sim import SimResult
 
@@ -71,3 +72,12 @@ def main_edge(result: SimResult, bet: int | None, options: RuleOptions) -> MainE
 def bonus_edge(table: PayTable) -> Fraction:
     """The bonus bet's house edge on ``table``, exactly (the census of every hand)."""
     return 1 - bonus_return(bonus_census(), table)
+
+
+# --- the progressive wager (docs/RULES.md, "Progressive jackpot") ----------------------
+
+
+def progressive_edge(table: ProgressivePayTable) -> ProgressiveReturn:
+    """The progressive wager's return on ``table`` as a function of the meter, exactly
+    (the census of every hand); its house edge at a meter ``m`` is ``1 - r.at(m)``."""
+    return progressive_return(bonus_census(), table)

@@ -4,7 +4,9 @@ For each table: the main bet at its minimum and its maximum (each with the commi
 that bet pays under the table's rounding) and at the exact percentage, estimated by
 the simulator with 95 % confidence intervals; and the bonus bet on its pay table,
 exactly (docs/RULES.md, "The math, checked"). Tables of one house way and wheel share
-one simulation.
+one simulation. Then each progressive jackpot of the file (``[jackpot.<name>]``): its
+wager's return as a function of the meter, at the seed, its break-even meter and its
+return over the meter's life, exactly.
 """
 
 from __future__ import annotations
@@ -69,6 +71,56 @@ def cmd_edge(args: argparse.Namespace, out: TextIO) -> None:
             out.write(json.dumps(_as_json(config, result, mains, bonus, seed)) + "\n")
         else:
             _write_text(config, result, seconds, mains, bonus, out)
+    _write_jackpots(args, [t.table_id for t in tables], out)
+
+
+def _write_jackpots(args: argparse.Namespace, shown: list[str], out: TextIO) -> None:
+    """The progressive wager of each jackpot of the file offered at a table shown (every
+    jackpot when no ``--table`` was given): exactly, as a function of the meter."""
+    from server.jackpots_file import JackpotsFileError, load_jackpots
+    from server.rules.edges import progressive_edge
+
+    try:
+        jackpots = load_jackpots(Path(args.tables_file) if args.tables_file else None)
+    except JackpotsFileError as exc:
+        raise InputError(str(exc)) from None
+    for name, (options, offered) in jackpots.items():
+        if args.table and not set(offered) & set(shown):
+            continue
+        r = progressive_edge(options.table)
+        wager, seed = options.wager, options.seed
+        at_seed = r.at(seed, wager)
+        break_even = r.break_even(wager)
+        long_run = r.long_run(options.contribution_bps, seed, wager)
+        if args.json:
+            line = {
+                "jackpot": name,
+                "tables": list(offered),
+                "pay_table": options.pay_table,
+                "wager": wager,
+                "seed": seed,
+                "contribution_bps": options.contribution_bps,
+                "fixed_return": float(r.fixed),
+                "fixed_return_fraction": f"{r.fixed.numerator}/{r.fixed.denominator}",
+                "meter_share_per_hand": f"{r.per_meter_chip.numerator}/{r.per_meter_chip.denominator}",
+                "return_at_seed": float(at_seed),
+                "break_even_meter": float(break_even),
+                "long_run_return": float(long_run),
+                "exact": True,
+            }
+            out.write(json.dumps(line) + "\n")
+            continue
+        lines = [
+            f"jackpot {name}: progressive wager of {wager}, {options.pay_table} pay table "
+            f"(exact), tables {', '.join(offered) or '(none)'}",
+            f"  return per chip at a meter of m chips: {float(r.fixed):.4%} + "
+            f"m x {float(r.per_meter_chip / wager):.4e}",
+            f"  at the seed ({seed}): return {float(at_seed):.4%}, edge {float(1 - at_seed):+.4%}",
+            f"  break-even meter: {float(break_even):,.0f} chips",
+            f"  over the meter's life ({options.contribution_bps / 100:g}% of each wager to the "
+            f"meter, the seed after each full hit): return {float(long_run):.4%}",
+        ]
+        out.write("\n".join(lines) + "\n\n")
 
 
 def _simulate(seed: bytes, hands: int, rules: RuleOptions) -> SimResult:
