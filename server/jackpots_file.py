@@ -52,7 +52,8 @@ def parse_jackpots(
     if not isinstance(sections, Mapping):
         raise JackpotsFileError("`jackpot` is a set of [jackpot.<name>] sections")
     if table_ids is None:
-        table_ids = [t.get("id") for t in data.get("table", []) if isinstance(t, Mapping)]
+        rows = data.get("table", [])
+        table_ids = [str(t.get("id")) for t in rows if isinstance(t, Mapping)]
     known = set(table_ids)
     out: dict[str, tuple[JackpotOptions, tuple[str, ...]]] = {}
     offered: dict[str, str] = {}

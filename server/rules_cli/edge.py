@@ -101,8 +101,8 @@ def _write_jackpots(args: argparse.Namespace, shown: list[str], out: TextIO) -> 
                 "seed": seed,
                 "contribution_bps": options.contribution_bps,
                 "fixed_return": float(r.fixed),
-                "fixed_return_fraction": f"{r.fixed.numerator}/{r.fixed.denominator}",
-                "meter_share_per_hand": f"{r.per_meter_chip.numerator}/{r.per_meter_chip.denominator}",
+                "fixed_return_fraction": _fraction(r.fixed),
+                "meter_share_per_hand": _fraction(r.per_meter_chip),
                 "return_at_seed": float(at_seed),
                 "break_even_meter": float(break_even),
                 "long_run_return": float(long_run),
@@ -209,3 +209,7 @@ def _as_json(
             "exact": True,
         },
     }
+
+
+def _fraction(value: Fraction) -> str:
+    return f"{value.numerator}/{value.denominator}"

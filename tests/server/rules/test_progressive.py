@@ -47,17 +47,17 @@ def test_a_hand_wins_its_class_award(cards: str, cls: B, fixed: int, meter_bps: 
 
 
 def test_bad_hands_and_wagers_are_refused() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="seven"):
         FORTUNE.hand(parse_cards("9s 9h 9d 5c 4s 2h"), 1)
     for wager in (0, -1, True):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="positive number of chips"):
             FORTUNE.hand(parse_cards("9s 9h 9d 5c 4s 2h Kc"), wager)
 
 
 def test_a_share_of_the_meter_is_rounded_down() -> None:
     assert ProgressivePayTable.meter_share(12_345, 1_000) == 1_234
     assert ProgressivePayTable.meter_share(12_345, 10_000) == 12_345
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="a meter is >= 0"):
         ProgressivePayTable.meter_share(-1, 10)
 
 

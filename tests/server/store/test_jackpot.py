@@ -12,6 +12,7 @@ import redis.asyncio
 
 from server.store.audit.check import audit
 from server.store.audit.report import AuditReport
+from server.store.client.replies import stream_entries
 from server.store.jackpot.meters import JackpotStore, contribution_key, hit_key
 from server.store.players.accounts import AccountStore
 from server.store.tables.store import StoredTable
@@ -135,8 +136,8 @@ async def test_a_hit_pays_the_meter_into_the_account_once_and_reseeds(
     assert (meter.meter, meter.seeded, meter.paid, meter.hits) == (SEED, 2000, 1100, 1)
     assert await jackpots.pending("grand") == []
     # The account's ledger has the hit, under its key, joined by its transfer id.
-    entries = await redis_client.xrange(jackpots.keys.account_ledger("ann"))
-    last = {k.decode(): v.decode() for k, v in entries[-1][1].items()}
+    entries = stream_entries(await redis_client.xrange(jackpots.keys.account_ledger("ann")))
+    last = {k: v.decode() for k, v in entries[-1][1].items()}
     key = hit_key("grand", "t1", 41, 0)
     assert (last["key"], last["kind"], last["amount"]) == (key, "jackpot", "1100")
     assert last["xfer"] == f"{key}.x"
@@ -278,7 +279,7 @@ async def test_the_audit_finds_a_meter_changed_behind_its_back(
 async def test_bad_arguments_write_nothing(
     jackpots: JackpotStore, redis_client: redis.asyncio.Redis
 ) -> None:
-    base = {
+    base: dict[str, object] = {
         "seed": SEED,
         "contribution_bps": RATE,
         "table_id": "t1",
@@ -287,7 +288,7 @@ async def test_bad_arguments_write_nothing(
         "player": "ann",
         "wager": 1,
     }
-    for name, change in [
+    changes: list[tuple[str, dict[str, object]]] = [
         ("gr{and}", {}),
         ("grand", {"wager": 0}),
         ("grand", {"contribution_bps": 10_001}),
@@ -295,10 +296,11 @@ async def test_bad_arguments_write_nothing(
         ("grand", {"player": "a:b"}),
         ("grand", {"table_id": "t{1}"}),
         ("grand", {"wager": True}),
-    ]:
-        with pytest.raises(ValueError):
+    ]
+    for name, change in changes:
+        with pytest.raises(ValueError, match=r"jackpot's name|whole number|player name|table id"):
             await jackpots.contribute(name, **{**base, **change})  # type: ignore[arg-type]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"a share is a whole number 1\.\.10000"):
         await jackpots.hit(
             "grand", seed=SEED, share_bps=0, table_id="t1", round_no=1, seat=0, player="ann"
         )
@@ -308,4 +310,3 @@ async def test_bad_arguments_write_nothing(
 def test_keys_name_each_place_once() -> None:
     assert contribution_key("grand", "t1", 7, 2) == "jackpot:grand:contribution:t1:7:2"
     assert hit_key("grand", "t1", 7, 2) != hit_key("grand", "t1", 7, 3)
-
