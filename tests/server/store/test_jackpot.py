@@ -5,6 +5,8 @@ and the audit through all of it."""
 from __future__ import annotations
 
 import asyncio
+import signal
+import sys
 from collections.abc import Callable
 
 import pytest
@@ -310,3 +312,44 @@ async def test_bad_arguments_write_nothing(
 def test_keys_name_each_place_once() -> None:
     assert contribution_key("grand", "t1", 7, 2) == "jackpot:grand:contribution:t1:7:2"
     assert hit_key("grand", "t1", 7, 2) != hit_key("grand", "t1", 7, 3)
+
+
+_KILLED_AFTER_THE_PAYMENT = """
+import asyncio, os, signal, sys
+from server.store.client.connection import redis_client
+from server.store.jackpot.meters import JackpotStore
+
+async def main() -> None:
+    store = JackpotStore(redis_client(sys.argv[1], 4, 5.0))
+    await store.hit_step(
+        "grand", seed=1000, share_bps=10000, table_id="t1", round_no=7, seat=2, player="dee"
+    )
+    # Killed where hit() would deliver: the payment is out of the meter, not in the account.
+    os.kill(os.getpid(), signal.SIGKILL)
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.asyncio
+async def test_a_process_killed_between_the_payment_and_the_account(
+    jackpots: JackpotStore, redis_client: redis.asyncio.Redis, redis_url: str
+) -> None:
+    for r in range(1, 5):
+        await contribute(jackpots, r, wager=100)
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _KILLED_AFTER_THE_PAYMENT, redis_url
+    )
+    assert await asyncio.wait_for(child.wait(), 60) == -signal.SIGKILL
+    accounts = AccountStore(redis_client)
+    assert await accounts.balance("dee") is None
+    report = await checked(redis_client)
+    assert report.to_accounts == 1100
+    assert (await jackpots.read("grand")).meter == SEED
+    # The table's holder after it retries the hit: the same payment, delivered once.
+    paid = await jackpots.hit(
+        "grand", seed=SEED, share_bps=10_000, table_id="t1", round_no=7, seat=2, player="dee"
+    )
+    assert (paid.applied, paid.paid, paid.balance) == (False, 1100, 1100)
+    assert await accounts.balance("dee") == 1100
+    assert (await checked(redis_client)).in_transit == 0
