@@ -353,3 +353,28 @@ async def test_a_process_killed_between_the_payment_and_the_account(
     assert (paid.applied, paid.paid, paid.balance) == (False, 1100, 1100)
     assert await accounts.balance("dee") == 1100
     assert (await checked(redis_client)).in_transit == 0
+
+
+@pytest.mark.asyncio
+async def test_each_change_of_the_meter_is_published(
+    jackpots: JackpotStore, new_client: Callable[[], redis.asyncio.Redis]
+) -> None:
+    listener = new_client()
+    pubsub = listener.pubsub()
+    try:
+        await pubsub.subscribe(jackpots.keys.jackpot_channel("grand"))
+        await contribute(jackpots, 1, wager=4)  # 1 chip: the meter, seeded, shows 1001
+        await contribute(jackpots, 1, wager=4)  # a retry: nothing changes, nothing sent
+        await contribute(jackpots, 2, wager=1)  # a quarter of a chip: nothing shown yet
+        await hit(jackpots, 3)  # paid and reset to the seed
+        heard: list[bytes] = []
+        for _ in range(50):
+            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.2)
+            if message is not None:
+                heard.append(message["data"])
+            if len(heard) == 2:
+                break
+        assert heard == [b"1001", b"1000"]
+    finally:
+        await pubsub.aclose()
+        await listener.aclose()
