@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from math import sqrt
 from types import MappingProxyType
 
 from server.rules.bonus import BONUS_CLASS_NAMES, BonusClass, classify_bonus
@@ -211,6 +212,43 @@ def progressive_return(
         if award.meter_bps == FULL_METER_BPS:
             resets += p
     return ProgressiveReturn(fixed, per_meter, resets)
+
+
+@dataclass(frozen=True, slots=True)
+class SampledReturn:
+    """The progressive's return measured on a sample of hands (a simulation's counts by
+    bonus class): ``fixed`` the fixed amounts' return per chip, ``half_width`` its 95 %
+    confidence interval's, ``meter_hands`` the hands that took a share of the meter and
+    ``hands`` the sample's size."""
+
+    fixed: float
+    half_width: float
+    meter_hands: int
+    hands: int
+
+
+def sampled_return(counts: Mapping[BonusClass, int], table: ProgressivePayTable) -> SampledReturn:
+    """The fixed part of the return on a sample of hands by class, with its 95 % interval
+    (the meter's part rests on hands too rare for any simulation: they are counted)."""
+    hands = sum(counts.values())
+    if hands < 2:
+        raise ValueError("an estimate needs at least two hands")
+    total = 0
+    square = 0
+    meter_hands = 0
+    for cls, n in counts.items():
+        award = table.awards.get(cls)
+        if award is None:
+            continue
+        total += n * award.fixed
+        square += n * award.fixed * award.fixed
+        meter_hands += n if award.meter_bps else 0
+    mean = total / hands
+    variance = max(0.0, square / hands - mean * mean) * hands / (hands - 1)
+    return SampledReturn(mean, _Z_95 * sqrt(variance / hands), meter_hands, hands)
+
+
+_Z_95 = 1.959963984540054
 
 
 def describe_pay_table(table: ProgressivePayTable) -> list[tuple[str, str]]:

@@ -71,14 +71,22 @@ def cmd_edge(args: argparse.Namespace, out: TextIO) -> None:
             out.write(json.dumps(_as_json(config, result, mains, bonus, seed)) + "\n")
         else:
             _write_text(config, result, seconds, mains, bonus, out)
-    _write_jackpots(args, [t.table_id for t in tables], out)
+    # Every simulation deals the same hands whatever its house way: any one's counts of
+    # the players' seven-card classes serve the progressive.
+    sample = next(iter(sims.values()))[0] if sims else None
+    _write_jackpots(args, [t.table_id for t in tables], sample, out)
 
 
-def _write_jackpots(args: argparse.Namespace, shown: list[str], out: TextIO) -> None:
+def _write_jackpots(
+    args: argparse.Namespace, shown: list[str], sample: SimResult | None, out: TextIO
+) -> None:
     """The progressive wager of each jackpot of the file offered at a table shown (every
-    jackpot when no ``--table`` was given): exactly, as a function of the meter."""
+    jackpot when no ``--table`` was given): exactly, as a function of the meter, and its
+    fixed part as measured on the simulation's hands."""
     from server.jackpots_file import JackpotsFileError, load_jackpots
+    from server.rules.bonus import BonusClass
     from server.rules.edges import progressive_edge
+    from server.rules.progressive import sampled_return
 
     try:
         jackpots = load_jackpots(Path(args.tables_file) if args.tables_file else None)
@@ -92,6 +100,10 @@ def _write_jackpots(args: argparse.Namespace, shown: list[str], out: TextIO) -> 
         at_seed = r.at(seed, wager)
         break_even = r.break_even(wager)
         long_run = r.long_run(options.contribution_bps, seed, wager)
+        sampled = None
+        if sample is not None and sample.bonus_counts:
+            counts = dict(zip(BonusClass, sample.bonus_counts, strict=True))
+            sampled = sampled_return(counts, options.table)
         if args.json:
             line = {
                 "jackpot": name,
@@ -108,6 +120,13 @@ def _write_jackpots(args: argparse.Namespace, shown: list[str], out: TextIO) -> 
                 "long_run_return": float(long_run),
                 "exact": True,
             }
+            if sampled is not None:
+                line["simulated"] = {
+                    "hands": sampled.hands,
+                    "fixed_return": sampled.fixed,
+                    "half_width_95": sampled.half_width,
+                    "meter_hands": sampled.meter_hands,
+                }
             out.write(json.dumps(line) + "\n")
             continue
         lines = [
@@ -120,6 +139,12 @@ def _write_jackpots(args: argparse.Namespace, shown: list[str], out: TextIO) -> 
             f"  over the meter's life ({options.contribution_bps / 100:g}% of each wager to the "
             f"meter, the seed after each full hit): return {float(long_run):.4%}",
         ]
+        if sampled is not None:
+            lines.append(
+                f"    (simulated: the fixed amounts return {sampled.fixed:.3%} ± "
+                f"{sampled.half_width:.3%} over {sampled.hands:,} hands, exactly "
+                f"{float(r.fixed):.3%}; {sampled.meter_hands} hands took a share of the meter)"
+            )
         out.write("\n".join(lines) + "\n\n")
 
 

@@ -126,3 +126,20 @@ def test_the_return_is_linear_in_the_meter_and_breaks_even_exactly() -> None:
     assert r.break_even(5) == 5 * r.break_even()
     assert r.long_run(2_000, 10_000) == r.fixed + Fraction(1, 5) + r.resets * 10_000
     assert progressive_edge(FORTUNE) == r
+
+
+def test_the_fixed_part_measured_on_a_sample() -> None:
+    from server.rules.progressive import sampled_return
+
+    # The whole census as a sample: its mean is the exact fixed return.
+    census = bonus_census()
+    sampled = sampled_return(census, FORTUNE)
+    assert sampled.fixed == pytest.approx(float(progressive_return(census, FORTUNE).fixed))
+    assert sampled.meter_hands == 32 + 72
+    assert 0 < sampled.half_width < 0.01
+    # A small sample of full houses and nothing: 5 for 1 on half the hands.
+    small = sampled_return({B.FULL_HOUSE: 50, B.NOTHING: 50}, FORTUNE)
+    assert small.fixed == 2.5
+    assert small.half_width == pytest.approx(1.959963984540054 * (6.25 * 100 / 99 / 100) ** 0.5)
+    with pytest.raises(ValueError, match="two hands"):
+        sampled_return({B.FULL_HOUSE: 1}, FORTUNE)

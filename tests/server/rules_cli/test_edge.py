@@ -103,7 +103,7 @@ def test_the_progressive_of_each_jackpot(
 
     path = tmp_path / "tables.toml"
     path.write_text(TABLES + JACKPOT)
-    argv = ["edge", "--tables-file", str(path), "--hands", "200", "--table", "small", "--json"]
+    argv = ["edge", "--tables-file", str(path), "--hands", "3000", "--table", "small", "--json"]
     code, out, err = run(capsys, argv)
     assert (code, err) == (0, "")
     *_, line = out.splitlines()
@@ -113,6 +113,10 @@ def test_the_progressive_of_each_jackpot(
     assert Fraction(grand["fixed_return_fraction"]) == r.fixed
     assert grand["break_even_meter"] == pytest.approx(float(r.break_even(5)))
     assert grand["return_at_seed"] == pytest.approx(float(r.at(10000, 5)))
+    # The fixed amounts measured on the simulation's hands: its interval holds the exact.
+    simulated = grand["simulated"]
+    assert simulated["hands"] == 3000
+    assert abs(simulated["fixed_return"] - float(r.fixed)) < simulated["half_width_95"]
     # The text: the same figures, and a jackpot of another table is left out.
     code, out, _ = run(capsys, ["edge", "--tables-file", str(path), "--hands", "200"])
     assert code == 0
