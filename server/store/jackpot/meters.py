@@ -184,6 +184,19 @@ class JackpotStore(AccountLedgerStore):
         return read_meter(name, await self.redis.hgetall(self.keys.jackpot(name)))
 
     @store_call
+    async def meters(self, names: list[str]) -> dict[str, int | None]:
+        """The meter of each of ``names`` in one round trip (for the lobby and the
+        tables' views): chips, or None for a jackpot never started (its seed is what
+        it will show)."""
+        for name in names:
+            _check_name(name)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for name in names:
+                pipe.hget(self.keys.jackpot(name), "meter")
+            raw = await pipe.execute()
+        return {n: None if v is None else as_int(v) for n, v in zip(names, raw, strict=True)}
+
+    @store_call
     async def names(self) -> list[str]:
         """Every jackpot ever started, sorted."""
         return sorted(as_str(m) for m in await self.redis.smembers(self.keys.jackpots()))

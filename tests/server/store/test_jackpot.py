@@ -84,6 +84,7 @@ async def test_the_meter_starts_at_its_seed_funded_by_the_house(
     meter = await jackpots.read("grand")
     assert (meter.started, meter.meter, meter.seeded, meter.contributed) == (True, 1001, 1000, 1)
     assert await jackpots.names() == ["grand"]
+    assert await jackpots.meters(["grand", "minor"]) == {"grand": 1001, "minor": None}
     report = await checked(redis_client)
     assert (report.meters_total, report.jackpot_house_total) == (1001, -1001)
     assert report.ledger_entries == 2  # the seed and the contribution
