@@ -172,6 +172,9 @@ class JackpotStore(AccountLedgerStore):
     (nothing written)."""
 
     def register_scripts(self, client: redis.asyncio.Redis) -> None:
+        # Jackpots this store listed in the jackpots' set already (one SADD a process,
+        # not one a contribution: the set only has to name a jackpot before its first chip).
+        self._listed: set[str] = set()
         self._contribute = client.register_script(CONTRIBUTE)
         self._hit = client.register_script(HIT)
         self._forget = client.register_script(FORGET)
@@ -225,7 +228,7 @@ class JackpotStore(AccountLedgerStore):
         _check_whole("a contribution", contribution_bps, 0, FULL_BPS)
         _check_whole("a wager", wager, 1, MAX_WAGER)
         key = contribution_key(name, table_id, round_no, seat)
-        await self.redis.sadd(self.keys.jackpots(), name)
+        await self._list(name)
         k = self.keys
         applied, chips, meter = await self._contribute(
             keys=[k.jackpot(name), k.jackpot_ledger(name), k.jackpot_done(name, key)],
@@ -304,7 +307,7 @@ class JackpotStore(AccountLedgerStore):
         key = hit_key(name, table_id, round_no, seat)
         transfer_id = f"{key}.x"
         # Listed before any chip can reach it (single-key commands, slots of their own).
-        await self.redis.sadd(self.keys.jackpots(), name)
+        await self._list(name)
         await self.redis.sadd(self.keys.accounts(), player)
         k = self.keys
         applied, paid, before, after, xfer = await self._hit(
@@ -347,6 +350,12 @@ class JackpotStore(AccountLedgerStore):
                 await self._deliver_one(n, item)
                 done += 1
         return done
+
+    async def _list(self, name: str) -> None:
+        """Name the jackpot in the jackpots' set (the audit's list) before it moves a chip."""
+        if name not in self._listed:
+            await self.redis.sadd(self.keys.jackpots(), name)
+            self._listed.add(name)
 
     async def _deliver_one(self, name: str, item: PendingHit) -> int:
         """Steps (2) and (3) of a hit: the account's balance after it."""
