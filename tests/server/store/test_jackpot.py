@@ -5,6 +5,7 @@ and the audit through all of it."""
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import sys
 from collections.abc import Callable
@@ -379,3 +380,53 @@ async def test_each_change_of_the_meter_is_published(
     finally:
         await pubsub.aclose()
         await listener.aclose()
+
+
+_NODE_HITS = """
+import asyncio, json, sys
+from server.store.client.connection import redis_client
+from server.store.jackpot.meters import JackpotStore
+
+async def main() -> None:
+    url, table, player, go = sys.argv[1:5]
+    client = redis_client(url, 4, 30.0)
+    store = JackpotStore(client)
+    await client.blpop([go], timeout=30)  # both processes start their hit at once
+    paid = await store.hit(
+        "grand", seed=1000, share_bps=10000, table_id=table, round_no=1, seat=0, player=player
+    )
+    print(json.dumps([paid.paid, paid.before, paid.after, paid.balance]))
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.asyncio
+async def test_two_processes_hitting_at_once(
+    jackpots: JackpotStore, redis_client: redis.asyncio.Redis, redis_url: str
+) -> None:
+    for r in range(1, 21):
+        await contribute(jackpots, r, wager=20)  # 5 chips each: the meter shows 1100
+    go = "test:jackpot:go"
+    nodes = [
+        await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            _NODE_HITS,
+            redis_url,
+            table,
+            player,
+            go,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        for table, player in (("north", "ann"), ("south", "bob"))
+    ]
+    await redis_client.rpush(go, 1, 1)
+    outputs = [await asyncio.wait_for(n.communicate(), 60) for n in nodes]
+    assert [n.returncode for n in nodes] == [0, 0]
+    paid = sorted(json.loads(out) for out, _ in outputs)
+    # The first committed took the whole meter, the second the seed it was reset to.
+    assert paid == [[SEED, SEED, SEED, SEED], [1100, 1100, SEED, 1100]]
+    meter = await jackpots.read("grand")
+    assert (meter.meter, meter.paid, meter.hits, meter.seeded) == (SEED, 2100, 2, 3000)
+    assert (await checked(redis_client)).accounts_total == 2100
