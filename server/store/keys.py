@@ -251,8 +251,10 @@ refused): a late call about it in that time changes nothing. A transfer still re
 is remembered until it is settled or refunded."""
 
 
-JACKPOT_CONTRIBUTION_TTL_MS = 7 * 24 * 3600 * 1000
-"""How long a jackpot remembers a contribution: a retry within it adds nothing."""
+JACKPOT_CONTRIBUTION_TTL_MS = 24 * 3600 * 1000
+"""How long a jackpot remembers a contribution: a retry within it adds nothing. A day,
+as a transfer's (a retry comes from the table's holder or the next one, within
+seconds): a key each seat's wager, so a week would hold millions of them."""
 
 JACKPOT_HIT_TTL_MS = 90 * 24 * 3600 * 1000
 """How long a jackpot remembers a hit: a retry within it gets the same payment again."""
