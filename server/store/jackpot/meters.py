@@ -85,7 +85,8 @@ class Contribution:
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """A hit's payment: ``paid`` chips to ``player``, the meter ``before`` and ``after``
+    """A hit's payment: ``paid`` chips to ``player`` (for a retry, the first call's),
+    the meter ``before`` and ``after``
     (reset to the seed when the hit emptied it), ``transfer_id`` joining the jackpot's
     entry and the account's, ``applied`` False for a retry (the same payment, not a
     second), ``balance`` the player's account right after it was paid (None: not yet
@@ -275,15 +276,18 @@ class JackpotStore(AccountLedgerStore):
         )
         if not hit.paid:
             return hit
-        if not hit.applied and not await self.redis.hexists(
-            self.keys.jackpot_out(name), hit.transfer_id
-        ):
-            # Delivered and forgotten before: the account's marker of it may be gone by
-            # now (it outlives the forgetting by a day), so it is not delivered again.
+        # What the out hash holds of it (its player, amount and key as the payment made
+        # them, whoever retries); nothing: delivered and forgotten before, and the
+        # account's marker of it may be gone by now (it outlives the forgetting by a
+        # day), so it is not delivered again.
+        raw = await self.redis.hget(self.keys.jackpot_out(name), hit.transfer_id)
+        if raw is None:
             return hit
-        key = hit_key(name, table_id, round_no, seat)
-        balance = await self._deliver_one(name, PendingHit(hit.transfer_id, player, hit.paid, key))
-        return Hit(hit.applied, player, hit.paid, hit.before, hit.after, hit.transfer_id, balance)
+        (pending,) = read_pending({hit.transfer_id.encode(): raw})
+        balance = await self._deliver_one(name, pending)
+        return Hit(
+            hit.applied, hit.player, hit.paid, hit.before, hit.after, hit.transfer_id, balance
+        )
 
     @store_call
     async def hit_step(
@@ -310,7 +314,7 @@ class JackpotStore(AccountLedgerStore):
         await self._list(name)
         await self.redis.sadd(self.keys.accounts(), player)
         k = self.keys
-        applied, paid, before, after, xfer = await self._hit(
+        applied, paid, before, after, xfer, paid_to = await self._hit(
             keys=[
                 k.jackpot(name),
                 k.jackpot_ledger(name),
@@ -330,7 +334,9 @@ class JackpotStore(AccountLedgerStore):
                 k.jackpot_channel(name),
             ],
         )
-        return Hit(bool(applied), player, int(paid), int(before), int(after), as_str(xfer), None)
+        return Hit(
+            bool(applied), as_str(paid_to), int(paid), int(before), int(after), as_str(xfer), None
+        )
 
     @store_call
     async def pending(self, name: str) -> list[PendingHit]:

@@ -430,3 +430,20 @@ async def test_two_processes_hitting_at_once(
     meter = await jackpots.read("grand")
     assert (meter.meter, meter.paid, meter.hits, meter.seeded) == (SEED, 2100, 2, 3000)
     assert (await checked(redis_client)).accounts_total == 2100
+
+
+@pytest.mark.asyncio
+async def test_a_retry_naming_another_player_pays_no_one_else(
+    jackpots: JackpotStore, redis_client: redis.asyncio.Redis
+) -> None:
+    await jackpots.hit_step(
+        "grand", seed=SEED, share_bps=10_000, table_id="t1", round_no=1, seat=0, player="ann"
+    )
+    # A buggy retry of the same seat's hit with another name: ann's payment, to ann.
+    paid = await jackpots.hit(
+        "grand", seed=SEED, share_bps=10_000, table_id="t1", round_no=1, seat=0, player="bob"
+    )
+    assert (paid.applied, paid.player, paid.paid, paid.balance) == (False, "ann", SEED, SEED)
+    accounts = AccountStore(redis_client)
+    assert (await accounts.balance("ann"), await accounts.balance("bob")) == (SEED, None)
+    await checked(redis_client)

@@ -6,14 +6,14 @@
 -- payment waits in the out hash until the player's account has it); a meter left below
 -- the seed is topped up to it by the house (an entry 'seed'). Hits are paid in the
 -- order this script runs them: a second hit is paid from the meter as the first left it.
--- Returns {1 if applied now else 0, chips paid, meter before, meter after, transfer id}:
--- for a key applied before, what it returned then.
+-- Returns {1 if applied now else 0, chips paid, meter before, meter after, transfer id,
+-- player}: for a key applied before, what it returned then (its player the first's).
 --#include jackpot/_start
 start(KEYS, ARGV[1], ARGV[4], ARGV[5])
 local done = redis.call('GET', KEYS[3])
 if done then
-  local paid, before, after, xfer = string.match(done, '^(%d+)|(%d+)|(%d+)|(.*)$')
-  return {0, tonumber(paid), tonumber(before), tonumber(after), xfer}
+  local paid, before, after, player, xfer = string.match(done, '^(%d+)|(%d+)|(%d+)|([^|]*)|(.*)$')
+  return {0, tonumber(paid), tonumber(before), tonumber(after), xfer, player}
 end
 local before = tonumber(redis.call('HGET', KEYS[1], 'meter'))
 local bps = tonumber(ARGV[3])
@@ -45,9 +45,9 @@ if after < seed then
 end
 redis.call('HSET', KEYS[1], 'meter', string.format('%d', after), 'seed', ARGV[4])
 redis.call('HINCRBY', KEYS[1], 'n', n)
-redis.call('SET', KEYS[3], string.format('%d|%d|%d|', paid, before, after) .. ARGV[9],
-  'PX', ARGV[6])
+redis.call('SET', KEYS[3],
+  string.format('%d|%d|%d|', paid, before, after) .. ARGV[8] .. '|' .. ARGV[9], 'PX', ARGV[6])
 if after ~= before then
   redis.call('PUBLISH', ARGV[10], string.format('%d', after))
 end
-return {1, paid, before, after, ARGV[9]}
+return {1, paid, before, after, ARGV[9], ARGV[8]}
