@@ -182,6 +182,13 @@ class Metrics:
         # Per table hosted here: the phase it is in, since when, and when its round's
         # betting started (monotonic seconds).
         self._phases: dict[str, tuple[str, float, float | None]] = {}
+        # Progressive jackpots: each meter as this process last read or heard it.
+        self.jackpot_meter = Gauge(
+            "paigow_jackpot_meter_chips",
+            "Chips on a progressive jackpot's meter, as this process last saw it",
+            ["jackpot"],
+            registry=self.registry,
+        )
 
     def set_build(self, version: str, commit: str) -> None:
         """Name the build in ``paigow_build_info``."""
@@ -232,6 +239,10 @@ class Metrics:
             betting_since = self._phases[table_id][2]
             if betting_since is not None:
                 self.round_length.observe(now - betting_since)
+
+    def jackpot_seen(self, name: str, meter: int) -> None:
+        """Jackpot ``name``'s meter showed ``meter`` chips (a read, or its channel)."""
+        self.jackpot_meter.labels(name).set(meter)
 
     def forget_table(self, table_id: str) -> None:
         """``table_id`` is no longer hosted here: its phase is not timed any more."""

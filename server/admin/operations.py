@@ -191,6 +191,8 @@ async def audit(
         "tables_total": report.tables_total,
         "held_total": report.held_total,
         "house_total": report.house_total,
+        "meters_total": report.meters_total,
+        "jackpot_house_total": report.jackpot_house_total,
         "in_transit": report.in_transit,
         "ledger_entries": report.ledger_entries,
         "problems": list(report.problems),

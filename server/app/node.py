@@ -29,6 +29,7 @@ from server import http
 from server.app.features import operator_api, wallet
 from server.app.figures import round_money, seats_taken, table_money
 from server.app.identity import NODE_NAME, default_node_name, token_secret
+from server.app.jackpots import JackpotWatch
 from server.archive import Archive
 from server.archive.mover import SERVED_REST, Archiver, PassReport
 from server.archive.service import ArchiveService
@@ -43,6 +44,7 @@ from server.gateway.revocations import RevocationListener
 from server.gateway.wsconn import GatewayConnection
 from server.host import Hooks, TableHost
 from server.host.lease_keeper import LeaseKeeper
+from server.jackpots_file import load_jackpots
 from server.logs import bind, log_fields
 from server.metrics import Metrics
 from server.seating import Seating
@@ -106,6 +108,8 @@ class App:
         self.operator_bearer: BearerCheck | None = None
         self.on_drain: Callable[[], None] | None = None
         self._lag_probe: asyncio.Task[None] | None = None
+        # Progressive jackpots of the tables file: their hits delivered, their meters read.
+        self.jackpot_watch: JackpotWatch | None = None
 
     @property
     def port(self) -> int:
@@ -121,6 +125,7 @@ class App:
         bind(node=self.name)  # every record of this node's tasks names it
         # Read (and checked) first: it seeds the tables catalog of a store that has none.
         seed = load_tables(s.tables_file)
+        jackpots = load_jackpots(s.tables_file)
         # Operator JWTs: None without a JWKS configured; unusable settings stop here.
         self.operator_tokens = operator_tokens(s)
         # Opened (not yet connected) before anything starts: a PostgreSQL URL without
@@ -174,6 +179,10 @@ class App:
             self.wallet.start()
         if self.archiver is not None:
             self.archiver.start()
+        if jackpots:
+            defined = [o for o, _ in jackpots.values()]
+            self.jackpot_watch = JackpotWatch(stores.jackpots, defined, self.metrics)
+            self.jackpot_watch.start()
         # Several nodes share the tables through one Redis (or a Sentinel's primary).
         # On a Redis Cluster the node stays alone: the cluster layer's heartbeat,
         # publications and reads over every table are not split by slot yet.
@@ -404,6 +413,9 @@ class App:
         if self.archiver is not None:
             await self.archiver.stop()
             self.archiver = None
+        if self.jackpot_watch is not None:
+            await self.jackpot_watch.stop()
+            self.jackpot_watch = None
         if self.wallet is not None:
             await self.wallet.stop()
             self.wallet = None

@@ -18,6 +18,7 @@ from server.app import run
 from server.archive import DATABASE_ERRORS
 from server.auth import tokens
 from server.cli import account, admin, archive, audit, nodes, sessions, table, wallet
+from server.cli import jackpot as jackpots
 from server.config import Settings, add_arguments, from_arguments
 from server.logs import setup_logging
 from server.store import EmbeddedRedisError, NotTheServers, StoreFailure
@@ -53,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     # Wallet mode (--wallet-url): the operator's wallet against this server's record.
     wallet.add_parser(sub)
     table.add_parser(sub, as_json)
+    # Progressive jackpots: their meters in the store.
+    jackpots.add_parser(sub, as_json)
     return parser
 
 
@@ -96,6 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(wallet.wallet(settings, args))
         if args.command == "table":
             return asyncio.run(table.table(settings, args))
+        if args.command == "jackpot":
+            return asyncio.run(jackpots.jackpot(settings, args))
         _serve(settings)
         return 0
     except _FAILURES as exc:

@@ -27,6 +27,7 @@ from server.rules.bonus import PayTable
 from server.rules.bonus_census import bonus_census, bonus_return
 from server.rules.dealer_census import known_census
 from server.rules.options import CommissionFree, HouseWay, RuleOptions
+from server.rules.progressive import ProgressivePayTable, ProgressiveReturn, progressive_return
 from server.rules.settlement import commission
 from server.rules.sim import SimResult
 from server.rules.values import WheelRank
@@ -106,3 +107,12 @@ def tiger9_edge(way: HouseWay, wheel: WheelRank = WheelRank.SECOND, odds: int = 
     exactly: it returns ``odds + 1`` on each hand ``way`` sets with a nine-high low."""
     census = known_census(way, wheel)
     return 1 - (odds + 1) * census.share(census.nine_low)
+
+
+# --- the progressive wager (docs/RULES.md, "Progressive jackpot") ----------------------
+
+
+def progressive_edge(table: ProgressivePayTable) -> ProgressiveReturn:
+    """The progressive wager's return on ``table`` as a function of the meter, exactly
+    (the census of every hand); its house edge at a meter ``m`` is ``1 - r.at(m)``."""
+    return progressive_return(bonus_census(), table)

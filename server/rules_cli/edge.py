@@ -6,7 +6,10 @@ the simulator with 95 % confidence intervals; and the bonus bet on its pay table
 exactly (docs/RULES.md, "The math, checked"). At a commission-free table the main bet
 pays no commission at any size, so it has one line, and the side bet on the dealer's
 barred hand (the Queen's Dragon at an ``ez`` table, the Tiger 9 at a ``nine_low``
-one) has its exact edge. Tables of one house way and wheel share one simulation.
+one) has its exact edge. Tables of one house way and wheel share one simulation. Then
+each progressive jackpot of the file (``[jackpot.<name>]``): its wager's return as a
+function of the meter, at the seed, its break-even meter and its return over the
+meter's life, exactly.
 """
 
 from __future__ import annotations
@@ -82,6 +85,81 @@ def cmd_edge(args: argparse.Namespace, out: TextIO) -> None:
             out.write(json.dumps(_as_json(config, result, mains, bonus, sides, seed)) + "\n")
         else:
             _write_text(config, result, seconds, mains, bonus, sides, out)
+    # Every simulation deals the same hands whatever its house way: any one's counts of
+    # the players' seven-card classes serve the progressive.
+    sample = next(iter(sims.values()))[0] if sims else None
+    _write_jackpots(args, [t.table_id for t in tables], sample, out)
+
+
+def _write_jackpots(
+    args: argparse.Namespace, shown: list[str], sample: SimResult | None, out: TextIO
+) -> None:
+    """The progressive wager of each jackpot of the file offered at a table shown (every
+    jackpot when no ``--table`` was given): exactly, as a function of the meter, and its
+    fixed part as measured on the simulation's hands."""
+    from server.jackpots_file import JackpotsFileError, load_jackpots
+    from server.rules.bonus import BonusClass
+    from server.rules.edges import progressive_edge
+    from server.rules.progressive import sampled_return
+
+    try:
+        jackpots = load_jackpots(Path(args.tables_file) if args.tables_file else None)
+    except JackpotsFileError as exc:
+        raise InputError(str(exc)) from None
+    for name, (options, offered) in jackpots.items():
+        if args.table and not set(offered) & set(shown):
+            continue
+        r = progressive_edge(options.table)
+        wager, seed = options.wager, options.seed
+        at_seed = r.at(seed, wager)
+        break_even = r.break_even(wager)
+        long_run = r.long_run(options.contribution_bps, seed, wager)
+        sampled = None
+        if sample is not None and sample.bonus_counts:
+            counts = dict(zip(BonusClass, sample.bonus_counts, strict=True))
+            sampled = sampled_return(counts, options.table)
+        if args.json:
+            line = {
+                "jackpot": name,
+                "tables": list(offered),
+                "pay_table": options.pay_table,
+                "wager": wager,
+                "seed": seed,
+                "contribution_bps": options.contribution_bps,
+                "fixed_return": float(r.fixed),
+                "fixed_return_fraction": _fraction(r.fixed),
+                "meter_share_per_hand": _fraction(r.per_meter_chip),
+                "return_at_seed": float(at_seed),
+                "break_even_meter": float(break_even),
+                "long_run_return": float(long_run),
+                "exact": True,
+            }
+            if sampled is not None:
+                line["simulated"] = {
+                    "hands": sampled.hands,
+                    "fixed_return": sampled.fixed,
+                    "half_width_95": sampled.half_width,
+                    "meter_hands": sampled.meter_hands,
+                }
+            out.write(json.dumps(line) + "\n")
+            continue
+        lines = [
+            f"jackpot {name}: progressive wager of {wager}, {options.pay_table} pay table "
+            f"(exact), tables {', '.join(offered) or '(none)'}",
+            f"  return per chip at a meter of m chips: {float(r.fixed):.4%} + "
+            f"m x {float(r.per_meter_chip / wager):.4e}",
+            f"  at the seed ({seed}): return {float(at_seed):.4%}, edge {float(1 - at_seed):+.4%}",
+            f"  break-even meter: {float(break_even):,.0f} chips",
+            f"  over the meter's life ({options.contribution_bps / 100:g}% of each wager to the "
+            f"meter, the seed after each full hit): return {float(long_run):.4%}",
+        ]
+        if sampled is not None:
+            lines.append(
+                f"    (simulated: the fixed amounts return {sampled.fixed:.3%} ± "
+                f"{sampled.half_width:.3%} over {sampled.hands:,} hands, exactly "
+                f"{float(r.fixed):.3%}; {sampled.meter_hands} hands took a share of the meter)"
+            )
+        out.write("\n".join(lines) + "\n\n")
 
 
 def _simulate(seed: bytes, hands: int, rules: RuleOptions) -> SimResult:
@@ -209,3 +287,7 @@ def _as_json(
             for name, odds, edge in sides
         ],
     }
+
+
+def _fraction(value: Fraction) -> str:
+    return f"{value.numerator}/{value.denominator}"

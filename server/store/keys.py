@@ -126,11 +126,36 @@ Of a player ``p`` (slot of ``{p}``):
                                                  (epoch ms): sessions opened before are refused
 ====================================  =========  ==============================================
 
+Of a jackpot ``j`` (slot of ``{j}``; :mod:`server.store.jackpot`, shared by every table
+that names it, on any node):
+
+====================================  =========  ==============================================
+``pg:jackpot:{j}``                    hash       ``meter`` chips on the meter, ``seed`` the
+                                                 seed last used, ``frac`` contributions below
+                                                 one chip (in chip-basis-points), ``seeded``
+                                                 chips the house ever put on the meter,
+                                                 ``contributed`` chips the wagers ever put on
+                                                 it, ``paid`` chips its hits ever paid,
+                                                 ``hits``, ``n`` ledger entries ever appended
+``pg:jackpot:{j}:ledger``             stream     the meter's chip movements (the fields of a
+                                                 table's ledger; pots ``house``, ``meter``,
+                                                 ``account``); MAXLEN ~ a large bound
+``pg:jackpot:{j}:done:<h>``           string     what the contribution or hit with ledger key
+                                                 ``h`` (SHA-256) did, so that a retry does it
+                                                 again for nothing; expires
+                                                 (:data:`JACKPOT_CONTRIBUTION_TTL_MS`,
+                                                 :data:`JACKPOT_HIT_TTL_MS`)
+``pg:jackpot:{j}:out``                hash       transfer id -> ``<player>|<amount>|<key>``: a
+                                                 hit paid, until the player's account has it
+``pg:jackpot:{j}:chan``               pub/sub    ``<meter>``, after each change of the meter
+====================================  =========  ==============================================
+
 Of no owner (single-key commands only):
 
 ====================================  =========  ==============================================
 ``pg:tables``                         set        ids of every table that ever took a lease
 ``pg:accounts``                       set        names of every player with an account
+``pg:jackpots``                       set        names of every jackpot that was ever started
 ``pg:admin:tokens``                   hash       operator API token id -> ``<name>|<expires
                                                  s>|<minted s>``: the admin tokens that
                                                  stand (a token whose id is gone is revoked)
@@ -224,6 +249,15 @@ TRANSFER_TTL_MS = 24 * 3600 * 1000
 """How long an account remembers a finished transfer (applied, settled, refunded,
 refused): a late call about it in that time changes nothing. A transfer still reserved
 is remembered until it is settled or refunded."""
+
+
+JACKPOT_CONTRIBUTION_TTL_MS = 24 * 3600 * 1000
+"""How long a jackpot remembers a contribution: a retry within it adds nothing. A day,
+as a transfer's (a retry comes from the table's holder or the next one, within
+seconds): a key each seat's wager, so a week would hold millions of them."""
+
+JACKPOT_HIT_TTL_MS = 90 * 24 * 3600 * 1000
+"""How long a jackpot remembers a hit: a retry within it gets the same payment again."""
 
 
 def _digest(text: str) -> str:
@@ -380,6 +414,32 @@ class Keys:
         """Set: players with an open debit or a credit waiting, for the wallet's
         workers (single-key commands only; a member with nothing left is removed)."""
         return f"{self.prefix}wallet:work"
+
+    # --- progressive jackpots (:mod:`server.store.jackpot`) ---------------------------
+
+    def jackpot(self, name: str) -> str:
+        """Hash: jackpot ``name``'s meter and its totals (see the module docstring)."""
+        return f"{self.prefix}jackpot:{{{name}}}"
+
+    def jackpot_ledger(self, name: str) -> str:
+        """Stream: the jackpot's chip movements, in order."""
+        return f"{self.prefix}jackpot:{{{name}}}:ledger"
+
+    def jackpot_done(self, name: str, key: str) -> str:
+        """String: what the jackpot's contribution or hit of ledger key ``key`` did."""
+        return f"{self.prefix}jackpot:{{{name}}}:done:{_digest(key)}"
+
+    def jackpot_out(self, name: str) -> str:
+        """Hash: the jackpot's hits on their way to their players' accounts."""
+        return f"{self.prefix}jackpot:{{{name}}}:out"
+
+    def jackpot_channel(self, name: str) -> str:
+        """Pub/sub channel: the jackpot's meter after each change."""
+        return f"{self.prefix}jackpot:{{{name}}}:chan"
+
+    def jackpots(self) -> str:
+        """Set: every jackpot ever started (single-key commands only)."""
+        return f"{self.prefix}jackpots"
 
     # --- ledgers ----------------------------------------------------------------
 

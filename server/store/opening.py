@@ -36,6 +36,7 @@ from server.store.client.connection import (
 from server.store.embedded.process import EmbeddedRedis
 from server.store.embedded.supervisor import RedisSupervisor
 from server.store.errors import StoreFailure, translated
+from server.store.jackpot.meters import JackpotStore
 from server.store.migrate import layout, migrate
 from server.store.nodes.shared import ClusterStore
 from server.store.operators.tokens import AdminTokens
@@ -96,6 +97,11 @@ class Stores:
     def admin_tokens(self) -> AdminTokens:
         """The records of the operator API's tokens (:mod:`server.admin`)."""
         return AdminTokens(self.client)
+
+    @property
+    def jackpots(self) -> JackpotStore:
+        """The progressive jackpots' meters (:mod:`server.store.jackpot.meters`)."""
+        return JackpotStore(self.client, keys=self.tables.keys)
 
     def relay(self, on_reconnect: Callable[[], None]) -> Relay:
         """A pub/sub relay on a connection of its own (closed by its ``stop``), which

@@ -248,9 +248,10 @@ class Client:
     ) -> Reply:
         """Send one request of ``kind``, and again with its ``rid`` while the reply is
         ``unavailable``, as a client does: the table is moving between nodes, or its
-        holder briefly lost its lease on a loaded machine (PROTOCOL.md, sections 5 and
-        10: retrying is safe, a money request with the same ``rid`` is applied once at
-        most). The first other reply; an ``unavailable`` after ``within`` seconds."""
+        holder briefly lost its lease on a loaded machine (protocol/PROTOCOL.md, section
+        5; retrying is safe, and a money request with the same ``rid`` is applied once
+        at most: protocol/PROTOCOL.md, section 3). The first other reply; an
+        ``unavailable`` after ``within`` seconds."""
         rid = self.next_rid()
         frame = encode(kind(rid=rid, **fields))
         deadline = asyncio.get_running_loop().time() + within

@@ -136,3 +136,13 @@ def test_round_money() -> None:
         return SeatResult(0, "p", "o", "win", "win", bet, bonus, None, 0, 0, 0, net, 0)
 
     assert round_money([seat(20, 5, 19), seat(10, 0, -10), seat(50, 0, 0)]) == (85, 10, 19)
+
+
+def test_jackpot_meters() -> None:
+    metrics = Metrics()
+    metrics.jackpot_seen("grand", 1000)
+    metrics.jackpot_seen("grand", 1250)
+    metrics.jackpot_seen("minor", 40)
+    found = samples(metrics.render().decode())
+    assert found[("paigow_jackpot_meter_chips", (("jackpot", "grand"),))] == 1250
+    assert found[("paigow_jackpot_meter_chips", (("jackpot", "minor"),))] == 40

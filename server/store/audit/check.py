@@ -4,7 +4,9 @@ Checks:
 
 1. *Conservation*: chips credited from outside - chips taken back out (closed guest
    accounts) == account balances + table balances + held bets + the house's result +
-   chips in transit between an account and a table (a transfer one side has done and
+   the jackpots' meters and the house's result through them
+   (:mod:`server.store.audit.jackpots`) + chips in transit between an account and a
+   table or a jackpot (a transfer one side has done and
    the other not yet, :mod:`server.store.chips.transfers`).
 2. No account is negative; every transfer a table received was reserved by its
    account, and none the table refused was settled.
@@ -44,6 +46,13 @@ from typing import Any
 import redis.asyncio
 
 from server.store.archiving.records import CREDITED, REMOVED
+from server.store.audit.jackpots import (
+    JackpotReading,
+    check_jackpot_ledgers,
+    count_jackpots,
+    read_jackpots,
+)
+from server.store.audit.jackpots import sign as jackpots_sign
 from server.store.audit.ledgers import ArchivedLedger, LedgerReading, check_ledgers
 from server.store.audit.report import AuditReport, listed
 from server.store.chips.ledgers import sources
@@ -53,6 +62,7 @@ from server.store.client.replies import as_int, as_str
 from server.store.errors import require_bytes_client, store_call
 from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.lua.accounts import ACCOUNT_SNAPSHOT
+from server.store.lua.jackpot import JACKPOT_SNAPSHOT
 from server.store.lua.tables import TABLE_SNAPSHOT
 from server.store.tables.store import StoredTable, stored_table
 from server.table.ledger import Pot
@@ -90,6 +100,7 @@ class _Account:
 class _Reading:
     tables: dict[str, _Table]
     accounts: dict[str, _Account]
+    jackpots: dict[str, JackpotReading]
 
     def sign(self) -> tuple[Any, ...]:
         """What changes whenever a chip crosses between a table and an account."""
@@ -103,7 +114,7 @@ class _Reading:
             for t, r in sorted(self.tables.items())
         )
         accounts = tuple((p, a.entries) for p, a in sorted(self.accounts.items()))
-        return tables, accounts
+        return tables, accounts, jackpots_sign(self.jackpots)
 
 
 @store_call
@@ -135,6 +146,7 @@ async def audit(
     assert reading is not None
     legacy = as_int(await client.hget(keys.legacy_money(), "in"))
     _count(report, reading, table_money, legacy)
+    await check_jackpot_ledgers(client, keys, reading.jackpots, report)
     await check_ledgers(
         client,
         _ledger_readings(keys, reading, table_money),
@@ -187,7 +199,11 @@ async def _read(
             pipe.execute_command("EVALSHA", snapshot_table, len(table_keys), *table_keys)
         raw_tables = await pipe.execute()
     tables = {t: _table(raw) for t, raw in zip(table_ids, raw_tables, strict=True)}
+    jackpots = await read_jackpots(client, keys, await client.script_load(JACKPOT_SNAPSHOT))
     asked: dict[str, list[str]] = defaultdict(list)
+    for jackpot in jackpots.values():
+        for hit in jackpot.out:
+            asked[hit.player].append(hit.transfer_id)
     for r in tables.values():
         for _, transfer in r.incoming.values():
             asked[transfer.player].append(transfer.transfer_id)
@@ -214,7 +230,7 @@ async def _read(
             as_str(last),
             {x: as_str(m) for x, m in zip(asked[p], marks, strict=True)},
         )
-    return _Reading(tables, accounts)
+    return _Reading(tables, accounts, jackpots)
 
 
 def _table(raw: Any) -> _Table:
@@ -269,12 +285,20 @@ def _count(report: AuditReport, reading: _Reading, table_money: TableMoney, lega
                 odd.append(f"{table_id} holds {xid} of {t.player} {state}, account settled it")
     if odd:
         report.problems.append(f"transfers the two sides disagree on: {listed(odd)}")
+    count_jackpots(report, reading.jackpots, {p: a.markers for p, a in accounts.items()})
     if report.credited - report.removed != report.held_everywhere:
         taken = f" - {report.removed} taken back out" if report.removed else ""
         report.problems.append(
             f"chips do not add up: {report.credited} credited from outside{taken}, but "
             f"accounts {report.accounts_total} + table balances {report.tables_total} + held "
-            f"bets {report.held_total} + house {report.house_total} + in transit "
+            f"bets {report.held_total} + house {report.house_total} + "
+            f"{_jackpots_text(report)}in transit "
             f"{report.in_transit} = {report.held_everywhere} "
             f"(difference {report.held_everywhere - report.credited + report.removed:+d})"
         )
+
+
+def _jackpots_text(report: AuditReport) -> str:
+    if not report.jackpots:
+        return ""
+    return f"meters {report.meters_total} + house through jackpots {report.jackpot_house_total} + "

@@ -32,6 +32,12 @@ class AuditReport:
     # Wallet mode: the wallet's debits and credits, the chips here that came from it,
     # the credits waiting in the outboxes (:mod:`server.store.audit.wallet`).
     wallet: tuple[int, int, int, int] | None = None
+    # Progressive jackpots (:mod:`server.store.audit.jackpots`): how many, the chips on
+    # their meters, and the house's result through them (the seeds and contributions
+    # it gave, so negative).
+    jackpots: int = 0
+    meters_total: int = 0
+    jackpot_house_total: int = 0
 
     @property
     def ok(self) -> bool:
@@ -51,6 +57,8 @@ class AuditReport:
             + self.tables_total
             + self.held_total
             + self.house_total
+            + self.meters_total
+            + self.jackpot_house_total
             + self.in_transit
         )
 
@@ -63,6 +71,14 @@ class AuditReport:
             f"table balances ({self.tables} tables): {self.tables_total}",
             f"held bets: {self.held_total}",
             f"house result: {self.house_total}",
+            *(
+                [
+                    f"jackpots ({self.jackpots}): meters {self.meters_total}, house result "
+                    f"through them {self.jackpot_house_total}"
+                ]
+                if self.jackpots
+                else []
+            ),
             f"in transit: {self.in_transit} ({self.to_accounts} to accounts, "
             f"{self.to_tables} to tables)",
             f"sum: {self.held_everywhere}",

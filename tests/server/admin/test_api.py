@@ -166,6 +166,7 @@ async def test_credit_debit_reverse_once_each(api: Api, redis_client: redis.asyn
     assert status == 200
     assert body["ok"], body["text"]
     assert (body["credited"], body["removed"], body["accounts_total"]) == (5700, 1700, 4000)
+    assert (body["meters_total"], body["jackpot_house_total"]) == (0, 0)  # no jackpot yet
 
 
 @pytest.mark.asyncio

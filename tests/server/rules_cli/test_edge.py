@@ -127,3 +127,53 @@ def test_a_commission_free_table_s_main_bet_and_side_bet(
     assert "+10.0222%" in out
     assert "Tiger 9 at 30 to 1 (exact)" in out
     assert "+22.4996%" in out
+
+
+JACKPOT = """
+[jackpot.grand]
+seed = 10000
+contribution_bps = 2000
+wager = 5
+tables = ["small"]
+"""
+
+
+def test_the_progressive_of_each_jackpot(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from server.rules.edges import progressive_edge
+    from server.rules.progressive import progressive_pay_table
+
+    path = tmp_path / "tables.toml"
+    path.write_text(TABLES + JACKPOT)
+    argv = ["edge", "--tables-file", str(path), "--hands", "3000", "--table", "small", "--json"]
+    code, out, err = run(capsys, argv)
+    assert (code, err) == (0, "")
+    *_, line = out.splitlines()
+    grand = json.loads(line)
+    r = progressive_edge(progressive_pay_table("fortune"))
+    assert (grand["jackpot"], grand["tables"], grand["wager"]) == ("grand", ["small"], 5)
+    assert Fraction(grand["fixed_return_fraction"]) == r.fixed
+    assert grand["break_even_meter"] == pytest.approx(float(r.break_even(5)))
+    assert grand["return_at_seed"] == pytest.approx(float(r.at(10000, 5)))
+    # The fixed amounts measured on the simulation's hands: its interval holds the exact.
+    simulated = grand["simulated"]
+    assert simulated["hands"] == 3000
+    assert abs(simulated["fixed_return"] - float(r.fixed)) < simulated["half_width_95"]
+    # The text: the same figures, and a jackpot of another table is left out.
+    code, out, _ = run(capsys, ["edge", "--tables-file", str(path), "--hands", "200"])
+    assert code == 0
+    assert "jackpot grand: progressive wager of 5, fortune pay table (exact), tables small" in out
+    assert f"break-even meter: {float(r.break_even(5)):,.0f} chips" in out
+    code, out, _ = run(
+        capsys, ["edge", "--tables-file", str(path), "--hands", "200", "--table", "whole"]
+    )
+    assert "jackpot grand" not in out
+
+
+def test_a_bad_jackpot_is_a_clear_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "tables.toml"
+    path.write_text(TABLES + JACKPOT.replace('"small"', '"nowhere"'))
+    code, _, err = run(capsys, ["edge", "--tables-file", str(path), "--hands", "200"])
+    assert code != 0
+    assert "jackpot grand: no table 'nowhere' in the file" in err

@@ -1,0 +1,2 @@
+"""Progressive jackpots: meters shared by tables on every node
+(:mod:`server.store.jackpot.meters`)."""
