@@ -83,6 +83,28 @@ class TableSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class Wager:
+    """One side bet of a seat and its stake (minor 5)."""
+
+    kind: Code
+    amount: PositiveChips
+
+
+Wagers = Annotated[tuple[Wager, ...], Len(0, L.MAX_WAGERS)]
+
+
+@dataclass(frozen=True, slots=True)
+class WagerResult:
+    """One side bet of a seat settled (minor 5): its stake (0: it rides on another's),
+    the chips back, and the pay line paid."""
+
+    kind: Code
+    stake: Chips
+    payout: Chips
+    pay_class: Code | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class SeatView:
     """What everyone at a table sees of one seat."""
 
@@ -94,6 +116,7 @@ class SeatView:
     hand_set: bool
     player_id: Id | None = None
     name: Name | None = None
+    wagers: Wagers = ()  # minor 5: every side bet held, the bonus bet included
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +147,8 @@ class SeatResult:
     bonus_payout: Chips
     balance: Chips
     bonus_class: Code | None = None
+    # Minor 5: every side bet settled, the bonus bet included.
+    wagers: Annotated[tuple[WagerResult, ...], Len(0, L.MAX_WAGERS)] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +178,21 @@ class PayLine:
 
 
 @dataclass(frozen=True, slots=True)
+class SideBetInfo:
+    """A side bet a table offers (minor 5): its limits and pay table. A riding bet
+    (``rides_on``) has no stake: ``min`` is the stake on ``rides_on`` that qualifies
+    and ``max`` is 0; ``fixed``: its pay table's ``pays`` are chips, not odds to 1."""
+
+    kind: Code
+    label: Name
+    min: Chips
+    max: Chips
+    paytable: Annotated[tuple[PayLine, ...], Len(0, L.MAX_PAYLINES)]
+    rides_on: Code | None = None
+    fixed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class RoundRecord:
     """One of a player's past rounds (history)."""
 
@@ -176,6 +216,7 @@ class RoundRecord:
     low: HalfResult | None = None
     bonus_class: Code | None = None
     void_reason: Code | None = None
+    wagers: Annotated[tuple[WagerResult, ...], Len(0, L.MAX_WAGERS)] = ()  # minor 5
 
 
 # Results carried by `ok` replies, told apart by `kind`.
@@ -277,6 +318,8 @@ class TableInfo:
     # Minor 4: how the commission is made whole chips, and the main bet's own unit.
     commission_rounding: CommissionRounding = "down"
     main_bet_unit: Chips = 0  # every main bet is a multiple of it; 0 (absent): bet_unit
+    # Minor 5: every side bet the table offers, the bonus bet included.
+    side_bets: Annotated[tuple[SideBetInfo, ...], Len(0, L.MAX_WAGERS)] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,13 +51,20 @@ def message_vectors() -> list[dict[str, Any]]:
     # and optional fields may be absent.
     extra = {"type": "bet", "rid": "17", "table_id": "t1", "amount": 100, "bonus": 10}
     reordered = dict(reversed(list(extra.items())))
+    meant = {**extra, "wagers": []}
     for name, wire, meaning in (
-        ("bet_unknown_keys_ignored", {**extra, "future": {"a": [1, 2]}, "x": None}, extra),
-        ("bet_keys_in_any_order", reordered, extra),
+        # A bet of minor 4 or before: no list of wagers, which means none but the bonus.
+        ("bet_unknown_keys_ignored", {**extra, "future": {"a": [1, 2]}, "x": None}, meant),
+        ("bet_keys_in_any_order", reordered, meant),
         (
             "bet_optional_bonus_absent",
             {"type": "bet", "rid": "18", "table_id": "t1", "amount": 25},
-            {"type": "bet", "rid": "18", "table_id": "t1", "amount": 25, "bonus": 0},
+            {"type": "bet", "rid": "18", "table_id": "t1", "amount": 25, "bonus": 0, "wagers": []},
+        ),
+        (
+            "bet_bonus_only_in_wagers",
+            {**extra, "bonus": 0, "wagers": [{"kind": "bonus", "amount": 10}]},
+            {**extra, "wagers": [{"kind": "bonus", "amount": 10}]},
         ),
     ):
         vectors.append(
