@@ -10,6 +10,7 @@ import msgpack
 from protocol.codec import check
 from protocol.messages import Cards, Hidden, OkReply, Reveal, SeedReveal, Snapshot
 from protocol.structs import HistoryPage, RoundRecord
+from server.rules.bonus import BONUS
 from server.store.tables.parts import (
     CLOSING_PART,
     CONFIG_PART,
@@ -27,7 +28,6 @@ from server.store.tables.parts import (
 from server.table.events import Event, SitDown, Tick
 from server.table.ledger import LedgerEntry, Pot
 from server.table.machine import DEADLINES, ROWS, Transition, step
-from server.rules.bonus import BONUS
 from server.table.state import (
     Phase,
     Seat,
@@ -101,7 +101,7 @@ def _fields(record: object) -> list[object]:
         out = [_plain(getattr(record, name)) for name in SEAT_FIELDS[:-2]]
         others = [[k, a] for k, a in record.side if k != BONUS]
         last = [[k, a] for k, a in record.last_side if k != BONUS]
-        return out + [others, last] if others or last else out
+        return [*out, others, last] if others or last else out
     if isinstance(record, SeatResult):
         out = [_plain(getattr(record, name)) for name in RESULT_FIELDS[:-1]]
         wagers = [[w.kind, w.stake, w.pay_class, w.payout] for w in record.wagers]
