@@ -73,14 +73,14 @@ def test_envy_at_a_table_each_qualifying_bettor_for_others_never_own() -> None:
     results = {r.seat: r for r in h.state.results}
     for seat, r in results.items():
         envy = r.wager("envy")
-        if seat == lucky or seat == 2:
+        if seat in (lucky, 2):
             assert envy is None  # own hand, or not qualifying
         else:
             assert envy is not None
             assert (envy.stake, envy.payout, envy.pay_class) == (0, amount, BONUS_CLASS_CODES[cls])
     # Its own ledger line, house to table, keyed by the round, the seat and the kind.
     envy_keys = [k for k in h.seen_keys if k.endswith(":envy_win")]
-    paid = [s for s in results if s != lucky and s != 2]
+    paid = [s for s in results if s not in (lucky, 2)]
     assert sorted(envy_keys) == sorted(f"t1:r1:s{s}:envy_win" for s in paid)
     assert h.total() == 3 * 5000
     # Every seat's balance counts its Envy win.
@@ -112,7 +112,7 @@ def test_a_riding_or_unknown_side_bet_cannot_be_staked() -> None:
 
 
 def test_a_table_without_envy_settles_the_bonus_as_before() -> None:
-    n, lucky = _seed_with_envy_hand(2)
+    n, _ = _seed_with_envy_hand(2)
     h = _round(TableConfig(table_id="t1", name="T"), n, [(100, 5), (100, 5)])
     for r in h.state.results:
         assert [w.kind for w in r.wagers] == ["bonus"]
