@@ -111,11 +111,11 @@ def test_side_bets_are_offered_with_their_options_and_read_back() -> None:
     assert t.limits("envy") == (10, 0)
     assert table_config(describe_table(t), "again") == t
     for bad, says in (
-        ('[table.side_bets.tiger]\n', "not a side bet"),
-        ('[table.side_bets.envy]\nmin_bonus = 0\n', "at least 1"),
-        ('[table.side_bets.envy]\nbogus = 1\n', "no such option"),
+        ("[table.side_bets.tiger]\n", "not a side bet"),
+        ("[table.side_bets.envy]\nmin_bonus = 0\n", "at least 1"),
+        ("[table.side_bets.envy]\nbogus = 1\n", "no such option"),
         ('[table.side_bets.envy]\npays = [["pair", 5]]\n', "not a bonus class"),
-        ('[table.side_bets.bonus]\n', "not a side bet a table adds"),
+        ("[table.side_bets.bonus]\n", "not a side bet a table adds"),
     ):
         with pytest.raises(TablesFileError, match=says):
             parse_tables('[[table]]\nid = "f"\nname = "F"\n' + bad)
