@@ -342,6 +342,27 @@ def error_cases() -> list[tuple[str, str, bytes, ErrorCode, str]]:
             ErrorCode.BAD_MESSAGE,
             "a bonus needs a main bet",
         ),
+        (
+            "wagers_without_bet",
+            c2s,
+            _bet(amount=0, bonus=0, wagers=[{"kind": "envy", "amount": 5}]),
+            ErrorCode.BAD_MESSAGE,
+            "a side bet needs a main bet (minor 5)",
+        ),
+        (
+            "wagers_kind_twice",
+            c2s,
+            _bet(wagers=[{"kind": "bonus", "amount": 10}, {"kind": "bonus", "amount": 10}]),
+            ErrorCode.BAD_MESSAGE,
+            "a side bet is listed once (minor 5)",
+        ),
+        (
+            "wagers_bonus_differs",
+            c2s,
+            _bet(bonus=5, wagers=[{"kind": "bonus", "amount": 10}]),
+            ErrorCode.BAD_MESSAGE,
+            "bonus and the bonus wager differ (minor 5)",
+        ),
     ]
 
 

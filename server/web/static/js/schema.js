@@ -110,6 +110,12 @@ export const STRUCTS = {
     ["kind", { t: "str", lo: 1, hi: 32 }],
     ["amount", { t: "int", lo: 1, hi: MAX_SAFE }],
   ],
+  WagerResult: [
+    ["kind", { t: "str", lo: 1, hi: 32 }],
+    ["stake", { t: "int", lo: 0, hi: MAX_SAFE }],
+    ["payout", { t: "int", lo: 0, hi: MAX_SAFE }],
+    ["pay_class", { t: "nil", inner: { t: "str", lo: 1, hi: 32 } }, null],
+  ],
 };
 
 // Results (section 8), told apart by `kind`.
