@@ -32,6 +32,9 @@ MAIN = "main"
 """The main bet's kind: the game itself, settled by :mod:`server.rules.settlement`."""
 
 
+_RESERVED = frozenset({MAIN, "bet", "win", "commission", "void"})
+
+
 @dataclass(frozen=True, slots=True)
 class SideDeal:
     """What a side bet is settled from: the round as one seat sees it at settlement.
@@ -110,8 +113,10 @@ class SideBet:
         ok = self.kind and len(self.kind) <= 24
         if not ok or not all(c.isdigit() or c == "_" or "a" <= c <= "z" for c in self.kind):
             raise ValueError(f"a side bet's kind is [a-z0-9_]{{1,24}}: {self.kind!r}")
-        if self.kind == MAIN:
-            raise ValueError("'main' is the main bet's kind")
+        if self.kind in _RESERVED:
+            # The main bet's ledger labels (bet, bet_back, win, ...): a side bet's are
+            # its kind and kind_back, kind_win, kind_lost (server/table/settlement.py).
+            raise ValueError(f"{self.kind!r} names the main bet or its ledger entries")
 
     @property
     def staked(self) -> bool:
