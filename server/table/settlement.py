@@ -149,7 +149,7 @@ def settle_side_bets(
         else:  # lost, or (a rule that returns part of it) partly
             work.move(key(kind + "_back"), Kind.BET_RETURNED, p, back, Pot.HELD, Pot.TABLE)
             work.move(key(kind + "_lost"), Kind.BET_LOST, p, stake - back, Pot.HELD, Pot.HOUSE)
-        results.append(WagerResult(kind, stake, settled.pay_class, settled.payout))
+        results.append(WagerResult(kind, stake, settled.payout, settled.pay_class))
     return tuple(results)
 
 

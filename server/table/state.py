@@ -226,8 +226,8 @@ class WagerResult:
 
     kind: str
     stake: int
-    pay_class: str | None
     payout: int
+    pay_class: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

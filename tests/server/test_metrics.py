@@ -133,7 +133,7 @@ def test_close_codes_stay_few() -> None:
 
 def test_round_money() -> None:
     def seat(bet: int, bonus: int, net: int) -> SeatResult:
-        wagers = (WagerResult("bonus", bonus, None, 0),) if bonus else ()
+        wagers = (WagerResult("bonus", bonus, 0),) if bonus else ()
         return SeatResult(0, "p", "o", "win", "win", bet, 0, 0, net, 0, wagers)
 
     assert round_money([seat(20, 5, 19), seat(10, 0, -10), seat(50, 0, 0)]) == (85, 10, 19)

@@ -426,8 +426,8 @@ def _result(data: dict[str, Any]) -> SeatResult:
     bonus = data.pop("bonus", 0)
     bonus_class = data.pop("bonus_class", None)
     bonus_payout = data.pop("bonus_payout", 0)
-    wagers = [] if not bonus else [WagerResult(BONUS, bonus, bonus_class, bonus_payout)]
-    wagers += [WagerResult(str(k), st, c, pay) for k, st, c, pay in data.get("wagers") or ()]
+    wagers = [] if not bonus else [WagerResult(BONUS, bonus, bonus_payout, bonus_class)]
+    wagers += [WagerResult(str(k), st, pay, c) for k, st, c, pay in data.get("wagers") or ()]
     order = {kind: i for i, kind in enumerate(SIDE_BETS)}
     if any(w.kind not in order for w in wagers):
         raise ValueError("unknown side bets in a stored result")

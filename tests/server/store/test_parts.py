@@ -246,7 +246,7 @@ def fixed_state() -> TableState:
     result = SeatResult(
         seat=0, player="ann", outcome="win", high="win", low="win", bet=100,
         payout=196, commission=4, net=91, balance=1_190,
-        wagers=(WagerResult("bonus", 5, "three_of_a_kind", 0),),
+        wagers=(WagerResult("bonus", 5, 0, "three_of_a_kind"),),
     )  # fmt: skip
     return TableState(
         config=config,
