@@ -103,7 +103,7 @@ def stakes_line(
             bonus += f" ({bonus_class.replace('_', ' ')})"
         parts.append(bonus)
     net = payout + bonus_payout - bet - bonus_bet
-    # The other side bets (protocol minor 5), each by its kind: a staked one as the
+    # The other side bets (protocol minor 6), each by its kind: a staked one as the
     # bonus bet, one that rides on another (stake 0, the Envy bonus) by its win alone.
     for w in wagers:
         if w.kind == "bonus":

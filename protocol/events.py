@@ -90,7 +90,7 @@ class BetPlaced:
     amount: Chips
     bonus: Chips
     balance: Chips
-    wagers: Wagers = ()  # minor 5: every side bet held, the bonus bet included
+    wagers: Wagers = ()  # minor 6: every side bet held, the bonus bet included
 
 
 @dataclass(frozen=True, slots=True)

@@ -88,7 +88,7 @@ SNAPSHOT = M.Snapshot(
     results=RESULTS,
 )
 BET = M.Bet(rid="17", table_id=TABLE, amount=100, bonus=10)
-# Minor 5: the side bets as a list; the bonus bet is in ``bonus`` too.
+# Minor 6: the side bets as a list; the bonus bet is in ``bonus`` too.
 BET_WAGERS = M.Bet(rid="17", table_id=TABLE, amount=100, bonus=10, wagers=(S.Wager("bonus", 10),))
 
 PAYTABLE = (

@@ -151,7 +151,7 @@ class Bet:
     table_id: TableId
     amount: Chips
     bonus: Chips = 0
-    # Minor 5: the side bets, each kind at most once; a kind not listed is none. A
+    # Minor 6: the side bets, each kind at most once; a kind not listed is none. A
     # bonus bet may be given here or in ``bonus`` (both: the same amount); it is then
     # in both, so that a server of an earlier minor, which reads only ``bonus``, sees it.
     wagers: Wagers = ()

@@ -84,7 +84,7 @@ class TableSummary:
 
 @dataclass(frozen=True, slots=True)
 class Wager:
-    """One side bet of a seat and its stake (minor 5)."""
+    """One side bet of a seat and its stake (minor 6)."""
 
     kind: Code
     amount: PositiveChips
@@ -95,7 +95,7 @@ Wagers = Annotated[tuple[Wager, ...], Len(0, L.MAX_WAGERS)]
 
 @dataclass(frozen=True, slots=True)
 class WagerResult:
-    """One side bet of a seat settled (minor 5): its stake (0: it rides on another's),
+    """One side bet of a seat settled (minor 6): its stake (0: it rides on another's),
     the chips back, and the pay line paid."""
 
     kind: Code
@@ -116,7 +116,7 @@ class SeatView:
     hand_set: bool
     player_id: Id | None = None
     name: Name | None = None
-    wagers: Wagers = ()  # minor 5: every side bet held, the bonus bet included
+    wagers: Wagers = ()  # minor 6: every side bet held, the bonus bet included
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +147,7 @@ class SeatResult:
     bonus_payout: Chips
     balance: Chips
     bonus_class: Code | None = None
-    # Minor 5: every side bet settled, the bonus bet included.
+    # Minor 6: every side bet settled, the bonus bet included.
     wagers: Annotated[tuple[WagerResult, ...], Len(0, L.MAX_WAGERS)] = ()
 
 
@@ -179,7 +179,7 @@ class PayLine:
 
 @dataclass(frozen=True, slots=True)
 class SideBetInfo:
-    """A side bet a table offers (minor 5): its limits and pay table. A riding bet
+    """A side bet a table offers (minor 6): its limits and pay table. A riding bet
     (``rides_on``) has no stake: ``min`` is the stake on ``rides_on`` that qualifies
     and ``max`` is 0; ``fixed``: its pay table's ``pays`` are chips, not odds to 1."""
 
@@ -216,7 +216,7 @@ class RoundRecord:
     low: HalfResult | None = None
     bonus_class: Code | None = None
     void_reason: Code | None = None
-    wagers: Annotated[tuple[WagerResult, ...], Len(0, L.MAX_WAGERS)] = ()  # minor 5
+    wagers: Annotated[tuple[WagerResult, ...], Len(0, L.MAX_WAGERS)] = ()  # minor 6
 
 
 # Results carried by `ok` replies, told apart by `kind`.
@@ -318,7 +318,7 @@ class TableInfo:
     # Minor 4: how the commission is made whole chips, and the main bet's own unit.
     commission_rounding: CommissionRounding = "down"
     main_bet_unit: Chips = 0  # every main bet is a multiple of it; 0 (absent): bet_unit
-    # Minor 5: every side bet the table offers, the bonus bet included.
+    # Minor 6: every side bet the table offers, the bonus bet included.
     side_bets: Annotated[tuple[SideBetInfo, ...], Len(0, L.MAX_WAGERS)] = ()
 
 

@@ -82,7 +82,7 @@ def _mapped(values: list[Any]) -> dict[str, Any]:
 
 
 def _bonus_wagers(mapped: dict[str, Any]) -> list[dict[str, Any]]:
-    """The ``wagers`` (protocol minor 5) of a record whose only side bet was the bonus
+    """The ``wagers`` (protocol minor 6) of a record whose only side bet was the bonus
     bet, from its bonus fields: format 1 does not store them. A record whose list says
     more (another side bet, a void's refund) does not read back so, and is stored as
     the map (:func:`pack_record`)."""

@@ -186,7 +186,7 @@ def info_text(info: TableInfo, server: ServerInfo | None) -> Table:
     ]
     pays = ["bonus pays (to 1)"]
     pays += [f"{line.label:<32} {line.pays:>4}" for line in info.paytable] or ["  (none)"]
-    # The other side bets (protocol minor 5): each with its limits and pay table.
+    # The other side bets (protocol minor 6): each with its limits and pay table.
     for side in info.side_bets:
         if side.kind == "bonus":
             continue

@@ -53,7 +53,7 @@ def message_vectors() -> list[dict[str, Any]]:
     reordered = dict(reversed(list(extra.items())))
     meant = {**extra, "wagers": []}
     for name, wire, meaning in (
-        # A bet of minor 4 or before: no list of wagers, which means none but the bonus.
+        # A bet of minor 5 or before: no list of wagers, which means none but the bonus.
         ("bet_unknown_keys_ignored", {**extra, "future": {"a": [1, 2]}, "x": None}, meant),
         ("bet_keys_in_any_order", reordered, meant),
         (
@@ -347,21 +347,21 @@ def error_cases() -> list[tuple[str, str, bytes, ErrorCode, str]]:
             c2s,
             _bet(amount=0, bonus=0, wagers=[{"kind": "envy", "amount": 5}]),
             ErrorCode.BAD_MESSAGE,
-            "a side bet needs a main bet (minor 5)",
+            "a side bet needs a main bet (minor 6)",
         ),
         (
             "wagers_kind_twice",
             c2s,
             _bet(wagers=[{"kind": "bonus", "amount": 10}, {"kind": "bonus", "amount": 10}]),
             ErrorCode.BAD_MESSAGE,
-            "a side bet is listed once (minor 5)",
+            "a side bet is listed once (minor 6)",
         ),
         (
             "wagers_bonus_differs",
             c2s,
             _bet(bonus=5, wagers=[{"kind": "bonus", "amount": 10}]),
             ErrorCode.BAD_MESSAGE,
-            "bonus and the bonus wager differ (minor 5)",
+            "bonus and the bonus wager differ (minor 6)",
         ),
     ]
 

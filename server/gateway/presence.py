@@ -503,7 +503,7 @@ def table_info(host: TableHost) -> TableInfo:
 
 
 def side_bets_info(c: TableConfig) -> tuple[SideBetInfo, ...]:
-    """Every side bet ``c`` offers, as ``table_info.side_bets`` gives it (minor 5)."""
+    """Every side bet ``c`` offers, as ``table_info.side_bets`` gives it (minor 6)."""
     out = []
     for kind in c.side_kinds:
         bet = SIDE_BETS[kind]

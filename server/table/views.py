@@ -95,12 +95,12 @@ def seat_view(state: TableState, index: int) -> SeatView:
 
 
 def wire_wagers(side: tuple[tuple[str, int], ...]) -> tuple[Wager, ...]:
-    """A seat's side stakes as the protocol carries them (minor 5)."""
+    """A seat's side stakes as the protocol carries them (minor 6)."""
     return tuple(Wager(kind=kind, amount=amount) for kind, amount in side)
 
 
 def wire_wager_results(result: SeatResult) -> tuple[WireWagerResult, ...]:
-    """A seat's side bets settled, as the protocol carries them (minor 5)."""
+    """A seat's side bets settled, as the protocol carries them (minor 6)."""
     return tuple(
         WireWagerResult(kind=w.kind, stake=w.stake, payout=w.payout, pay_class=w.pay_class)
         for w in result.wagers

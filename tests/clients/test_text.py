@@ -67,7 +67,7 @@ def test_a_win_with_a_bonus_reads_once_each() -> None:
 
 
 def test_an_envy_bonus_reads_beside_the_bonus_and_counts_in_the_net() -> None:
-    """Protocol minor 5: the side bets beyond the bonus bet, from the `wagers` list."""
+    """Protocol minor 6: the side bets beyond the bonus bet, from the `wagers` list."""
     win = SeatResult(
         seat=0, outcome="lose", high="lose", low="lose", bet=100, payout=0, commission=0,
         bonus_bet=10, bonus_payout=0, balance=940,

@@ -67,7 +67,7 @@ def test_a_record_stored_as_a_map_by_an_earlier_version_is_read() -> None:
 
 def test_format_1_names_every_field_of_the_protocol_record() -> None:
     """The array's fields are written out in the store (they must not move with the
-    protocol); today they are the protocol's, in its order, but ``wagers`` (minor 5),
+    protocol); today they are the protocol's, in its order, but ``wagers`` (minor 6),
     which an array gives from its bonus fields."""
     assert tuple(f.name for f in dataclasses.fields(RoundRecord)) == (*gamelog._RECORD, "wagers")
     assert tuple(f.name for f in dataclasses.fields(HandView)) == gamelog._HAND

@@ -1,6 +1,6 @@
 """Side bets served (docs/DESIGN.md, "Wagers"; protocol/PROTOCOL.md, section 14): a
 client of an earlier minor, whose `bet` has no `wagers`, plays a round with a bonus bet
-at a table with the Envy bonus beside a client of minor 5 that lists its wagers; each
+at a table with the Envy bonus beside a client of minor 6 that lists its wagers; each
 gets the bonus fields as before and the lists beside them, and no chip is lost."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ async def test_an_old_shape_bet_and_a_list_of_wagers_play_a_round_with_envy(
         assert info.side_bets[1].paytable[-1].bonus_class == "four_of_a_kind"
         await old.ok(Join, table_id="fortune", buy_in=500)
         await new.ok(Join, table_id="fortune", buy_in=500)
-        # The bet of a client written before minor 5: a map without `wagers`.
+        # The bet of a client written before minor 6: a map without `wagers`.
         rid = old.next_rid()
         await old.send(
             msgpack.packb(

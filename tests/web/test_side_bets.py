@@ -1,4 +1,4 @@
-"""The browser table's words for side bets beyond the bonus (protocol minor 5): the
+"""The browser table's words for side bets beyond the bonus (protocol minor 6): the
 banner and the seat's result say an Envy win, and count it in the net."""
 
 from __future__ import annotations

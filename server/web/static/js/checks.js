@@ -10,7 +10,7 @@ export const CHECKS = {
     return null;
   },
   bet(m) {
-    // Minor 5: each side bet once; a bonus listed in `wagers` is the bonus (both: equal).
+    // Minor 6: each side bet once; a bonus listed in `wagers` is the bonus (both: equal).
     const kinds = m.wagers.map((w) => w.kind);
     if (new Set(kinds).size !== kinds.length) return ["wagers", "a side bet is listed once"];
     const listed = m.wagers.find((w) => w.kind === "bonus");

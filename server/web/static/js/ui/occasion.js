@@ -32,7 +32,7 @@ export function outcome(r, hand) {
   const head = { win: "You win", lose: "You lose", push: "Push", foul: "Foul: you lose" }[kind] ?? kind;
   const parts = [`Main bet ${chips(r.bet)}: ${signed(main)}${r.commission ? ` (commission ${chips(r.commission)})` : ""}`];
   if (r.bonus_bet) parts.push(`Bonus ${chips(r.bonus_bet)}: ${signed(bonus)}${r.bonus_payout && r.bonus_class ? ` (${r.bonus_class.replaceAll("_", " ")})` : ""}`);
-  // The side bets beyond the bonus (protocol minor 5): the Envy bonus has no stake.
+  // The side bets beyond the bonus (protocol minor 6): the Envy bonus has no stake.
   let others = 0;
   for (const w of otherWagers(r)) {
     others += w.payout - w.stake;

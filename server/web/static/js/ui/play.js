@@ -353,7 +353,7 @@ export class Play {
   }
 }
 
-/** A bet's fields of protocol minor 5: the bonus bet in `bonus` and in `wagers` too, so
+/** A bet's fields of protocol minor 6: the bonus bet in `bonus` and in `wagers` too, so
  * that a server of either minor takes it (protocol/PROTOCOL.md, section 6, `bet`). */
 function withWagers(stake) {
   return { ...stake, wagers: stake.bonus ? [{ kind: "bonus", amount: stake.bonus }] : [] };
