@@ -53,9 +53,12 @@ def check_bet(work: Work, amount: int, stakes: Mapping[str, int]) -> None:
     take exactly."""
     config = work.state.config
     unit = config.bet_unit
-    offered = config.side_kinds
     for kind, stake in stakes.items():
-        if stake and (kind not in offered or not SIDE_BETS[kind].staked):
+        if (
+            stake
+            and kind != BONUS
+            and (kind not in config.side_kinds or not SIDE_BETS[kind].staked)
+        ):
             raise TableError(ErrorCode.BET_LIMITS, f"this table takes no {kind} bet")
     if amount == 0:
         if any(stakes.values()):
@@ -67,8 +70,10 @@ def check_bet(work: Work, amount: int, stakes: Mapping[str, int]) -> None:
             f"the bet is {config.min_bet} to {config.max_bet} chips, in multiples of {unit}",
         )
     for kind, stake in stakes.items():
+        if not stake:
+            continue
         low, high = config.limits(kind)
-        if stake and (not low <= stake <= high or stake % unit):
+        if not low <= stake <= high or stake % unit:
             raise TableError(
                 ErrorCode.BET_LIMITS,
                 f"the {SIDE_BETS[kind].label.lower()} bet is {low} to {high} chips, "
@@ -109,13 +114,14 @@ def bet(work: Work, player: str, amount: int, stakes: Mapping[str, int]) -> None
         return
     # Only the differences move, each wager as its own ledger entry (the labels: the
     # main bet's "bet", a side bet's its kind).
-    old_side, new_side = dict(seat.side), dict(side)
     moves = [("bet", Kind.BET, seat.bet, amount)]
-    moves += [
-        (kind, stake_kind(kind), old_side.get(kind, 0), new_side.get(kind, 0))
-        for kind in SIDE_BETS
-        if kind in old_side or kind in new_side
-    ]
+    if side != seat.side:
+        old_side, new_side = dict(seat.side), dict(side)
+        moves += [
+            (kind, stake_kind(kind), old_side.get(kind, 0), new_side.get(kind, 0))
+            for kind in SIDE_BETS
+            if kind in old_side or kind in new_side
+        ]
     for label, kind, old, new in moves:
         if new > old:
             work.move(ledger_key(work, player, label), kind, player, new - old, Pot.TABLE, Pot.HELD)

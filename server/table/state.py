@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from functools import lru_cache
 from math import gcd, lcm
 from typing import Any, TypeVar
 
@@ -127,8 +128,7 @@ class TableConfig:
     def side_kinds(self) -> tuple[str, ...]:
         """The side bets this table offers, in the registry's order: the bonus bet,
         and those of :attr:`side_bets`."""
-        offered = {kind for kind, _ in self.side_bets}
-        return tuple(k for k in SIDE_BETS if k == BONUS or k in offered)
+        return _side_kinds(self.side_bets)
 
     def side_options(self, kind: str) -> Any:
         """The options this table sets for side bet ``kind`` (which it offers)."""
@@ -209,12 +209,25 @@ class Seat:
     @property
     def held(self) -> int:
         """Every chip this seat has on the table for this round: main and side bets."""
-        return self.bet + sum(amount for _, amount in self.side)
+        held = self.bet
+        for _, amount in self.side:
+            held += amount
+        return held
+
+
+@lru_cache(maxsize=256)
+def _side_kinds(side_bets: tuple[tuple[str, Any], ...]) -> tuple[str, ...]:
+    # Asked at every bet: worked out once per set of side bets offered.
+    offered = {kind for kind, _ in side_bets}
+    return tuple(k for k in SIDE_BETS if k == BONUS or k in offered)
 
 
 def side_stakes(stakes: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
     """A seat's :attr:`Seat.side` from stakes by kind: the stakes above 0, in the
     registry's order."""
+    if len(stakes) == 1 and BONUS in stakes:  # the common bet: the bonus alone, or none
+        bonus = stakes[BONUS]
+        return ((BONUS, bonus),) if bonus > 0 else ()
     return tuple((k, stakes[k]) for k in SIDE_BETS if stakes.get(k, 0) > 0)
 
 

@@ -13,6 +13,7 @@ place to check that nobody receives a card they may not see:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from protocol.fairness import DEALER_HAND
 from protocol.messages import (
@@ -94,8 +95,10 @@ def seat_view(state: TableState, index: int) -> SeatView:
     )
 
 
+@lru_cache(maxsize=1024)
 def wire_wagers(side: tuple[tuple[str, int], ...]) -> tuple[Wager, ...]:
-    """A seat's side stakes as the protocol carries them (minor 6)."""
+    """A seat's side stakes as the protocol carries them (minor 6); the same few
+    stakes come again and again, and the messages are immutable, so they are shared."""
     return tuple(Wager(kind=kind, amount=amount) for kind, amount in side)
 
 
