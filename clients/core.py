@@ -42,6 +42,7 @@ from protocol.structs import (
     TableInfo,
     TableList,
     TableSummary,
+    Wager,
 )
 
 __all__ = [
@@ -126,8 +127,13 @@ class Client(Session):
         )
 
     async def bet(self, table_id: str, amount: int, bonus: int = 0) -> None:
-        """Place or replace this round's bet (0 removes it)."""
-        await self.request(lambda rid: Bet(rid=rid, table_id=table_id, amount=amount, bonus=bonus))
+        """Place or replace this round's bet (0 removes it). The bonus bet goes in
+        ``bonus`` and in ``wagers`` too, so that a server of any minor takes it
+        (protocol/PROTOCOL.md, section 6, ``bet``)."""
+        wagers = (Wager("bonus", bonus),) if bonus else ()
+        await self.request(
+            lambda rid: Bet(rid=rid, table_id=table_id, amount=amount, bonus=bonus, wagers=wagers)
+        )
 
     async def rebet(self, table_id: str) -> None:
         """Bet as in the last round played."""

@@ -216,7 +216,7 @@ class TableModel:
         self.seed = None
         self.void = None
         self.verification = None
-        self.seats = [replace(s, bet=0, bonus=0, hand_set=False) for s in self.seats]
+        self.seats = [replace(s, bet=0, bonus=0, wagers=(), hand_set=False) for s in self.seats]
         for index in range(len(self.seats)):  # sitting out lasts until the next betting phase
             self._back_in(index)
 
@@ -242,7 +242,7 @@ class TableModel:
         elif isinstance(e, SeatChange):
             self._seat(e.seat)
         elif isinstance(e, BetPlaced):
-            self._set_seat(e.seat, bet=e.amount, bonus=e.bonus, balance=e.balance)
+            self._set_seat(e.seat, bet=e.amount, bonus=e.bonus, balance=e.balance, wagers=e.wagers)
             if e.amount:
                 # Betting again cancels sitting out (protocol/PROTOCOL.md, section 6): no seat
                 # event says so, the bet does.
@@ -271,7 +271,7 @@ class TableModel:
         elif isinstance(e, RoundVoid):
             self.void = e
             for refund in e.refunds:
-                self._set_seat(refund.seat, balance=refund.balance, bet=0, bonus=0)
+                self._set_seat(refund.seat, balance=refund.balance, bet=0, bonus=0, wagers=())
         elif isinstance(e, Hidden):
             pass
 

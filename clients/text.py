@@ -6,7 +6,7 @@ event reads the same everywhere.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from clients.errors import plain_error
@@ -29,7 +29,7 @@ from protocol.messages import (
     SeedReveal,
     Snapshot,
 )
-from protocol.structs import HandView, RoundRecord, SeatResult
+from protocol.structs import HandView, RoundRecord, SeatResult, WagerResult
 
 TRY_LATER = int(CloseCode.TRY_AGAIN_LATER)
 
@@ -73,7 +73,9 @@ def result_line(r: SeatResult, foul: bool = False) -> str:
 
 def money_line(r: SeatResult) -> str:
     """What each bet of a result did, and the net: see :func:`stakes_line`."""
-    return stakes_line(r.bet, r.payout, r.commission, r.bonus_bet, r.bonus_payout, r.bonus_class)
+    return stakes_line(
+        r.bet, r.payout, r.commission, r.bonus_bet, r.bonus_payout, r.bonus_class, r.wagers
+    )
 
 
 def stakes_line(
@@ -83,6 +85,7 @@ def stakes_line(
     bonus_bet: int,
     bonus_payout: int,
     bonus_class: str | None,
+    wagers: Sequence[WagerResult] = (),
 ) -> str:
     """Each stake and what it did, then the round's net, every amount said once:
     ``bet 100 won 95 (commission 5), bonus 10 won 20 (straight): net +115``.
@@ -100,6 +103,21 @@ def stakes_line(
             bonus += f" ({bonus_class.replace('_', ' ')})"
         parts.append(bonus)
     net = payout + bonus_payout - bet - bonus_bet
+    # The other side bets (protocol minor 6), each by its kind: a staked one as the
+    # bonus bet, one that rides on another (stake 0, the Envy bonus) by its win alone.
+    for w in wagers:
+        if w.kind == "bonus":
+            continue
+        name = w.kind.replace("_", " ")
+        line = (
+            f"{name} {w.stake} {_did(w.payout - w.stake, w.payout)}"
+            if w.stake
+            else (f"{name} won {w.payout}")
+        )
+        if w.pay_class and w.payout:
+            line += f" ({w.pay_class.replace('_', ' ')})"
+        parts.append(line)
+        net += w.payout - w.stake
     return ", ".join(parts) + f": net {net:+d}"
 
 
@@ -116,7 +134,9 @@ def record_line(r: RoundRecord) -> str:
     """One history record for a person."""
     # Seats are numbered from 1 for people, as on the table screen and the hand below.
     text = f"#{r.round} {r.table_id} {who(r.seat)}: {r.outcome.upper()} "
-    text += stakes_line(r.bet, r.payout, r.commission, r.bonus_bet, r.bonus_payout, r.bonus_class)
+    text += stakes_line(
+        r.bet, r.payout, r.commission, r.bonus_bet, r.bonus_payout, r.bonus_class, r.wagers
+    )
     text += f"; balance {r.balance}"
     if r.cards:
         text += f"\n    cards {cards_label(r.cards)}"

@@ -32,6 +32,7 @@ from protocol.structs import (
     TableId,
     Text,
     TimeMs,
+    Wagers,
 )
 
 
@@ -89,6 +90,7 @@ class BetPlaced:
     amount: Chips
     bonus: Chips
     balance: Chips
+    wagers: Wagers = ()  # minor 6: every side bet held, the bonus bet included
 
 
 @dataclass(frozen=True, slots=True)

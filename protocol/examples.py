@@ -40,13 +40,21 @@ HANDS = tuple(
     for k, (hi, lo, hn, ln) in enumerate(SPLITS)
 )
 RESULTS = (
-    S.SeatResult(0, "win", "win", "win", 100, 195, 5, 10, 30, 1115, "straight"),
-    S.SeatResult(1, "push", "win", "lose", 100, 100, 0, 10, 40, 1030, "three_of_a_kind"),
+    S.SeatResult(
+        0, "win", "win", "win", 100, 195, 5, 10, 30, 1115, "straight",
+        (S.WagerResult("bonus", 10, 30, "straight"),),
+    ),
+    S.SeatResult(
+        1, "push", "win", "lose", 100, 100, 0, 10, 40, 1030, "three_of_a_kind",
+        (S.WagerResult("bonus", 10, 40, "three_of_a_kind"),),
+    ),
     S.SeatResult(2, "win", "win", "win", 100, 195, 5, 0, 0, 1095),
     S.SeatResult(3, "push", "lose", "win", 100, 100, 0, 0, 0, 1000),
     S.SeatResult(4, "win", "win", "win", 100, 195, 5, 0, 0, 1095),
-    S.SeatResult(5, "lose", "lose", "lose", 100, 0, 0, 10, 0, 890),
-)
+    S.SeatResult(
+        5, "lose", "lose", "lose", 100, 0, 0, 10, 0, 890, None, (S.WagerResult("bonus", 10, 0),)
+    ),
+)  # fmt: skip
 SEATS = tuple(
     S.SeatView(
         seat=i,
@@ -57,6 +65,7 @@ SEATS = tuple(
         hand_set=True,
         player_id=f"p-{NAMES[i]}",
         name=NAMES[i],
+        wagers=tuple(S.Wager(w.kind, w.stake) for w in r.wagers),
     )
     for i, r in enumerate(RESULTS)
 )
@@ -79,6 +88,8 @@ SNAPSHOT = M.Snapshot(
     results=RESULTS,
 )
 BET = M.Bet(rid="17", table_id=TABLE, amount=100, bonus=10)
+# Minor 6: the side bets as a list; the bonus bet is in ``bonus`` too.
+BET_WAGERS = M.Bet(rid="17", table_id=TABLE, amount=100, bonus=10, wagers=(S.Wager("bonus", 10),))
 
 PAYTABLE = (
     S.PayLine("five_aces", "five aces", 400),
@@ -111,6 +122,23 @@ TABLE_INFO = S.TableInfo(
     paytable=PAYTABLE,
     rules_version=1,
     min_bonus=5,
+    side_bets=(
+        S.SideBetInfo("bonus", "Bonus", 5, 100, PAYTABLE),
+        S.SideBetInfo(
+            "envy",
+            "Envy bonus",
+            5,
+            0,
+            (
+                S.PayLine("five_aces", "five aces", 250),
+                S.PayLine("royal_flush", "royal flush", 100),
+                S.PayLine("straight_flush", "straight flush", 75),
+                S.PayLine("four_of_a_kind", "four of a kind", 50),
+            ),
+            rides_on="bonus",
+            fixed=True,
+        ),
+    ),
 )
 RECORD = S.RoundRecord(
     table_id=TABLE,
@@ -132,6 +160,7 @@ RECORD = S.RoundRecord(
     high="win",
     low="win",
     bonus_class="straight",
+    wagers=(S.WagerResult("bonus", 10, 30, "straight"),),
 )
 
 
@@ -166,6 +195,7 @@ def examples() -> list[tuple[str, M.Message]]:
         ("rebuy", M.Rebuy(rid="9", table_id=TABLE, amount=500)),
         ("cash_out_all", M.CashOut(rid="10", table_id=TABLE)),
         ("bet_with_bonus", BET),
+        ("bet_with_wagers", BET_WAGERS),
         ("bet_remove", M.Bet(rid="18", table_id=TABLE, amount=0)),
         ("rebet", M.Rebet(rid="19", table_id=TABLE)),
         ("clear", M.Clear(rid="20", table_id=TABLE)),
@@ -274,7 +304,10 @@ def examples() -> list[tuple[str, M.Message]]:
         ("phase_idle", M.PhaseChange(TABLE, 1149, ROUND - 1, "idle")),
         ("seat_taken", M.SeatChange(TABLE, 1148, SEATS[3])),
         ("seat_freed", M.SeatChange(TABLE, 1190, S.SeatView(3, "empty", 0, 0, 0, False))),
-        ("bet_placed", M.BetPlaced(TABLE, 1152, ROUND, 0, 100, 10, 890)),
+        (
+            "bet_placed",
+            M.BetPlaced(TABLE, 1152, ROUND, 0, 100, 10, 890, (S.Wager("bonus", 10),)),
+        ),
         ("cards_private", M.Cards(TABLE, 1160, ROUND, 0, SEAT0_CARDS)),
         ("hidden", M.Hidden(TABLE, 1161)),
         ("commitment", M.Commitment(TABLE, 1151, ROUND, COMMITMENT)),

@@ -49,6 +49,7 @@ MAX_TABLES_PER_SESSION: Final = 16  # watched or seated tables, and `last_seq` e
 MAX_HISTORY_PAGE: Final = 50
 MAX_PAYLINES: Final = 32
 MAX_DENOMINATIONS: Final = 16
+MAX_WAGERS: Final = 8  # side bets of one seat (minor 6), and side bets a table offers
 
 # Message rate, per connection (token bucket). Past the rate the server replies
 # `rate_limited` and drops the request; at RATE_CLOSE_FACTOR times the rate over one

@@ -31,6 +31,7 @@ from protocol.structs import (
     TimeMs,
     Token,
     Version,
+    Wagers,
 )
 
 
@@ -150,10 +151,24 @@ class Bet:
     table_id: TableId
     amount: Chips
     bonus: Chips = 0
+    # Minor 6: the side bets, each kind at most once; a kind not listed is none. A
+    # bonus bet may be given here or in ``bonus`` (both: the same amount); it is then
+    # in both, so that a server of an earlier minor, which reads only ``bonus``, sees it.
+    wagers: Wagers = ()
 
     def __post_init__(self) -> None:
+        kinds = [w.kind for w in self.wagers]
+        if len(set(kinds)) != len(kinds):
+            raise InvalidValue("a side bet is listed once", "wagers")
+        listed = next((w.amount for w in self.wagers if w.kind == "bonus"), None)
+        if listed is not None:
+            if self.bonus and self.bonus != listed:
+                raise InvalidValue("bonus and the bonus wager differ", "bonus")
+            object.__setattr__(self, "bonus", listed)
         if self.bonus and not self.amount:
             raise InvalidValue("a bonus bet needs a main bet", "bonus")
+        if self.wagers and not self.amount:
+            raise InvalidValue("a side bet needs a main bet", "wagers")
 
 
 @dataclass(frozen=True, slots=True)

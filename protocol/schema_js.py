@@ -117,7 +117,14 @@ def render() -> str:
         {str(struct_spec(cls).tag): w.table(struct_spec(cls).fields) for cls in group}
         for group in groups
     )
-    structs = {name: w.table(fields) for name, fields in sorted(w.structs.items())}
+    # A struct's table may name a struct nested only in it (WagerResult in SeatResult):
+    # rendered until none is new.
+    structs: dict[str, str] = {}
+    while len(structs) < len(w.structs):
+        for name, fields in list(w.structs.items()):
+            if name not in structs:
+                structs[name] = w.table(fields)
+    structs = dict(sorted(structs.items()))
     limits = {
         "clientFrame": str(L.MAX_CLIENT_FRAME_BYTES),
         "serverFrame": str(L.MAX_SERVER_FRAME_BYTES),

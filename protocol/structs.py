@@ -84,6 +84,28 @@ class TableSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class Wager:
+    """One side bet of a seat and its stake (minor 6)."""
+
+    kind: Code
+    amount: PositiveChips
+
+
+Wagers = Annotated[tuple[Wager, ...], Len(0, L.MAX_WAGERS)]
+
+
+@dataclass(frozen=True, slots=True)
+class WagerResult:
+    """One side bet of a seat settled (minor 6): its stake (0: it rides on another's),
+    the chips back, and the pay line paid."""
+
+    kind: Code
+    stake: Chips
+    payout: Chips
+    pay_class: Code | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class SeatView:
     """What everyone at a table sees of one seat."""
 
@@ -95,6 +117,7 @@ class SeatView:
     hand_set: bool
     player_id: Id | None = None
     name: Name | None = None
+    wagers: Wagers = ()  # minor 6: every side bet held, the bonus bet included
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +148,8 @@ class SeatResult:
     bonus_payout: Chips
     balance: Chips
     bonus_class: Code | None = None
+    # Minor 6: every side bet settled, the bonus bet included.
+    wagers: Annotated[tuple[WagerResult, ...], Len(0, L.MAX_WAGERS)] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +179,21 @@ class PayLine:
 
 
 @dataclass(frozen=True, slots=True)
+class SideBetInfo:
+    """A side bet a table offers (minor 6): its limits and pay table. A riding bet
+    (``rides_on``) has no stake: ``min`` is the stake on ``rides_on`` that qualifies
+    and ``max`` is 0; ``fixed``: its pay table's ``pays`` are chips, not odds to 1."""
+
+    kind: Code
+    label: Name
+    min: Chips
+    max: Chips
+    paytable: Annotated[tuple[PayLine, ...], Len(0, L.MAX_PAYLINES)]
+    rides_on: Code | None = None
+    fixed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class RoundRecord:
     """One of a player's past rounds (history)."""
 
@@ -177,6 +217,7 @@ class RoundRecord:
     low: HalfResult | None = None
     bonus_class: Code | None = None
     void_reason: Code | None = None
+    wagers: Annotated[tuple[WagerResult, ...], Len(0, L.MAX_WAGERS)] = ()  # minor 6
 
 
 # Results carried by `ok` replies, told apart by `kind`.
@@ -280,6 +321,8 @@ class TableInfo:
     main_bet_unit: Chips = 0  # every main bet is a multiple of it; 0 (absent): bet_unit
     # Minor 5: a commission-free main bet, and the dealer's hand that pushes it.
     commission_free: CommissionFree = "none"
+    # Minor 6: every side bet the table offers, the bonus bet included.
+    side_bets: Annotated[tuple[SideBetInfo, ...], Len(0, L.MAX_WAGERS)] = ()
 
 
 @dataclass(frozen=True, slots=True)

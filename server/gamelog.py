@@ -77,7 +77,26 @@ def _mapped(values: list[Any]) -> dict[str, Any]:
         elif name in _HEX and isinstance(stored, bytes):
             value = stored.hex()
         mapped[name] = value
+    mapped["wagers"] = _bonus_wagers(mapped)
     return mapped
+
+
+def _bonus_wagers(mapped: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``wagers`` (protocol minor 6) of a record whose only side bet was the bonus
+    bet, from its bonus fields: format 1 does not store them. A record whose list says
+    more (another side bet, a void's refund) does not read back so, and is stored as
+    the map (:func:`pack_record`)."""
+    stake = mapped.get("bonus_bet")
+    if not stake:
+        return []
+    return [
+        {
+            "kind": "bonus",
+            "stake": stake,
+            "payout": mapped.get("bonus_payout"),
+            "pay_class": mapped.get("bonus_class"),
+        }
+    ]
 
 
 def record_table(blob: bytes) -> str | None:

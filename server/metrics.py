@@ -148,7 +148,7 @@ class Metrics:
         )
         self.wagered = Counter(
             "paigow_wagered_chips",
-            "Chips wagered in the rounds settled here (main and bonus bets)",
+            "Chips wagered in the rounds settled here (main and side bets)",
             registry=self.registry,
         )
         self.house_won = Counter(

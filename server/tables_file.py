@@ -11,8 +11,10 @@ from typing import Any
 
 from server.rules.bonus import pay_table
 from server.rules.options import CommissionFree, CommissionRounding, HouseWay, RuleOptions
+from server.rules.side_bets import side_bet
 from server.rules.splits import FoulPolicy
 from server.rules.values import WheelRank
+from server.rules.wagers import options_from_plain, options_to_plain
 from server.table.state import TableConfig
 
 _RULE_KEYS = {f.name for f in fields(RuleOptions)}
@@ -81,6 +83,8 @@ def table_config(entry: Mapping[str, Any], where: str) -> TableConfig:
             continue
         if key in _RULE_KEYS:
             rules[key] = value
+        elif key == "side_bets":
+            config[key] = _side_bets(value, where)
         elif key in _CONFIG_KEYS:
             config[key] = tuple(value) if isinstance(value, list) else value
         else:
@@ -101,6 +105,24 @@ def table_config(entry: Mapping[str, Any], where: str) -> TableConfig:
         return TableConfig(table_id=table_id, rules=options, **config)
     except (TypeError, ValueError) as exc:
         raise TablesFileError(f"{where}: {exc}") from exc
+
+
+def _side_bets(value: object, where: str) -> tuple[tuple[str, Any], ...]:
+    """``side_bets``: a map of side bet kind to its options (a map, maybe empty), as
+    ``[table.side_bets.envy]`` (docs/DESIGN.md, "Wagers")."""
+    if not isinstance(value, Mapping):
+        raise TablesFileError(f"{where}: `side_bets` maps a side bet to its options")
+    out = []
+    for kind, options in value.items():
+        if not isinstance(options, Mapping):
+            raise TablesFileError(f"{where}: side_bets.{kind} is a map of its options")
+        try:
+            out.append((kind, options_from_plain(side_bet(kind), options)))
+        except KeyError as exc:
+            raise TablesFileError(f"{where}: side_bets: {exc.args[0]}") from exc
+        except ValueError as exc:
+            raise TablesFileError(f"{where}: side_bets: {exc}") from exc
+    return tuple(out)
 
 
 def _rounding(value: object) -> CommissionRounding:
@@ -126,6 +148,9 @@ def describe_table(config: TableConfig) -> dict[str, Any]:
         if f.name in ("table_id", "rules"):
             continue
         value = getattr(config, f.name)
+        if f.name == "side_bets":
+            out[f.name] = {kind: options_to_plain(o) for kind, o in value}
+            continue
         out[f.name] = list(value) if isinstance(value, tuple) else value
     for f in fields(RuleOptions):
         value = getattr(config.rules, f.name)

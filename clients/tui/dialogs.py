@@ -201,6 +201,17 @@ def info_text(info: TableInfo, server: ServerInfo | None) -> Table:
     ]
     pays = ["bonus pays (to 1)"]
     pays += [f"{line.label:<32} {line.pays:>4}" for line in info.paytable] or ["  (none)"]
+    # The other side bets (protocol minor 6): each with its limits and pay table.
+    for side in info.side_bets:
+        if side.kind == "bonus":
+            continue
+        if side.rides_on:
+            rules.append(f"{side.label[:10]:<10} on a {side.rides_on} of {side.min}+")
+        else:
+            rules.append(f"{side.label[:10]:<10} {side.min}..{side.max}")
+        unit = "chips" if side.fixed else "to 1"
+        pays += ["", f"{side.label.lower()} pays ({unit})"]
+        pays += [f"{line.label:<32} {line.pays:>4}" for line in side.paytable]
     grid = Table.grid(padding=(0, 2))
     grid.add_column(no_wrap=True)
     grid.add_column(no_wrap=True)

@@ -71,16 +71,24 @@ def _seat_line(m: TableModel, seat: SeatView, width: int) -> Text:
         return out.append(f"{seat.seat + 1} (empty)", style="dim")
     name = (seat.name or seat.player_id or "?")[:10]
     status = {"playing": "", "sitting_out": "out", "away": "away"}[seat.status]
-    bet = f"{seat.bet}" + (f"+{seat.bonus}" if seat.bonus else "") if seat.bet else "-"
+    # The main bet, then each side bet's stake (the bonus bet's from `bonus` for a server
+    # of an earlier minor, which sends no `wagers`).
+    sides = [w.amount for w in seat.wagers] or ([seat.bonus] if seat.bonus else [])
+    bet = f"{seat.bet}" + "".join(f"+{a}" for a in sides) if seat.bet else "-"
     line = f"{seat.seat + 1} {name:<10} {status:<4} bal {seat.balance:>6}  bet {bet:<7}"
     out.append(line, style="bold" if mine else "")
     hand = m.hands.get(seat.seat)
     result = m.results.get(seat.seat)
     if result is not None:
         gain = result.payout + result.bonus_payout - result.bet - result.bonus_bet
+        # Side bets beyond the bonus (the Envy bonus: stake 0) count in the gain too.
+        gain += sum(w.payout - w.stake for w in result.wagers if w.kind != "bonus")
+        envy = sum(w.payout for w in result.wagers if w.kind == "envy")
         outcome = result.outcome.upper() + (" foul" if hand is not None and hand.foul else "")
         out.append(f" {outcome:<4} {gain:+d}", style=f"bold {OUTCOME_STYLES[result.outcome]}")
         out.append(f" (H {result.high}, L {result.low})")
+        if envy:
+            out.append(f" envy +{envy}", style="bold magenta")
     elif hand is not None:
         out.append(f" {hand.high_name} / {hand.low_name}", style="italic")
         if hand.foul:

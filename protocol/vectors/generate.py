@@ -51,13 +51,20 @@ def message_vectors() -> list[dict[str, Any]]:
     # and optional fields may be absent.
     extra = {"type": "bet", "rid": "17", "table_id": "t1", "amount": 100, "bonus": 10}
     reordered = dict(reversed(list(extra.items())))
+    meant = {**extra, "wagers": []}
     for name, wire, meaning in (
-        ("bet_unknown_keys_ignored", {**extra, "future": {"a": [1, 2]}, "x": None}, extra),
-        ("bet_keys_in_any_order", reordered, extra),
+        # A bet of minor 5 or before: no list of wagers, which means none but the bonus.
+        ("bet_unknown_keys_ignored", {**extra, "future": {"a": [1, 2]}, "x": None}, meant),
+        ("bet_keys_in_any_order", reordered, meant),
         (
             "bet_optional_bonus_absent",
             {"type": "bet", "rid": "18", "table_id": "t1", "amount": 25},
-            {"type": "bet", "rid": "18", "table_id": "t1", "amount": 25, "bonus": 0},
+            {"type": "bet", "rid": "18", "table_id": "t1", "amount": 25, "bonus": 0, "wagers": []},
+        ),
+        (
+            "bet_bonus_only_in_wagers",
+            {**extra, "bonus": 0, "wagers": [{"kind": "bonus", "amount": 10}]},
+            {**extra, "wagers": [{"kind": "bonus", "amount": 10}]},
         ),
     ):
         vectors.append(
@@ -334,6 +341,27 @@ def error_cases() -> list[tuple[str, str, bytes, ErrorCode, str]]:
             _bet(amount=0),
             ErrorCode.BAD_MESSAGE,
             "a bonus needs a main bet",
+        ),
+        (
+            "wagers_without_bet",
+            c2s,
+            _bet(amount=0, bonus=0, wagers=[{"kind": "envy", "amount": 5}]),
+            ErrorCode.BAD_MESSAGE,
+            "a side bet needs a main bet (minor 6)",
+        ),
+        (
+            "wagers_kind_twice",
+            c2s,
+            _bet(wagers=[{"kind": "bonus", "amount": 10}, {"kind": "bonus", "amount": 10}]),
+            ErrorCode.BAD_MESSAGE,
+            "a side bet is listed once (minor 6)",
+        ),
+        (
+            "wagers_bonus_differs",
+            c2s,
+            _bet(bonus=5, wagers=[{"kind": "bonus", "amount": 10}]),
+            ErrorCode.BAD_MESSAGE,
+            "bonus and the bonus wager differ (minor 6)",
         ),
     ]
 

@@ -282,6 +282,7 @@ def _seat_view(index: int, state: TableState) -> dict[str, Any] | None:
         "balance": seat.balance,
         "bet": seat.bet,
         "bonus": seat.bonus,
+        "side_bets": dict(seat.side),  # every side bet held, the bonus bet included
         "connected": seat.connected,
         "sitting_out": seat.sitting_out,
         "leaving": seat.leaving,
@@ -309,6 +310,9 @@ def table_view(state: TableState, holder: str | None) -> dict[str, Any]:
             "min_buy_in": c.min_buy_in,
             "max_buy_in": c.max_buy_in,
             "seats": c.seats,
+            # Every side bet offered: (min, max) of a stake; a riding one's qualifying
+            # stake on the bet it rides on, and 0.
+            "side_bets": {kind: list(c.limits(kind)) for kind in c.side_kinds},
         },
         "seats": [v for i in range(len(state.seats)) if (v := _seat_view(i, state)) is not None],
         "results": [

@@ -15,7 +15,7 @@ def round_money(results: Iterable[SeatResult]) -> tuple[int, int, int]:
     the seats it beat, chips it paid to the seats that beat it)."""
     wagered = won = paid = 0
     for r in results:
-        wagered += r.bet + r.bonus
+        wagered += r.bet + sum(w.stake for w in r.wagers)
         won += max(0, -r.net)
         paid += max(0, r.net)
     return wagered, won, paid

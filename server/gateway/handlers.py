@@ -126,7 +126,8 @@ async def server_info(ctx: Context, conn: Connection, msg: GetServerInfo) -> Out
 
 async def bet(ctx: Context, conn: Connection, msg: Bet) -> Outcome:
     """Place (or change) the bet and the bonus bet."""
-    event = ev.PlaceBet(conn.player, msg.amount, msg.bonus)
+    side = tuple((w.kind, w.amount) for w in msg.wagers if w.kind != "bonus")
+    event = ev.PlaceBet(conn.player, msg.amount, msg.bonus, side)
     return await _submit(ctx, conn, msg.rid, msg.table_id, event)
 
 

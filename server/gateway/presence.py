@@ -25,18 +25,27 @@ from collections.abc import Iterable
 from protocol import limits as L
 from protocol.codec import encode
 from protocol.errors import CloseCode, ErrorCode
-from protocol.structs import PayLine, TableBalance, TableInfo, TableList, TableSeq, TableSummary
+from protocol.structs import (
+    PayLine,
+    SideBetInfo,
+    TableBalance,
+    TableInfo,
+    TableList,
+    TableSeq,
+    TableSummary,
+)
 from server.gateway.connection import Connection
 from server.gateway.remote import Remote
 from server.gateway.session import Close
 from server.host import TableHost, TableNotWritable, TableUnavailable, now_ms
 from server.rules import bonus as bonus_rules
 from server.rules.options import CommissionFree
+from server.rules.side_bets import SIDE_BETS
 from server.seating import Seating
 from server.store import StoreUnavailable
 from server.table import events as ev
 from server.table.errors import TableError
-from server.table.state import Phase
+from server.table.state import Phase, TableConfig
 from server.table.views import snapshot
 from server.tasks import Retries
 
@@ -493,4 +502,29 @@ def table_info(host: TableHost) -> TableInfo:
         commission_rounding=c.rules.commission_rounding.value,
         main_bet_unit=c.main_bet_unit,
         commission_free=c.rules.commission_free.value,
+        side_bets=side_bets_info(c),
     )
+
+
+def side_bets_info(c: TableConfig) -> tuple[SideBetInfo, ...]:
+    """Every side bet ``c`` offers, as ``table_info.side_bets`` gives it (minor 6)."""
+    out = []
+    for kind in c.side_kinds:
+        bet = SIDE_BETS[kind]
+        low, high = c.limits(kind)
+        lines = bet.pay_lines(c.rules, c.side_options(kind))
+        out.append(
+            SideBetInfo(
+                kind=kind,
+                label=bet.label[: L.MAX_NAME_LEN],
+                min=low,
+                max=high,
+                paytable=tuple(
+                    PayLine(bonus_class=p.code, label=p.label[: L.MAX_NAME_LEN], pays=p.pays)
+                    for p in lines
+                ),
+                rides_on=bet.rides_on,
+                fixed=not bet.staked,
+            )
+        )
+    return tuple(out)

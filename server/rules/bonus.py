@@ -40,7 +40,9 @@ from itertools import combinations_with_replacement
 from types import MappingProxyType
 
 from server.rules.cards import ACE, JOKER
+from server.rules.options import RuleOptions
 from server.rules.values import Category
+from server.rules.wagers import NoOptions, PayLine, Settled, SideBet, SideDeal
 
 # Rank bit for rank r (2..14) is 1 << (r - 2), as in server.rules.values.
 _ACE_BIT = 1 << (ACE - 2)
@@ -402,3 +404,44 @@ def classify(cards: Sequence[int]) -> Category:
     else:
         flush = Category.FLUSH
     return Category(max(best, flush))
+
+
+# --- the bonus bet as a side bet (server/rules/wagers.py) -------------------------------
+
+BONUS = "bonus"
+"""The bonus bet's kind."""
+
+
+def _settle_bonus(deal: SideDeal, stake: int, options: NoOptions) -> Settled:
+    """The bonus bet on the seat's seven cards, by the table's pay table."""
+    cls = classify_bonus(deal.cards)
+    back = pay_table(deal.rules.bonus_pay_table).payout(cls, stake)
+    # A line of the pay table, or nil: a bonus that pays nothing names no class
+    # (protocol/PROTOCOL.md, section 9).
+    return Settled(BONUS_CLASS_CODES[cls] if back else None, back)
+
+
+def _bonus_lines(rules: RuleOptions, options: NoOptions) -> tuple[PayLine, ...]:
+    table = pay_table(rules.bonus_pay_table)
+    return tuple(
+        PayLine(BONUS_CLASS_CODES[cls], BONUS_CLASS_NAMES[cls], x)
+        for cls, x in table.odds.items()
+        if x
+    )
+
+
+def _no_limits(options: NoOptions) -> tuple[int, int]:
+    # The bonus bet's limits are TableConfig.bonus_min/bonus_max, fields release 0.1.0
+    # reads (server/table/state.py, TableConfig.limits).
+    raise LookupError("the bonus bet's limits are the table's bonus_min and bonus_max")
+
+
+BONUS_BET = SideBet(
+    kind=BONUS,
+    label="Bonus",
+    options=NoOptions,
+    settle=_settle_bonus,
+    limits=_no_limits,
+    pay_lines=_bonus_lines,
+)
+"""The bonus bet (docs/RULES.md, "Bonus bet")."""

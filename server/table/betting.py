@@ -7,13 +7,17 @@ ledger entry, between the seat's table balance and the bets held.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from protocol.errors import ErrorCode
 from protocol.fairness import commitment, deal
+from server.rules.bonus import BONUS
+from server.rules.side_bets import SIDE_BETS
 from server.table import views
 from server.table.errors import TableError
 from server.table.events import ClearBet, PlaceBet, Rebet, SitOut, TakeOver
-from server.table.ledger import Kind, Pot
-from server.table.state import Phase, evolve
+from server.table.ledger import Kind, Pot, stake_kind
+from server.table.state import Phase, evolve, side_stakes
 from server.table.work import Work, ledger_key, seat_at, seat_index
 
 
@@ -43,26 +47,38 @@ def taken_over(work: Work, event: TakeOver) -> None:
         work.emit(views.phase_changed(work.state))
 
 
-def check_bet(work: Work, amount: int, bonus: int) -> None:
-    """Refuse a bet outside the table's limits or not made of its chips, and a main bet
-    whose commission a ``whole`` table could not take exactly."""
+def check_bet(work: Work, amount: int, stakes: Mapping[str, int]) -> None:
+    """Refuse a bet outside the table's limits or not made of its chips, a side bet the
+    table does not offer, and a main bet whose commission a ``whole`` table could not
+    take exactly."""
     config = work.state.config
     unit = config.bet_unit
+    for kind, stake in stakes.items():
+        if (
+            stake
+            and kind != BONUS
+            and (kind not in config.side_kinds or not SIDE_BETS[kind].staked)
+        ):
+            raise TableError(ErrorCode.BET_LIMITS, f"this table takes no {kind} bet")
     if amount == 0:
-        if bonus:
-            raise TableError(ErrorCode.NO_BET, "a bonus bet needs a main bet")
+        if any(stakes.values()):
+            raise TableError(ErrorCode.NO_BET, "a side bet needs a main bet")
         return
     if not config.min_bet <= amount <= config.max_bet or amount % unit:
         raise TableError(
             ErrorCode.BET_LIMITS,
             f"the bet is {config.min_bet} to {config.max_bet} chips, in multiples of {unit}",
         )
-    if bonus and (not config.bonus_min <= bonus <= config.bonus_max or bonus % unit):
-        raise TableError(
-            ErrorCode.BET_LIMITS,
-            f"the bonus bet is {config.bonus_min} to {config.bonus_max} chips, "
-            f"in multiples of {unit}",
-        )
+    for kind, stake in stakes.items():
+        if not stake:
+            continue
+        low, high = config.limits(kind)
+        if not low <= stake <= high or stake % unit:
+            raise TableError(
+                ErrorCode.BET_LIMITS,
+                f"the {SIDE_BETS[kind].label.lower()} bet is {low} to {high} chips, "
+                f"in multiples of {unit}",
+            )
     step = config.main_bet_unit
     if amount % step:
         # commission_rounding = "whole" (docs/RULES.md, "Commission"): the commission
@@ -78,27 +94,35 @@ def check_bet(work: Work, amount: int, bonus: int) -> None:
         )
 
 
-def bet(work: Work, player: str, amount: int, bonus: int) -> None:
-    """Set ``player``'s bets of this round to ``amount`` and ``bonus`` (0: none)."""
+def bet(work: Work, player: str, amount: int, stakes: Mapping[str, int]) -> None:
+    """Set ``player``'s bets of this round to ``amount`` and the side bets ``stakes``
+    (by kind; a kind not named, or 0: none)."""
     index, seat = seat_index(work, player)
-    check_bet(work, amount, bonus)
-    available = seat.balance + seat.bet + seat.bonus
-    if amount + bonus > available:
+    check_bet(work, amount, stakes)
+    side = side_stakes(stakes)
+    total = amount + sum(s for _, s in side)
+    available = seat.balance + seat.held
+    if total > available:
         raise TableError(
             ErrorCode.INSUFFICIENT_BALANCE,
-            f"a bet of {amount + bonus} is above your table balance of {available}: "
-            "lower the bet or rebuy",
+            f"a bet of {total} is above your table balance of {available}: lower the bet or rebuy",
         )
-    if amount == seat.bet and bonus == seat.bonus and not (amount and seat.sitting_out):
+    if amount == seat.bet and side == seat.side and not (amount and seat.sitting_out):
         # The bet stands as asked (a request sent twice, a clear with nothing to
         # clear): nothing to store or announce; the ok is the answer.
         maybe_close_betting(work)
         return
-    # Only the differences move, each as its own ledger entry.
-    for label, kind, old, new in (
-        ("bet", Kind.BET, seat.bet, amount),
-        ("bonus", Kind.BONUS_BET, seat.bonus, bonus),
-    ):
+    # Only the differences move, each wager as its own ledger entry (the labels: the
+    # main bet's "bet", a side bet's its kind).
+    moves = [("bet", Kind.BET, seat.bet, amount)]
+    if side != seat.side:
+        old_side, new_side = dict(seat.side), dict(side)
+        moves += [
+            (kind, stake_kind(kind), old_side.get(kind, 0), new_side.get(kind, 0))
+            for kind in SIDE_BETS
+            if kind in old_side or kind in new_side
+        ]
+    for label, kind, old, new in moves:
         if new > old:
             work.move(ledger_key(work, player, label), kind, player, new - old, Pot.TABLE, Pot.HELD)
         elif old > new:
@@ -119,9 +143,9 @@ def bet(work: Work, player: str, amount: int, bonus: int) -> None:
         work.emit(views.commitment(work.state))
     seat = evolve(
         seat,
-        balance=available - amount - bonus,
+        balance=available - total,
         bet=amount,
-        bonus=bonus,
+        side=side,
         sitting_out=False if amount else seat.sitting_out,
     )
     work.set_seat(index, seat)
@@ -131,7 +155,10 @@ def bet(work: Work, player: str, amount: int, bonus: int) -> None:
 
 def place_bet(work: Work, event: PlaceBet) -> None:
     """Bet, replacing this round's bet."""
-    bet(work, event.player, event.amount, event.bonus)
+    stakes = dict(event.side)
+    if event.bonus or BONUS not in stakes:
+        stakes[BONUS] = event.bonus
+    bet(work, event.player, event.amount, stakes)
 
 
 def rebet(work: Work, event: Rebet) -> None:
@@ -139,19 +166,21 @@ def rebet(work: Work, event: Rebet) -> None:
     _, seat = seat_index(work, event.player)
     if not seat.last_bet:
         raise TableError(ErrorCode.NO_BET, "there is no previous bet to repeat")
-    bet(work, event.player, seat.last_bet, seat.last_bonus)
+    # A side bet the table no longer offers (its options changed) is left out.
+    offered = work.state.config.side_kinds
+    bet(work, event.player, seat.last_bet, {k: s for k, s in seat.last_side if k in offered})
 
 
 def clear_bet(work: Work, event: ClearBet) -> None:
     """Take this round's bets back."""
-    bet(work, event.player, 0, 0)
+    bet(work, event.player, 0, {})
 
 
 def sit_out(work: Work, event: SitOut) -> None:
     """Sit this round out: bets back, and betting need not wait for this seat."""
     index, seat = seat_index(work, event.player)
     if seat.has_bet:
-        bet(work, event.player, 0, 0)
+        bet(work, event.player, 0, {})
         seat = seat_at(work, index)
     work.set_seat(index, evolve(seat, sitting_out=True))
     work.emit(views.seat_changed(work.state, index))

@@ -63,14 +63,16 @@ class CashOut:
 
 @dataclass(frozen=True, slots=True)
 class PlaceBet:
-    """``player`` sets their main bet to ``amount`` and bonus bet to ``bonus``.
+    """``player`` sets their main bet to ``amount`` and bonus bet to ``bonus``, and
+    their other side bets to ``side`` ((kind, stake) pairs; a kind not named: none).
 
-    A bet replaces the previous one of this round; ``amount`` 0 removes both.
+    A bet replaces the previous one of this round; ``amount`` 0 removes them all.
     """
 
     player: str
     amount: int
     bonus: int = 0
+    side: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

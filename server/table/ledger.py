@@ -37,6 +37,18 @@ class Kind(StrEnum):
     WIN = "win"  # house -> table (even money, before commission)
     COMMISSION = "commission"  # table -> house
     BONUS_WIN = "bonus_win"  # house -> table
+    SIDE_BET = "side_bet"  # table -> held (a side bet other than the bonus bet)
+    SIDE_WIN = "side_win"  # house -> table (a side bet's win, other than the bonus bet's)
+
+
+def stake_kind(side: str) -> Kind:
+    """The ledger kind of a stake on side bet ``side`` (the bonus bet's as in 0.1.0)."""
+    return Kind.BONUS_BET if side == "bonus" else Kind.SIDE_BET
+
+
+def win_kind(side: str) -> Kind:
+    """The ledger kind of side bet ``side``'s win (the bonus bet's as in 0.1.0)."""
+    return Kind.BONUS_WIN if side == "bonus" else Kind.SIDE_WIN
 
 
 @dataclass(frozen=True, slots=True)

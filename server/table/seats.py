@@ -95,8 +95,9 @@ def return_bets(work: Work, index: int, seat: Seat, void: bool = False) -> None:
         return ledger_key(work, seat.player, label)
 
     work.move(key("bet_back"), Kind.BET_RETURNED, seat.player, seat.bet, Pot.HELD, Pot.TABLE)
-    work.move(key("bonus_back"), Kind.BET_RETURNED, seat.player, seat.bonus, Pot.HELD, Pot.TABLE)
-    work.set_seat(index, evolve(seat, balance=seat.balance + seat.bet + seat.bonus, bet=0, bonus=0))
+    for kind, stake in seat.side:  # each side bet's own entry ("bonus_back" as in 0.1.0)
+        work.move(key(kind + "_back"), Kind.BET_RETURNED, seat.player, stake, Pot.HELD, Pot.TABLE)
+    work.set_seat(index, evolve(seat, balance=seat.balance + seat.held, bet=0, side=()))
 
 
 def rebuy(work: Work, event: Rebuy) -> None:

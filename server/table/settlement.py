@@ -8,16 +8,17 @@ the seat, not the step, so a settlement stored twice cannot pay twice.
 from __future__ import annotations
 
 from protocol.fairness import DEALER_HAND
-from server.rules import bonus as bonus_rules
 from server.rules.dealer_hands import pushes_main_bet
 from server.rules.settlement import settle_values
+from server.rules.side_bets import SIDE_BETS
 from server.rules.values import high_value, low_value
+from server.rules.wagers import SideDeal, side_deal_others
 from server.table import views
 from server.table.betting import open_betting
 from server.table.events import Void
-from server.table.ledger import Kind, Pot
+from server.table.ledger import Kind, Pot, win_kind
 from server.table.seats import remove_seat, return_bets
-from server.table.state import Phase, SeatResult, evolve
+from server.table.state import Phase, Seat, SeatResult, WagerResult, evolve
 from server.table.work import Work, round_key
 
 
@@ -35,7 +36,7 @@ def settle(work: Work) -> None:
     # A commission-free table's barred dealer hand pushes every main bet (docs/RULES.md,
     # "Commission-free tables").
     dealer_barred = pushes_main_bet(rules.commission_free, dealer_cards, state.dealer_low)
-    pay_table = bonus_rules.pay_table(rules.bonus_pay_table)
+    in_round = [i for i, _ in state.in_round()]
     results = []
     house = state.house
     for index, seat in state.in_round():
@@ -54,10 +55,6 @@ def settle(work: Work) -> None:
             commission_free=rules.commission_free,
             dealer_barred=dealer_barred,
         )
-        bonus_class = bonus_rules.classify_bonus(cards) if seat.bonus else None
-        # The pay table's payout is the stake plus the winnings, or 0 when the bet loses.
-        bonus_back = pay_table.payout(bonus_class, seat.bonus) if bonus_class is not None else 0
-        bonus_win = bonus_back - seat.bonus if bonus_back else 0
 
         def key(label: str, i: int = index) -> str:
             return round_key(work, i, label)
@@ -69,14 +66,9 @@ def settle(work: Work) -> None:
             work.move(key("commission"), Kind.COMMISSION, p, s.commission, Pot.TABLE, Pot.HOUSE)
         else:
             work.move(key("bet_lost"), Kind.BET_LOST, p, seat.bet, Pot.HELD, Pot.HOUSE)
-        if seat.bonus:
-            if bonus_back:
-                work.move(key("bonus_back"), Kind.BET_RETURNED, p, seat.bonus, Pot.HELD, Pot.TABLE)
-                work.move(key("bonus_win"), Kind.BONUS_WIN, p, bonus_win, Pot.HOUSE, Pot.TABLE)
-            else:
-                work.move(key("bonus_lost"), Kind.BET_LOST, p, seat.bonus, Pot.HELD, Pot.HOUSE)
-        returned = s.returned + bonus_back
-        net = s.net + (bonus_win if bonus_back else -seat.bonus)
+        wagers = settle_side_bets(work, index, seat, dealer_cards, in_round)
+        returned = s.returned + sum(w.payout for w in wagers)
+        net = s.net + sum(w.payout - w.stake for w in wagers)
         house -= net
         balance = seat.balance + returned
         result = SeatResult(
@@ -86,19 +78,11 @@ def settle(work: Work) -> None:
             high=s.high.value,
             low=s.low.value,
             bet=seat.bet,
-            bonus=seat.bonus,
-            # A line of the pay table, or nil: a bonus that pays nothing names no class
-            # (protocol/PROTOCOL.md, section 9).
-            bonus_class=(
-                bonus_rules.BONUS_CLASS_CODES[bonus_class]
-                if bonus_class is not None and bonus_back
-                else None
-            ),
             payout=s.returned,
             commission=s.commission,
-            bonus_payout=bonus_back,
             net=net,
             balance=balance,
+            wagers=wagers,
         )
         results.append(result)
         work.set_seat(
@@ -107,9 +91,9 @@ def settle(work: Work) -> None:
                 seat,
                 balance=balance,
                 bet=0,
-                bonus=0,
+                side=(),
                 last_bet=seat.bet,
-                last_bonus=seat.bonus,
+                last_side=seat.side,
                 sit_out_rounds=0,
             ),
         )
@@ -125,6 +109,56 @@ def settle(work: Work) -> None:
     work.emit(views.seed_revealed(work.state))
 
 
+def settle_side_bets(
+    work: Work, index: int, seat: Seat, dealer_cards: tuple[int, ...], in_round: list[int]
+) -> tuple[WagerResult, ...]:
+    """Settle seat ``index``'s side bets, each by its rule (server/rules/side_bets.py),
+    each with its own ledger entries keyed by its kind; their results, in the
+    registry's order. A staked bet lost goes to the house, else its stake comes back
+    with its win; a riding bet the seat qualifies for pays its win."""
+    state = work.state
+    assert state.dealer_low is not None
+    assert seat.low is not None
+    config = state.config
+    stakes = dict(seat.side)
+    hands = state.hands
+    assert hands is not None
+    p = seat.player
+
+    def key(label: str) -> str:
+        return round_key(work, index, label)
+
+    deal = SideDeal(
+        cards=hands[index],
+        low=seat.low,
+        dealer=dealer_cards,
+        dealer_low=state.dealer_low,
+        others=side_deal_others(hands, index, in_round),
+        stakes=stakes,
+        rules=config.rules,
+    )
+    results = []
+    for kind in config.side_kinds:
+        bet = SIDE_BETS[kind]
+        stake = stakes.get(kind, 0)
+        if bet.staked and not stake:
+            continue
+        settled = bet.settle(deal, stake, config.side_options(kind))
+        if not bet.staked and not settled.payout:
+            continue  # a riding bet that pays nothing leaves no line
+        back = settled.payout
+        if not bet.staked:
+            work.move(key(kind + "_win"), win_kind(kind), p, back, Pot.HOUSE, Pot.TABLE)
+        elif back >= stake:  # the stake back, and the win (labels as 0.1.0's bonus)
+            work.move(key(kind + "_back"), Kind.BET_RETURNED, p, stake, Pot.HELD, Pot.TABLE)
+            work.move(key(kind + "_win"), win_kind(kind), p, back - stake, Pot.HOUSE, Pot.TABLE)
+        else:  # lost, or (a rule that returns part of it) partly
+            work.move(key(kind + "_back"), Kind.BET_RETURNED, p, back, Pot.HELD, Pot.TABLE)
+            work.move(key(kind + "_lost"), Kind.BET_LOST, p, stake - back, Pot.HELD, Pot.HOUSE)
+        results.append(WagerResult(kind, stake, settled.payout, settled.pay_class))
+    return tuple(results)
+
+
 def void(work: Work, event: Void) -> None:
     """A malfunction: every bet of the round back (docs/RULES.md, "Faults"; the PartyCasino
     rules: "Les gains sont nuls en cas de dysfonctionnement")."""
@@ -132,8 +166,8 @@ def void(work: Work, event: Void) -> None:
     reason = event.reason[:200]
     refunds = []
     for index, seat in state.occupied():
-        if seat.bet or seat.bonus:
-            refunds.append((index, seat.bet + seat.bonus))
+        if seat.held:
+            refunds.append((index, seat.held))
             return_bets(work, index, seat, void=True)
     work.set(
         phase=Phase.SETTLING,

@@ -9,13 +9,16 @@ event has the next number).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from functools import lru_cache
 from math import gcd, lcm
 from typing import Any, TypeVar
 
+from server.rules.bonus import BONUS
 from server.rules.options import CommissionRounding, RuleOptions, whole_commission_step
+from server.rules.side_bets import SIDE_BETS
 
 
 class Phase(StrEnum):
@@ -63,6 +66,10 @@ class TableConfig:
     grace_ms: int = 60_000
     max_sit_out_rounds: int = 5
     rules: RuleOptions = field(default_factory=RuleOptions)
+    # Side bets offered beyond the bonus bet (docs/DESIGN.md, "Wagers"): (kind, its
+    # options) pairs, the options of server/rules/side_bets.py's kind. Added after
+    # release 0.1.0: stored only when not empty (server/store/tables/parts.py).
+    side_bets: tuple[tuple[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         positive = (
@@ -88,6 +95,7 @@ class TableConfig:
             raise ValueError("a table has 1 to 6 seats")  # docs/RULES.md, "Cards and deal"
         if not self.denominations or any(d <= 0 for d in self.denominations):
             raise ValueError("chip denominations are positive")
+        self._check_side_bets()
         step = self.main_bet_unit
         whole = self.rules.commission_rounding is CommissionRounding.WHOLE
         if whole and (self.min_bet % step or self.max_bet % step):
@@ -98,6 +106,45 @@ class TableConfig:
                 f"min_bet and max_bet are multiples of {step}: the smallest bet made of "
                 "the table's chips whose commission is whole chips"
             )
+
+    def _check_side_bets(self) -> None:
+        kinds = [kind for kind, _ in self.side_bets]
+        if len(set(kinds)) != len(kinds):
+            raise ValueError("a side bet is offered once")
+        for kind, options in self.side_bets:
+            bet = SIDE_BETS.get(kind)
+            if bet is None or kind == BONUS:
+                # The bonus bet is always offered, within bonus_min and bonus_max.
+                known = ", ".join(k for k in SIDE_BETS if k != BONUS)
+                raise ValueError(f"{kind!r} is not a side bet a table adds (known: {known})")
+            if not isinstance(options, bet.options):
+                raise ValueError(f"{kind}: its options are a {bet.options.__name__}")
+            if bet.staked:
+                low, high = bet.limits(options)
+                if not 0 < low <= high:
+                    raise ValueError(f"{kind}: its limits are 0 < min <= max")
+
+    @property
+    def side_kinds(self) -> tuple[str, ...]:
+        """The side bets this table offers, in the registry's order: the bonus bet,
+        and those of :attr:`side_bets`."""
+        return _side_kinds(self.side_bets)
+
+    def side_options(self, kind: str) -> Any:
+        """The options this table sets for side bet ``kind`` (which it offers)."""
+        for k, options in self.side_bets:
+            if k == kind:
+                return options
+        if kind == BONUS:
+            return SIDE_BETS[BONUS].options()
+        raise KeyError(kind)
+
+    def limits(self, kind: str) -> tuple[int, int]:
+        """(min, max) of a stake on the staked side bet ``kind``; for a riding one
+        (min qualifying stake on what it rides on, 0)."""
+        if kind == BONUS:
+            return self.bonus_min, self.bonus_max  # fields release 0.1.0 reads
+        return SIDE_BETS[kind].limits(self.side_options(kind))
 
     @property
     def bet_unit(self) -> int:
@@ -124,9 +171,11 @@ class Seat:
     connected: bool = True
     disconnected_at: int | None = None  # ms; the grace period runs from here
     bet: int = 0  # main bet held for this round
-    bonus: int = 0  # bonus bet held for this round
+    # The side bets held for this round, (kind, stake > 0) in the registry's order
+    # (server/rules/side_bets.py); the bonus bet is one of them.
+    side: tuple[tuple[str, int], ...] = ()
     last_bet: int = 0  # for rebet
-    last_bonus: int = 0
+    last_side: tuple[tuple[str, int], ...] = ()
     sitting_out: bool = False  # said they sit this round out
     sit_out_rounds: int = 0  # consecutive rounds sat out
     leaving: bool = False  # asked to stand up; leaves when the round ends
@@ -140,6 +189,59 @@ class Seat:
         """Whether the seat has a main bet in this round."""
         return self.bet > 0
 
+    def stake(self, kind: str) -> int:
+        """The chips held on side bet ``kind`` this round (0: none)."""
+        for k, amount in self.side:
+            if k == kind:
+                return amount
+        return 0
+
+    @property
+    def bonus(self) -> int:
+        """The bonus bet held for this round."""
+        return self.stake(BONUS)
+
+    @property
+    def last_bonus(self) -> int:
+        """The bonus bet of the last round played (for rebet)."""
+        return dict(self.last_side).get(BONUS, 0)
+
+    @property
+    def held(self) -> int:
+        """Every chip this seat has on the table for this round: main and side bets."""
+        held = self.bet
+        for _, amount in self.side:
+            held += amount
+        return held
+
+
+@lru_cache(maxsize=256)
+def _side_kinds(side_bets: tuple[tuple[str, Any], ...]) -> tuple[str, ...]:
+    # Asked at every bet: worked out once per set of side bets offered.
+    offered = {kind for kind, _ in side_bets}
+    return tuple(k for k in SIDE_BETS if k == BONUS or k in offered)
+
+
+def side_stakes(stakes: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+    """A seat's :attr:`Seat.side` from stakes by kind: the stakes above 0, in the
+    registry's order."""
+    if len(stakes) == 1 and BONUS in stakes:  # the common bet: the bonus alone, or none
+        bonus = stakes[BONUS]
+        return ((BONUS, bonus),) if bonus > 0 else ()
+    return tuple((k, stakes[k]) for k in SIDE_BETS if stakes.get(k, 0) > 0)
+
+
+@dataclass(frozen=True, slots=True)
+class WagerResult:
+    """One side bet of a seat settled: its ``stake`` (0 for a riding bet), the pay line
+    it paid (``pay_class``, None when it paid nothing) and the chips back (``payout``:
+    a staked bet's stake and win, 0 when lost; a riding bet's win)."""
+
+    kind: str
+    stake: int
+    payout: int
+    pay_class: str | None = None
+
 
 @dataclass(frozen=True, slots=True)
 class SeatResult:
@@ -151,13 +253,36 @@ class SeatResult:
     high: str  # "win" | "lose" | "copy"
     low: str
     bet: int
-    bonus: int
-    bonus_class: str | None
     payout: int  # main bet: chips back to the table balance (stake + win - commission)
     commission: int
-    bonus_payout: int  # bonus bet: chips back (stake + win), 0 when it lost
     net: int  # change of the player's chips over the round
     balance: int  # table balance after settlement
+    wagers: tuple[WagerResult, ...] = ()  # the side bets settled, in the registry's order
+
+    def wager(self, kind: str) -> WagerResult | None:
+        """The result of side bet ``kind``, or None when the seat had none."""
+        for w in self.wagers:
+            if w.kind == kind:
+                return w
+        return None
+
+    @property
+    def bonus(self) -> int:
+        """The bonus bet's stake (0: none)."""
+        w = self.wager(BONUS)
+        return 0 if w is None else w.stake
+
+    @property
+    def bonus_class(self) -> str | None:
+        """The bonus pay line paid, None when it paid nothing."""
+        w = self.wager(BONUS)
+        return None if w is None else w.pay_class
+
+    @property
+    def bonus_payout(self) -> int:
+        """The bonus bet's chips back (stake + win), 0 when it lost."""
+        w = self.wager(BONUS)
+        return 0 if w is None else w.payout
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +334,7 @@ class TableState:
     def money(self) -> tuple[int, int, int]:
         """(table balances, bets held, house result): what the audit adds up."""
         balances = sum(s.balance for _, s in self.occupied())
-        held = sum(s.bet + s.bonus for _, s in self.occupied())
+        held = sum(s.held for _, s in self.occupied())
         return balances, held, self.house
 
 

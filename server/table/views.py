@@ -13,6 +13,7 @@ place to check that nobody receives a card they may not see:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from protocol.fairness import DEALER_HAND
 from protocol.messages import (
@@ -30,8 +31,17 @@ from protocol.messages import (
     Snapshot,
 )
 from protocol.messages import TableEvent as Message
-from protocol.structs import HandChoice, HandView, RoundRecord, SeatRefund, SeatStatus, SeatView
+from protocol.structs import (
+    HandChoice,
+    HandView,
+    RoundRecord,
+    SeatRefund,
+    SeatStatus,
+    SeatView,
+    Wager,
+)
 from protocol.structs import SeatResult as WireSeatResult
+from protocol.structs import WagerResult as WireWagerResult
 from server.rules.values import WheelRank, high_name, high_value, low_name, low_value
 from server.table.state import Phase, Seat, SeatResult, SetBy, TableState, copy_with
 
@@ -81,6 +91,22 @@ def seat_view(state: TableState, index: int) -> SeatView:
         hand_set=seat.low is not None,
         player_id=seat.player,
         name=seat.name,
+        wagers=wire_wagers(seat.side),
+    )
+
+
+@lru_cache(maxsize=1024)
+def wire_wagers(side: tuple[tuple[str, int], ...]) -> tuple[Wager, ...]:
+    """A seat's side stakes as the protocol carries them (minor 6); the same few
+    stakes come again and again, and the messages are immutable, so they are shared."""
+    return tuple(Wager(kind=kind, amount=amount) for kind, amount in side)
+
+
+def wire_wager_results(result: SeatResult) -> tuple[WireWagerResult, ...]:
+    """A seat's side bets settled, as the protocol carries them (minor 6)."""
+    return tuple(
+        WireWagerResult(kind=w.kind, stake=w.stake, payout=w.payout, pay_class=w.pay_class)
+        for w in result.wagers
     )
 
 
@@ -170,6 +196,7 @@ def wire_result(result: SeatResult) -> WireSeatResult:
         bonus_payout=result.bonus_payout,
         balance=result.balance,
         bonus_class=result.bonus_class,
+        wagers=wire_wager_results(result),
     )
 
 
@@ -212,6 +239,7 @@ def bet_changed(state: TableState, index: int) -> Message:
         amount=seat.bet,
         bonus=seat.bonus,
         balance=seat.balance,
+        wagers=wire_wagers(seat.side),
     )
 
 
@@ -349,6 +377,7 @@ def game_log(
         high=result.high,  # type: ignore[arg-type]
         low=result.low,  # type: ignore[arg-type]
         bonus_class=result.bonus_class,
+        wagers=wire_wager_results(result),
     )
 
 
@@ -363,12 +392,16 @@ def void_log(state: TableState, index: int, seat: Seat, now_ms: int) -> RoundRec
         outcome="void",
         bet=seat.bet,
         bonus_bet=seat.bonus,
-        payout=seat.bet + seat.bonus,
+        payout=seat.held,
         commission=0,
         bonus_payout=0,
-        balance=seat.balance + seat.bet + seat.bonus,
+        balance=seat.balance + seat.held,
         commitment=state.commitment,
         seed=state.seed.hex() if state.seed is not None else None,
         cards=state.hands[index] if state.hands is not None else (),
         void_reason="malfunction",
+        # Every stake back, each side bet's as its own line.
+        wagers=tuple(
+            WireWagerResult(kind=kind, stake=stake, payout=stake) for kind, stake in seat.side
+        ),
     )

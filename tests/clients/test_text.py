@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from clients.text import money_line, result_line
 from protocol.messages import Snapshot
-from protocol.structs import SeatResult
+from protocol.structs import SeatResult, WagerResult
 from tests.clients.tui.helpers import vector
 
 
@@ -64,3 +64,16 @@ def test_a_win_with_a_bonus_reads_once_each() -> None:
     assert money_line(push) == "bet 100 returned, bonus 10 lost: net -10"
     lose = replace(push, outcome="lose", high="lose", payout=0, bonus_bet=0)
     assert money_line(lose) == "bet 100 lost: net -100"
+
+
+def test_an_envy_bonus_reads_beside_the_bonus_and_counts_in_the_net() -> None:
+    """Protocol minor 6: the side bets beyond the bonus bet, from the `wagers` list."""
+    win = SeatResult(
+        seat=0, outcome="lose", high="lose", low="lose", bet=100, payout=0, commission=0,
+        bonus_bet=10, bonus_payout=0, balance=940,
+        wagers=(
+            WagerResult("bonus", 10, 0),
+            WagerResult("envy", 0, 50, "four_of_a_kind"),
+        ),
+    )  # fmt: skip
+    assert money_line(win) == ("bet 100 lost, bonus 10 lost, envy won 50 (four of a kind): net -60")

@@ -38,6 +38,11 @@ def _fix_hello(kw: dict[str, Any]) -> dict[str, Any]:
 def _fix_bet(kw: dict[str, Any]) -> dict[str, Any]:
     if not kw["amount"]:
         kw["bonus"] = 0
+        kw["wagers"] = ()
+    kinds = {w.kind: w for w in kw["wagers"]}  # each kind once
+    kw["wagers"] = tuple(kinds.values())
+    if "bonus" in kinds:  # in both, the same
+        kw["bonus"] = kinds["bonus"].amount
     return kw
 
 

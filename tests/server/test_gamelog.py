@@ -10,7 +10,7 @@ import msgpack
 from protocol.codec import as_map
 from protocol.examples import RECORD
 from protocol.messages import OkReply
-from protocol.structs import HandView, HistoryPage, RoundRecord
+from protocol.structs import HandView, HistoryPage, RoundRecord, WagerResult
 from server import gamelog
 from server.gamelog import pack_record, read_record, record_ended_ms, record_table, unpack_records
 
@@ -67,6 +67,19 @@ def test_a_record_stored_as_a_map_by_an_earlier_version_is_read() -> None:
 
 def test_format_1_names_every_field_of_the_protocol_record() -> None:
     """The array's fields are written out in the store (they must not move with the
-    protocol); today they are the protocol's, in its order."""
-    assert tuple(f.name for f in dataclasses.fields(RoundRecord)) == gamelog._RECORD
+    protocol); today they are the protocol's, in its order, but ``wagers`` (minor 6),
+    which an array gives from its bonus fields."""
+    assert tuple(f.name for f in dataclasses.fields(RoundRecord)) == (*gamelog._RECORD, "wagers")
     assert tuple(f.name for f in dataclasses.fields(HandView)) == gamelog._HAND
+
+
+def test_a_record_with_a_side_bet_beyond_the_bonus_is_stored_as_the_map() -> None:
+    """Format 1 stores the bonus bet's fields alone: a record whose ``wagers`` say more
+    (an Envy win) is kept whole, as the map, and reads back as it was."""
+    envy = dataclasses.replace(
+        PLAYED, wagers=(*PLAYED.wagers, WagerResult("envy", 0, 50, "four_of_a_kind"))
+    )
+    blob = pack_record(envy)
+    assert isinstance(msgpack.unpackb(blob), dict)
+    assert unpack_records([blob], None).rounds == (envy,)
+    assert isinstance(msgpack.unpackb(pack_record(PLAYED)), list)

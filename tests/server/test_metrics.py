@@ -14,7 +14,7 @@ from protocol.errors import CloseCode
 from protocol.messages import Bet, Join, Results
 from server.app import App, round_money
 from server.metrics import Metrics
-from server.table.state import SeatResult
+from server.table.state import SeatResult, WagerResult
 from server.version import SERVER_VERSION, build_commit
 from tests.helpers import until, url
 from tests.server.helpers import Client
@@ -133,7 +133,8 @@ def test_close_codes_stay_few() -> None:
 
 def test_round_money() -> None:
     def seat(bet: int, bonus: int, net: int) -> SeatResult:
-        return SeatResult(0, "p", "o", "win", "win", bet, bonus, None, 0, 0, 0, net, 0)
+        wagers = (WagerResult("bonus", bonus, 0),) if bonus else ()
+        return SeatResult(0, "p", "o", "win", "win", bet, 0, 0, net, 0, wagers)
 
     assert round_money([seat(20, 5, 19), seat(10, 0, -10), seat(50, 0, 0)]) == (85, 10, 19)
 

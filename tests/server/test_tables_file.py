@@ -15,7 +15,13 @@ from server.config import Settings
 from server.rules.options import CommissionFree
 from server.rules.settlement import commission
 from server.store import TableCatalog
-from server.tables_file import TablesFileError, describe_table, load_tables, parse_tables
+from server.tables_file import (
+    TablesFileError,
+    describe_table,
+    load_tables,
+    parse_tables,
+    table_config,
+)
 from tests.conftest import FAST_TABLES
 from tests.helpers import url
 from tests.server.conftest import StartApp
@@ -118,3 +124,22 @@ def test_a_commission_free_table_reads_and_describes_itself() -> None:
         describe_table(parse_tables('[[table]]\nid = "u"\nname = "U"\n')[0])["commission_free"]
         == "none"
     )
+
+
+def test_side_bets_are_offered_with_their_options_and_read_back() -> None:
+    (t,) = parse_tables(
+        '[[table]]\nid = "f"\nname = "Fortune"\n'
+        '[table.side_bets.envy]\nmin_bonus = 10\npays = [["four_of_a_kind", 40]]\n'
+    )
+    assert t.side_kinds == ("bonus", "envy")
+    assert t.limits("envy") == (10, 0)
+    assert table_config(describe_table(t), "again") == t
+    for bad, says in (
+        ("[table.side_bets.tiger]\n", "not a side bet"),
+        ("[table.side_bets.envy]\nmin_bonus = 0\n", "at least 1"),
+        ("[table.side_bets.envy]\nbogus = 1\n", "no such option"),
+        ('[table.side_bets.envy]\npays = [["pair", 5]]\n', "not a bonus class"),
+        ("[table.side_bets.bonus]\n", "not a side bet a table adds"),
+    ):
+        with pytest.raises(TablesFileError, match=says):
+            parse_tables('[[table]]\nid = "f"\nname = "F"\n' + bad)

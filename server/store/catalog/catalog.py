@@ -30,7 +30,7 @@ from server.store.client.replies import as_bytes, as_int, as_str
 from server.store.errors import StoreError, require_bytes_client, store_call
 from server.store.keys import DEFAULT_KEYS, Keys
 from server.store.lua.catalog import CATALOG_SEED, CATALOG_WRITE
-from server.store.nodes.formats import TABLE_CONFIG_FIELDS
+from server.store.nodes.formats import SIDE_WAGERS, TABLE_CONFIG_FIELDS
 from server.store.pubsub.channel import ChannelListener
 from server.store.tables.parts import config_fields_beyond, config_from_plain, config_to_plain
 from server.table.state import TableConfig
@@ -169,6 +169,9 @@ class TableCatalog:
         if config_fields_beyond(config) and not await self.redis.sismember(
             self.keys.formats(), TABLE_CONFIG_FIELDS
         ):
+            raise CatalogRefused(CatalogRefusal.NOT_READ, config.table_id)
+        # Its seats and results may be written in arrays 0.1.0 refuses (longer).
+        if config.side_bets and not await self.redis.sismember(self.keys.formats(), SIDE_WAGERS):
             raise CatalogRefused(CatalogRefusal.NOT_READ, config.table_id)
         return _pack(config)
 

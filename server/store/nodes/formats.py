@@ -37,11 +37,18 @@ READS_FIELD = "reads"
 
 TABLE_CONFIG_FIELDS = "table-config-fields"
 
+SIDE_WAGERS = "side-wagers"
+
 FORMATS: Mapping[str, str] = {
     TABLE_CONFIG_FIELDS: (
         "a table's settings (the catalog's and its config part) with a field 0.1.0 "
         "does not have at a value other than its default (at its default it is not "
         "written: server/store/tables/parts.py)"
+    ),
+    SIDE_WAGERS: (
+        "a table offering side bets beyond the bonus bet (TableConfig.side_bets): its "
+        "seats' and results' arrays then grow by the other side bets' fields, longer "
+        "than 0.1.0 reads (server/store/tables/parts.py)"
     ),
 }
 """Every format named since 0.1.0, and what it is. A format is never renamed or

@@ -51,10 +51,22 @@ from typing import Any, Protocol
 
 import msgpack
 
+from server.rules.bonus import BONUS
 from server.rules.options import CommissionFree, CommissionRounding, HouseWay, RuleOptions
+from server.rules.side_bets import SIDE_BETS, side_bet
 from server.rules.splits import FoulPolicy
 from server.rules.values import WheelRank
-from server.table.state import Phase, Seat, SeatResult, SetBy, TableConfig, TableState
+from server.rules.wagers import options_from_plain, options_to_plain
+from server.table.state import (
+    Phase,
+    Seat,
+    SeatResult,
+    SetBy,
+    TableConfig,
+    TableState,
+    WagerResult,
+    side_stakes,
+)
 
 
 class Stored(Protocol):
@@ -90,8 +102,13 @@ SEAT_FIELDS = (
     "low",
     "set_by",
     "fouled",
+    "side",
+    "last_side",
 )
-"""The fields of a seat's array, in order (format 3)."""
+"""The fields of a seat's array, in order (format 3). ``bonus`` and ``last_bonus`` hold
+the bonus bet's stakes (as release 0.1.0 wrote them), ``side`` and ``last_side`` the
+other side bets' (``[[kind, stake], ...]``), written only when there is one: a seat with
+none is the array 0.1.0 reads (docs/DESIGN.md, "Wagers")."""
 
 RESULT_FIELDS = (
     "seat",
@@ -107,8 +124,12 @@ RESULT_FIELDS = (
     "bonus_payout",
     "net",
     "balance",
+    "wagers",
 )
-"""The fields of a seat's result's array, in order (format 3)."""
+"""The fields of a seat's result's array, in order (format 3). ``bonus``,
+``bonus_class`` and ``bonus_payout`` hold the bonus bet's result (as release 0.1.0
+wrote it), ``wagers`` the other side bets' (``[[kind, stake, pay_class, payout], ...]``),
+written only when there is one (as :data:`SEAT_FIELDS`)."""
 
 HEADER_FIELDS = ("version", "seq", "phase", "deadline", "round_no", "seats", "voided", "house")
 """The fields of the header's array, in order (format 3): the seat count in place of the
@@ -140,7 +161,11 @@ def _plain(obj: Any) -> Any:
         return obj
     if isinstance(obj, TableConfig):
         return _plain_config(obj)
-    if isinstance(obj, TableState | Seat | SeatResult | RuleOptions):
+    if isinstance(obj, Seat):
+        return dict(zip(SEAT_FIELDS, _seat_fields(obj) or (), strict=False))
+    if isinstance(obj, SeatResult):
+        return dict(zip(RESULT_FIELDS, _result_fields(obj), strict=False))
+    if isinstance(obj, TableState | RuleOptions):
         return {name: _plain(getattr(obj, name)) for name in type(obj).__slots__}
     if isinstance(obj, StrEnum):
         return obj.value
@@ -205,8 +230,10 @@ def _plain_config(config: TableConfig) -> dict[str, Any]:
     plain = {
         f.name: _plain(getattr(config, f.name))
         for f in _newer_written(config, PREVIOUS_CONFIG_FIELDS)
-        if f.name != "rules"
+        if f.name not in ("rules", "side_bets")
     }
+    if config.side_bets:  # a field added since 0.1.0: only when not at its default
+        plain["side_bets"] = [[k, options_to_plain(o)] for k, o in config.side_bets]
     rules = config.rules
     plain["rules"] = {
         f.name: _plain(getattr(rules, f.name)) for f in _newer_written(rules, PREVIOUS_RULE_FIELDS)
@@ -234,7 +261,7 @@ def _seat_fields(s: Seat | None) -> list[Any] | None:
     if s is None:
         return None
     low, set_by = s.low, s.set_by
-    return [
+    out = [
         s.player,
         s.name,
         s.balance,
@@ -252,10 +279,22 @@ def _seat_fields(s: Seat | None) -> list[Any] | None:
         None if set_by is None else set_by.value,
         s.fouled,
     ]
+    side, last_side = s.side, s.last_side
+    if (side or last_side) and _beyond_bonus(side, last_side):
+        out += [_pairs_beyond_bonus(side), _pairs_beyond_bonus(last_side)]
+    return out
+
+
+def _beyond_bonus(*sides: tuple[tuple[str, int], ...]) -> bool:
+    return any(kind != BONUS for side in sides for kind, _ in side)
+
+
+def _pairs_beyond_bonus(side: tuple[tuple[str, int], ...]) -> list[list[Any]]:
+    return [[kind, stake] for kind, stake in side if kind != BONUS]
 
 
 def _result_fields(r: SeatResult) -> list[Any]:
-    return [
+    out = [
         r.seat,
         r.player,
         r.outcome,
@@ -270,6 +309,10 @@ def _result_fields(r: SeatResult) -> list[Any]:
         r.net,
         r.balance,
     ]
+    others = [[w.kind, w.stake, w.pay_class, w.payout] for w in r.wagers if w.kind != BONUS]
+    if others:
+        out.append(others)
+    return out
 
 
 def _header_fields(t: TableState) -> list[Any]:
@@ -355,14 +398,41 @@ def _named(names: tuple[str, ...], values: Any) -> dict[str, Any]:
     return dict(zip(names, values, strict=False))
 
 
+def _side(bonus: Any, others: Any) -> tuple[tuple[str, int], ...]:
+    """A seat's stakes from the stored bonus stake and the other side bets' pairs."""
+    stakes = {str(kind): stake for kind, stake in others}
+    if bonus:
+        stakes[BONUS] = bonus
+    side = side_stakes(stakes)
+    if len(side) != len(stakes):
+        raise ValueError(f"unknown side bets in a stored seat: {sorted(stakes)}")
+    return side
+
+
 def _seat(data: dict[str, Any] | None) -> Seat | None:
     if data is None:
         return None
     data = dict(data)
+    data["side"] = _side(data.pop("bonus", 0), data.get("side") or ())
+    data["last_side"] = _side(data.pop("last_bonus", 0), data.get("last_side") or ())
     data["low"] = _tuple(data.get("low"))
     set_by = data.get("set_by")
     data["set_by"] = SetBy(set_by) if set_by is not None else None
     return Seat(**data)
+
+
+def _result(data: dict[str, Any]) -> SeatResult:
+    data = dict(data)
+    bonus = data.pop("bonus", 0)
+    bonus_class = data.pop("bonus_class", None)
+    bonus_payout = data.pop("bonus_payout", 0)
+    wagers = [] if not bonus else [WagerResult(BONUS, bonus, bonus_payout, bonus_class)]
+    wagers += [WagerResult(str(k), st, pay, c) for k, st, c, pay in data.get("wagers") or ()]
+    order = {kind: i for i, kind in enumerate(SIDE_BETS)}
+    if any(w.kind not in order for w in wagers):
+        raise ValueError("unknown side bets in a stored result")
+    data["wagers"] = tuple(sorted(wagers, key=lambda w: order[w.kind]))
+    return SeatResult(**data)
 
 
 def _config(data: dict[str, Any]) -> TableConfig:
@@ -377,6 +447,11 @@ def _config(data: dict[str, Any]) -> TableConfig:
         rules["commission_free"] = CommissionFree(rules["commission_free"])
     data["rules"] = RuleOptions(**rules)
     data["denominations"] = tuple(data["denominations"])
+    if "side_bets" in data:
+        data["side_bets"] = tuple(
+            (kind, options_from_plain(side_bet(kind), options))
+            for kind, options in data["side_bets"]
+        )
     return TableConfig(**data)
 
 
@@ -402,7 +477,7 @@ def _state(data: dict[str, Any]) -> TableState:
     data["hands"] = _tuple(data["hands"])
     data["dealer_low"] = _tuple(data["dealer_low"])
     data["seats"] = tuple(_seat(s) for s in data["seats"])
-    data["results"] = tuple(SeatResult(**r) for r in data["results"])
+    data["results"] = tuple(_result(r) for r in data["results"])
     return TableState(**data)
 
 

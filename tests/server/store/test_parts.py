@@ -35,6 +35,7 @@ from server.table.state import (
     SetBy,
     TableConfig,
     TableState,
+    WagerResult,
     evolve,
     new_table,
 )
@@ -140,7 +141,7 @@ def test_parts_missing_garbled_or_of_another_format_are_refused() -> None:
     # not one of format 3.
     with pytest.raises(ValueError, match="not a record of 8 fields"):
         from_parts({**parts, HEADER_PART: msgpack.packb([3, [*header, 0]])})
-    with pytest.raises(ValueError, match="not a record of 16 fields"):
+    with pytest.raises(ValueError, match="not a record of 18 fields"):
         from_parts({**parts, seat_part(0): legacy_parts(state)[seat_part(0)]})
     # A whole-state blob is not a header, nor a header a blob.
     with pytest.raises(ValueError, match="format 1"):
@@ -155,8 +156,10 @@ def test_a_record_written_before_a_field_was_added_reads_with_its_default() -> N
     state = six_seated().state
     parts = to_parts(state, None)
     seat = msgpack.unpackb(parts[seat_part(1)])
-    assert len(seat) == len(pt.SEAT_FIELDS)
-    assert seat[-1] is False  # fouled, the last field of a seat
+    # A seat with no side bet beyond the bonus bet is written without the last two
+    # fields (the other side bets'), as release 0.1.0 wrote it.
+    assert len(seat) == len(pt.SEAT_FIELDS) - 2
+    assert seat[-1] is False  # fouled, the last field 0.1.0 wrote
     shorter = {**parts, seat_part(1): msgpack.packb(seat[:-1])}
     assert from_parts(shorter) == state
     _, header = msgpack.unpackb(parts[HEADER_PART])
@@ -188,10 +191,21 @@ def test_a_table_stored_whole_reads_back() -> None:
 def test_the_state_writers_name_every_slot_in_order() -> None:
     """A field added to a record must be added to its writer in server/store/tables/parts.py."""
     seat = Seat(player="p", name="P", balance=1, low=(1, 2), set_by=SetBy.PLAYER)
-    result = SeatResult(0, "p", "win", "win", "win", 1, 0, None, 2, 0, 0, 1, 2)
+    result = SeatResult(0, "p", "win", "win", "win", 1, 2, 0, 1, 2)
     table = TableState(config=TableConfig(table_id="t", name="T"), seats=(seat,))
-    assert Seat.__slots__ == pt.SEAT_FIELDS
-    assert SeatResult.__slots__ == pt.RESULT_FIELDS
+    # The stored names are the slots, the bonus bet's as 0.1.0 stored it (read through
+    # the records' properties) in place of the list of side bets, which ends them.
+    assert set(Seat.__slots__) - {"side", "last_side"} == set(pt.SEAT_FIELDS) - {
+        "bonus",
+        "last_bonus",
+        "side",
+        "last_side",
+    }
+    assert pt.SEAT_FIELDS[-2:] == ("side", "last_side")
+    assert set(SeatResult.__slots__) | {"bonus", "bonus_class", "bonus_payout"} == set(
+        pt.RESULT_FIELDS
+    )
+    assert pt.RESULT_FIELDS[-1] == "wagers"
     # The header and the deal: every field but the configs, in slot order, the seats
     # (their count) in their place.
     configs = ("config", "pending_config", "closing")  # parts of their own
@@ -221,7 +235,7 @@ def fixed_state() -> TableState:
         ),
     )
     ann = Seat(
-        player="ann", name="Ann", balance=1_190, last_bet=100, last_bonus=5,
+        player="ann", name="Ann", balance=1_190, last_bet=100, last_side=(("bonus", 5),),
         low=(3, 17), set_by=SetBy.PLAYER,
     )  # fmt: skip
     bob = Seat(
@@ -230,9 +244,9 @@ def fixed_state() -> TableState:
         set_by=SetBy.HOUSE_WAY_TIMEOUT,
     )  # fmt: skip
     result = SeatResult(
-        seat=0, player="ann", outcome="win", high="win", low="win", bet=100, bonus=5,
-        bonus_class="three_of_a_kind", payout=196, commission=4, bonus_payout=0, net=91,
-        balance=1_190,
+        seat=0, player="ann", outcome="win", high="win", low="win", bet=100,
+        payout=196, commission=4, net=91, balance=1_190,
+        wagers=(WagerResult("bonus", 5, 0, "three_of_a_kind"),),
     )  # fmt: skip
     return TableState(
         config=config,

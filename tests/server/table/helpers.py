@@ -10,12 +10,15 @@ import msgpack
 from protocol.codec import check
 from protocol.messages import Cards, Hidden, OkReply, Reveal, SeedReveal, Snapshot
 from protocol.structs import HistoryPage, RoundRecord
+from server.rules.bonus import BONUS
 from server.store.tables.parts import (
     CLOSING_PART,
     CONFIG_PART,
     DEAL_PART,
     HEADER_PART,
     PENDING_CONFIG_PART,
+    RESULT_FIELDS,
+    SEAT_FIELDS,
     _plain,
     from_bytes,
     from_parts,
@@ -25,7 +28,15 @@ from server.store.tables.parts import (
 from server.table.events import Event, SitDown, Tick
 from server.table.ledger import LedgerEntry, Pot
 from server.table.machine import DEADLINES, ROWS, Transition, step
-from server.table.state import Phase, TableConfig, TableState, evolve, new_table
+from server.table.state import (
+    Phase,
+    Seat,
+    SeatResult,
+    TableConfig,
+    TableState,
+    evolve,
+    new_table,
+)
 from server.table.views import Outbound, snapshot
 
 CONFIG = TableConfig(table_id="t1", name="Test table")
@@ -50,7 +61,7 @@ def table_pots(state: TableState) -> Counter[tuple[Pot, str]]:
     pots: Counter[tuple[Pot, str]] = Counter()
     for _, s in state.occupied():
         pots[(Pot.TABLE, s.player)] += s.balance
-        pots[(Pot.HELD, s.player)] += s.bet + s.bonus
+        pots[(Pot.HELD, s.player)] += s.held
     return pots
 
 
@@ -82,7 +93,20 @@ def legacy_parts(state: TableState) -> dict[str, bytes]:
 
 
 def _fields(record: object) -> list[object]:
-    """A record's slots in order, as plain data (a record of format 3)."""
+    """A record's fields in order, as plain data (a record of format 3): a seat's and a
+    result's by their stored names (the bonus bet's stake, class and payout as 0.1.0
+    wrote them, read through the records' properties), with the other side bets'
+    fields at the end only when there is one; any other record's slots."""
+    if isinstance(record, Seat):
+        out = [_plain(getattr(record, name)) for name in SEAT_FIELDS[:-2]]
+        others = [[k, a] for k, a in record.side if k != BONUS]
+        last = [[k, a] for k, a in record.last_side if k != BONUS]
+        return [*out, others, last] if others or last else out
+    if isinstance(record, SeatResult):
+        out = [_plain(getattr(record, name)) for name in RESULT_FIELDS[:-1]]
+        wagers = [[w.kind, w.stake, w.pay_class, w.payout] for w in record.wagers]
+        wagers = [w for w in wagers if w[0] != BONUS]
+        return [*out, wagers] if wagers else out
     return [_plain(getattr(record, name)) for name in type(record).__slots__]  # type: ignore[attr-defined]
 
 

@@ -21,7 +21,7 @@ from protocol.messages import (
     SeatChange,
     SeedReveal,
 )
-from protocol.structs import SeatView
+from protocol.structs import SeatView, Wager
 from server.rules.houseways import house_way
 from server.rules.options import RuleOptions
 from server.rules.settlement import settle_values
@@ -85,7 +85,14 @@ def test_full_round_one_player_exact_messages() -> None:
     # Everyone seated has bet: betting closes at once and the cards are dealt.
     assert [type(o.public) for o in t.events] == [BetPlaced, PhaseChange, Hidden]
     assert t.events[0].public == BetPlaced(
-        table_id="t1", seq=4, round=1, seat=0, amount=100, bonus=10, balance=890
+        table_id="t1",
+        seq=4,
+        round=1,
+        seat=0,
+        amount=100,
+        bonus=10,
+        balance=890,
+        wagers=(Wager(kind="bonus", amount=10),),
     )
     assert t.events[1].public == PhaseChange(
         table_id="t1", seq=5, round=1, phase="dealing", deadline_ms=T0 + CONFIG.dealing_ms

@@ -10,6 +10,15 @@ export const CHECKS = {
     return null;
   },
   bet(m) {
-    return m.bonus && !m.amount ? ["bonus", "a bonus bet needs a main bet"] : null;
+    // Minor 6: each side bet once; a bonus listed in `wagers` is the bonus (both: equal).
+    const kinds = m.wagers.map((w) => w.kind);
+    if (new Set(kinds).size !== kinds.length) return ["wagers", "a side bet is listed once"];
+    const listed = m.wagers.find((w) => w.kind === "bonus");
+    if (listed) {
+      if (m.bonus && m.bonus !== listed.amount) return ["bonus", "bonus and the bonus wager differ"];
+      m.bonus = listed.amount;
+    }
+    if (m.bonus && !m.amount) return ["bonus", "a bonus bet needs a main bet"];
+    return m.wagers.length && !m.amount ? ["wagers", "a side bet needs a main bet"] : null;
   },
 };

@@ -1,7 +1,7 @@
 // What the page knows of one table: the snapshot, then each event applied in order
 // (protocol/PROTOCOL.md, section 9). Pure data: the views read it, nothing here touches the page.
 
-const emptySeat = (seat) => ({ seat, status: "empty", balance: 0, bet: 0, bonus: 0, hand_set: false, player_id: null, name: null });
+const emptySeat = (seat) => ({ seat, status: "empty", balance: 0, bet: 0, bonus: 0, hand_set: false, player_id: null, name: null, wagers: [] });
 
 export class TableModel {
   constructor(tableId, playerId) {
@@ -38,7 +38,7 @@ export class TableModel {
     this.results = new Map();
     this.voided = null;
     for (const s of this.seats) {
-      Object.assign(s, { bet: 0, bonus: 0, hand_set: false });
+      Object.assign(s, { bet: 0, bonus: 0, hand_set: false, wagers: [] });
       if (s.status === "sitting_out") s.status = "playing";
     }
     // Keep the fairness records of the last few rounds only.
@@ -93,7 +93,7 @@ export class TableModel {
 
   on_bet_placed(m) {
     const seat = this.seats[m.seat];
-    Object.assign(seat, { bet: m.amount, bonus: m.bonus, balance: m.balance });
+    Object.assign(seat, { bet: m.amount, bonus: m.bonus, balance: m.balance, wagers: m.wagers ?? [] });
     // Betting again cancels sitting out (protocol/PROTOCOL.md, section 6): no seat event says so.
     if (m.amount && seat.status === "sitting_out") seat.status = "playing";
   }
@@ -137,7 +137,7 @@ export class TableModel {
 
   on_void(m) {
     this.voided = m;
-    for (const r of m.refunds) Object.assign(this.seats[r.seat], { balance: r.balance, bet: 0, bonus: 0 });
+    for (const r of m.refunds) Object.assign(this.seats[r.seat], { balance: r.balance, bet: 0, bonus: 0, wagers: [] });
     this.rounds.delete(m.round);
   }
 

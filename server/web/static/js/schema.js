@@ -43,6 +43,7 @@ export const STRUCTS = {
     ["low", { t: "nil", inner: { t: "enum", values: ["win", "lose", "copy"] } }, null],
     ["bonus_class", { t: "nil", inner: { t: "str", lo: 1, hi: 32 } }, null],
     ["void_reason", { t: "nil", inner: { t: "str", lo: 1, hi: 32 } }, null],
+    ["wagers", { t: "arr", item: { t: "struct", name: "WagerResult" }, lo: 0, hi: 8, unique: false, lens: null }, []],
   ],
   SeatRefund: [
     ["seat", { t: "int", lo: 0, hi: 5 }],
@@ -61,6 +62,7 @@ export const STRUCTS = {
     ["bonus_payout", { t: "int", lo: 0, hi: MAX_SAFE }],
     ["balance", { t: "int", lo: 0, hi: MAX_SAFE }],
     ["bonus_class", { t: "nil", inner: { t: "str", lo: 1, hi: 32 } }, null],
+    ["wagers", { t: "arr", item: { t: "struct", name: "WagerResult" }, lo: 0, hi: 8, unique: false, lens: null }, []],
   ],
   SeatView: [
     ["seat", { t: "int", lo: 0, hi: 5 }],
@@ -71,6 +73,16 @@ export const STRUCTS = {
     ["hand_set", { t: "bool" }],
     ["player_id", { t: "nil", inner: { t: "str", lo: 1, hi: 64 } }, null],
     ["name", { t: "nil", inner: { t: "str", lo: 1, hi: 32 } }, null],
+    ["wagers", { t: "arr", item: { t: "struct", name: "Wager" }, lo: 0, hi: 8, unique: false, lens: null }, []],
+  ],
+  SideBetInfo: [
+    ["kind", { t: "str", lo: 1, hi: 32 }],
+    ["label", { t: "str", lo: 1, hi: 32 }],
+    ["min", { t: "int", lo: 0, hi: MAX_SAFE }],
+    ["max", { t: "int", lo: 0, hi: MAX_SAFE }],
+    ["paytable", { t: "arr", item: { t: "struct", name: "PayLine" }, lo: 0, hi: 32, unique: false, lens: null }],
+    ["rides_on", { t: "nil", inner: { t: "str", lo: 1, hi: 32 } }, null],
+    ["fixed", { t: "bool" }, false],
   ],
   TableBalance: [
     ["table_id", { t: "str", lo: 1, hi: 32 }],
@@ -93,6 +105,16 @@ export const STRUCTS = {
     ["buy_in_min", { t: "int", lo: 1, hi: MAX_SAFE }],
     ["buy_in_max", { t: "int", lo: 1, hi: MAX_SAFE }],
     ["closing", { t: "bool" }, false],
+  ],
+  Wager: [
+    ["kind", { t: "str", lo: 1, hi: 32 }],
+    ["amount", { t: "int", lo: 1, hi: MAX_SAFE }],
+  ],
+  WagerResult: [
+    ["kind", { t: "str", lo: 1, hi: 32 }],
+    ["stake", { t: "int", lo: 0, hi: MAX_SAFE }],
+    ["payout", { t: "int", lo: 0, hi: MAX_SAFE }],
+    ["pay_class", { t: "nil", inner: { t: "str", lo: 1, hi: 32 } }, null],
   ],
 };
 
@@ -160,6 +182,7 @@ export const RESULTS = {
     ["commission_rounding", { t: "enum", values: ["down", "up", "whole"] }, "down"],
     ["main_bet_unit", { t: "int", lo: 0, hi: MAX_SAFE }, 0],
     ["commission_free", { t: "enum", values: ["none", "ez", "nine_low"] }, "none"],
+    ["side_bets", { t: "arr", item: { t: "struct", name: "SideBetInfo" }, lo: 0, hi: 8, unique: false, lens: null }, []],
   ],
   server_info: [
     ["server_name", { t: "str", lo: 1, hi: 32 }],
@@ -227,6 +250,7 @@ export const CLIENT = {
     ["table_id", { t: "str", lo: 1, hi: 32 }],
     ["amount", { t: "int", lo: 0, hi: MAX_SAFE }],
     ["bonus", { t: "int", lo: 0, hi: MAX_SAFE }, 0],
+    ["wagers", { t: "arr", item: { t: "struct", name: "Wager" }, lo: 0, hi: 8, unique: false, lens: null }, []],
   ],
   rebet: [
     ["rid", { t: "str", lo: 1, hi: 64 }],
@@ -319,6 +343,7 @@ export const SERVER = {
     ["amount", { t: "int", lo: 0, hi: MAX_SAFE }],
     ["bonus", { t: "int", lo: 0, hi: MAX_SAFE }],
     ["balance", { t: "int", lo: 0, hi: MAX_SAFE }],
+    ["wagers", { t: "arr", item: { t: "struct", name: "Wager" }, lo: 0, hi: 8, unique: false, lens: null }, []],
   ],
   cards: [
     ["table_id", { t: "str", lo: 1, hi: 32 }],

@@ -32,7 +32,25 @@ export function outcome(r, hand) {
   const head = { win: "You win", lose: "You lose", push: "Push", foul: "Foul: you lose" }[kind] ?? kind;
   const parts = [`Main bet ${chips(r.bet)}: ${signed(main)}${r.commission ? ` (commission ${chips(r.commission)})` : ""}`];
   if (r.bonus_bet) parts.push(`Bonus ${chips(r.bonus_bet)}: ${signed(bonus)}${r.bonus_payout && r.bonus_class ? ` (${r.bonus_class.replaceAll("_", " ")})` : ""}`);
-  return { kind, net: main + bonus, head, detail: parts.join(" · "), signed };
+  // The side bets beyond the bonus (protocol minor 6): the Envy bonus has no stake.
+  let others = 0;
+  for (const w of otherWagers(r)) {
+    others += w.payout - w.stake;
+    const what = w.pay_class && w.payout ? ` (${w.pay_class.replaceAll("_", " ")})` : "";
+    parts.push(`${wagerName(w.kind)}${w.stake ? ` ${chips(w.stake)}` : ""}: ${signed(w.payout - w.stake)}${what}`);
+  }
+  return { kind, net: main + bonus + others, head, detail: parts.join(" · "), signed };
+}
+
+/** A result's side bets other than the bonus bet (its own fields tell that one). */
+export function otherWagers(r) {
+  return (r.wagers ?? []).filter((w) => w.kind !== "bonus");
+}
+
+/** A side bet's kind as words: "envy" is "Envy". */
+export function wagerName(kind) {
+  const words = kind.replaceAll("_", " ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 /** The remembered sound choice; none where the browser refuses storage. */

@@ -75,7 +75,7 @@ export class Play {
       this.renderHand();
       announce(`House way: ${hand.high_name} and ${hand.low_name}`);
     }));
-    $("place-bet").addEventListener("click", (e) => act(e.currentTarget, () => this.betReq("bet", this.stake)));
+    $("place-bet").addEventListener("click", (e) => act(e.currentTarget, () => this.betReq("bet", withWagers(this.stake))));
     $("clear-bet").addEventListener("click", (e) => act(e.currentTarget, async () => {
       this.stake = { amount: 0, bonus: 0 };
       this.renderBetting();
@@ -351,4 +351,10 @@ export class Play {
     this.app.render();
     announce(`Hand set: ${hand.high_name} and ${hand.low_name}`);
   }
+}
+
+/** A bet's fields of protocol minor 6: the bonus bet in `bonus` and in `wagers` too, so
+ * that a server of either minor takes it (protocol/PROTOCOL.md, section 6, `bet`). */
+function withWagers(stake) {
+  return { ...stake, wagers: stake.bonus ? [{ kind: "bonus", amount: stake.bonus }] : [] };
 }

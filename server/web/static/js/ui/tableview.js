@@ -3,7 +3,7 @@
 
 import { byRank, cardElement } from "../cards.js";
 import { $, chips, fill, h } from "./dom.js";
-import { motion } from "./occasion.js";
+import { motion, otherWagers, wagerName } from "./occasion.js";
 import { shortName } from "./words.js";
 
 const PHASE_TEXT = {
@@ -38,6 +38,10 @@ export function resultText(r, hand) {
   else parts.push(`Lose −${chips(r.bet)}`);
   if (r.bonus_bet) {
     parts.push(r.bonus_payout ? `Bonus +${chips(r.bonus_payout - r.bonus_bet)}${r.bonus_class ? ` (${r.bonus_class.replaceAll("_", " ")})` : ""}` : `Bonus −${chips(r.bonus_bet)}`);
+  }
+  for (const w of otherWagers(r)) {
+    const gain = w.payout - w.stake;
+    parts.push(`${wagerName(w.kind)} ${gain >= 0 ? "+" : "−"}${chips(Math.abs(gain))}${w.pay_class && w.payout ? ` (${w.pay_class.replaceAll("_", " ")})` : ""}`);
   }
   return parts.join(" · ");
 }
@@ -120,7 +124,7 @@ export class TableView {
   /** The chips of a result moving: won chips come to the seat, lost ones go to the
    * dealer (drawn only while they move), a push's stay. */
   payChip(result, since) {
-    if (result.payout + result.bonus_payout > result.bet + result.bonus_bet) return motion(h("span.bet-chip.won", { "aria-hidden": "true" }), "chip-pay", since, CHIP_MS);
+    if (result.payout + result.bonus_payout + otherWagers(result).reduce((n, w) => n + w.payout - w.stake, 0) > result.bet + result.bonus_bet) return motion(h("span.bet-chip.won", { "aria-hidden": "true" }), "chip-pay", since, CHIP_MS);
     if (result.outcome === "push") return h("span.bet-chip", { "aria-hidden": "true" });
     if (since === null || performance.now() - since >= CHIP_MS) return "";
     return motion(h("span.bet-chip.lost", { "aria-hidden": "true" }), "chip-take", since, CHIP_MS);
@@ -133,7 +137,8 @@ export class TableView {
     const result = m.results.get(s.seat);
     const empty = s.status === "empty";
     const label = empty ? `Seat ${s.seat + 1}, empty` : `Seat ${s.seat + 1}, ${s.name ?? s.player_id}${mine ? " (you)" : ""}`;
-    const bet = s.bet ? `Bet ${chips(s.bet)}${s.bonus ? ` · bonus ${chips(s.bonus)}` : ""}` : "";
+    const others = (s.wagers ?? []).filter((w) => w.kind !== "bonus").map((w) => ` · ${wagerName(w.kind).toLowerCase()} ${chips(w.amount)}`).join("");
+    const bet = s.bet ? `Bet ${chips(s.bet)}${s.bonus ? ` · bonus ${chips(s.bonus)}` : ""}${others}` : "";
     const t = this.app.moments;
     let cards;
     if (hand) cards = turned(h("div.split-mini", {}, row(hand.high), row(hand.low)), t.reveal);
