@@ -127,6 +127,15 @@ async def test_only_watchers_get_the_changes_at_most_one_a_second(
         assert got[-1] == 1060
         assert meters(other) == []  # never asked
 
+        # One subscription for the node, whatever the number of watchers.
+        more = [await Client.hello(url(app), label=f"m{i}") for i in range(3)]
+        for c in more:
+            await c.ok(WatchJackpots)
+        channel = JackpotStore(redis_client).keys.jackpot_channel("grand")
+        assert await redis_client.pubsub_numsub(channel) == [(channel.encode(), 1)]
+        for c in more:
+            await c.close()
+
         assert await watcher.ok(UnwatchJackpots) is None
         before = len(watcher.messages)
         await contribute(store, 1)
@@ -154,6 +163,8 @@ async def test_a_change_made_for_a_table_on_one_node_is_seen_on_the_other(
     lobby = await Client.hello(url(other), label="lobby")
     try:
         await lobby.ok(WatchJackpots)
+        channel = JackpotStore(redis_client).keys.jackpot_channel("grand")
+        assert await redis_client.pubsub_numsub(channel) == [(channel.encode(), 2)]  # a node each
         # The table's contribution, as its holder's round makes it.
         after = await contribute(JackpotStore(redis_client), 250)
         await heard(lobby, after)
