@@ -31,11 +31,14 @@ from protocol.messages import (
     Rebuy,
     SetHand,
     SitOut,
+    WatchJackpots,
 )
 from protocol.structs import (
     Balances,
     HandChoice,
     HistoryPage,
+    JackpotList,
+    JackpotMeter,
     Joined,
     Result,
     ServerInfo,
@@ -81,7 +84,22 @@ class Client(Session):
 
     async def list_tables(self) -> tuple[TableSummary, ...]:
         """The lobby: every table."""
-        return _expect(await self.request(lambda rid: ListTables(rid=rid)), TableList).tables
+        return (await self.lobby()).tables
+
+    async def lobby(self) -> TableList:
+        """The lobby: every table, and the meters of the jackpots they offer (minor 7;
+        kept in :attr:`jackpots`)."""
+        listed = _expect(await self.request(lambda rid: ListTables(rid=rid)), TableList)
+        self.jackpots.update((m.name, m.meter) for m in listed.jackpots)
+        return listed
+
+    async def watch_jackpots(self) -> tuple[JackpotMeter, ...]:
+        """The jackpots' meters now, and a ``jackpot`` event for each change from now on
+        (minor 7): :attr:`jackpots` stays up to date. A new connection asks again. Raises
+        :class:`ServerError` ``unknown_type`` from a server of an earlier minor."""
+        listed = _expect(await self.request(lambda rid: WatchJackpots(rid=rid)), JackpotList)
+        self.jackpots.update((m.name, m.meter) for m in listed.jackpots)
+        return listed.jackpots
 
     async def join(self, table_id: str, buy_in: int, seat: int | None = None) -> Joined:
         """Sit at a table with ``buy_in`` chips (also watches it). A join the server

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from clients.model import Verification
-from protocol.messages import ErrorReply, TableEvent
+from protocol.messages import ErrorReply, JackpotChange, TableEvent
 from protocol.structs import Welcome
 
 
@@ -51,4 +51,4 @@ class Notice:
     error: ErrorReply
 
 
-ClientEvent = TableEvent | Connected | Disconnected | Verified | Notice
+ClientEvent = TableEvent | Connected | Disconnected | Verified | Notice | JackpotChange

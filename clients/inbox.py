@@ -13,7 +13,7 @@ from clients.model import Applied, TableModel
 from clients.pending import Pending, raw_map
 from protocol.codec import decode_server
 from protocol.errors import ProtocolError, UnknownMessageType
-from protocol.messages import ErrorReply, OkReply, Pong, SeedReveal, TableEvent
+from protocol.messages import ErrorReply, JackpotChange, OkReply, Pong, SeedReveal, TableEvent
 
 # The session's logger, as before the split: whoever quiets or reads it keeps doing so.
 log = logging.getLogger("clients.session")
@@ -22,7 +22,8 @@ log = logging.getLogger("clients.session")
 class Inbox:
     """The frames of one session. ``pending`` holds its requests, ``tables`` its models
     by table (``model`` gives one, created if new); ``emit`` hands an event to the
-    session's listeners, and ``resync`` watches a table again after a gap."""
+    session's listeners, and ``resync`` watches a table again after a gap. ``jackpots``:
+    the meters as last told, kept up to date by the ``jackpot`` messages (minor 7)."""
 
     def __init__(
         self,
@@ -31,7 +32,9 @@ class Inbox:
         model: Callable[[str], TableModel],
         emit: Callable[[ClientEvent], None],
         resync: Callable[[TableModel], None],
+        jackpots: dict[str, int] | None = None,
     ) -> None:
+        self._jackpots = jackpots if jackpots is not None else {}
         self._pending = pending
         self._tables = tables
         self._model = model
@@ -55,6 +58,10 @@ class Inbox:
         if isinstance(message, OkReply | ErrorReply | Pong):
             if not self._pending.settle(message) and isinstance(message, ErrorReply):
                 self._emit(Notice(message))
+            return
+        if isinstance(message, JackpotChange):
+            self._jackpots[message.name] = message.meter
+            self._emit(message)
             return
         self._table_event(message)
 

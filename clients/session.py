@@ -104,6 +104,8 @@ class Session:
         self.start_wait_s = start_wait_s
         self.welcome: Welcome | None = None
         self.tables: dict[str, TableModel] = {}
+        self.jackpots: dict[str, int] = {}
+        """The progressive jackpots' meters as the server last told them (minor 7)."""
         self.connected = False
         self.closed = False
         self.ended: Disconnected | None = None  # the connection ended for good: why
@@ -120,7 +122,9 @@ class Session:
         self._clock_offset_ms = 0.0
         self._beats = Heartbeat()
         self._backoff: Backoff | None = None  # while reconnecting
-        self._inbox = Inbox(self._pending, self.tables, self.model, self._emit, self._resync_once)
+        self._inbox = Inbox(
+            self._pending, self.tables, self.model, self._emit, self._resync_once, self.jackpots
+        )
 
     # --- life ------------------------------------------------------------------------
 

@@ -11,6 +11,8 @@ benchmark and the spec are generated from it, so they agree with each other.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from protocol import messages as M
 from protocol import structs as S
 from protocol.fairness import commitment
@@ -207,6 +209,8 @@ def examples() -> list[tuple[str, M.Message]]:
         ("history_next_page", M.GetHistory(rid="26", cursor="c-41", limit=10, table_id=TABLE)),
         ("table_info", M.GetTableInfo(rid="27", table_id=TABLE)),
         ("server_info", M.GetServerInfo(rid="28")),
+        ("watch_jackpots", M.WatchJackpots(rid="29")),
+        ("unwatch_jackpots", M.UnwatchJackpots(rid="30")),
         ("ok_plain", M.OkReply(rid="4")),
         (
             "ok_welcome",
@@ -260,6 +264,56 @@ def examples() -> list[tuple[str, M.Message]]:
             M.OkReply(rid="25", result=S.HistoryPage((RECORD,), next_cursor="c-41")),
         ),
         ("ok_table_info", M.OkReply(rid="27", result=TABLE_INFO)),
+        (
+            "ok_table_info_jackpot",
+            M.OkReply(
+                rid="27",
+                result=replace(
+                    TABLE_INFO,
+                    jackpot=S.JackpotInfo(
+                        "fortune",
+                        12_345,
+                        5,
+                        (
+                            S.JackpotLine(
+                                "natural_7_card_straight_flush", "Natural 7-card SF", 10_000, 0
+                            ),
+                            S.JackpotLine("four_of_a_kind", "Four of a kind", 0, 75),
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        (
+            "ok_tables_jackpot",
+            M.OkReply(
+                rid="3",
+                result=S.TableList(
+                    (
+                        S.TableSummary(
+                            TABLE,
+                            "Jade",
+                            "betting",
+                            6,
+                            6,
+                            2,
+                            10,
+                            1000,
+                            100,
+                            100,
+                            10_000,
+                            jackpot="fortune",
+                        ),
+                    ),
+                    jackpots=(S.JackpotMeter("fortune", 12_345),),
+                ),
+            ),
+        ),
+        (
+            "ok_jackpots",
+            M.OkReply(rid="29", result=S.JackpotList((S.JackpotMeter("fortune", 12_345),))),
+        ),
+        ("jackpot", M.JackpotChange(name="fortune", meter=12_346)),
         (
             "ok_server_info",
             M.OkReply(rid="28", result=S.ServerInfo("paigow-server", "0.1.0", 1, 0, 1, 1)),

@@ -32,6 +32,7 @@ from protocol.events import (
     Snapshot,
     TableEvent,
 )
+from protocol.notices import NOTICES, JackpotChange, Notice
 from protocol.replies import (
     ErrorReply,
     OkReply,
@@ -58,16 +59,25 @@ from protocol.requests import (
     SetHand,
     SitOut,
     Unwatch,
+    UnwatchJackpots,
     Watch,
+    WatchJackpots,
 )
 
-ServerMessage = OkReply | ErrorReply | Pong | TableEvent
+ServerMessage = OkReply | ErrorReply | Pong | TableEvent | Notice
 Message = ClientMessage | ServerMessage
 
-SERVER_MESSAGES: tuple[type[ServerMessage], ...] = (OkReply, ErrorReply, Pong, *TABLE_EVENTS)
+SERVER_MESSAGES: tuple[type[ServerMessage], ...] = (
+    OkReply,
+    ErrorReply,
+    Pong,
+    *TABLE_EVENTS,
+    *NOTICES,
+)
 
 __all__ = [
     "CLIENT_MESSAGES",
+    "NOTICES",
     "SERVER_MESSAGES",
     "TABLE_EVENTS",
     "Bet",
@@ -86,10 +96,12 @@ __all__ = [
     "Hello",
     "Hidden",
     "HouseWay",
+    "JackpotChange",
     "Join",
     "Leave",
     "ListTables",
     "Message",
+    "Notice",
     "OkReply",
     "PhaseChange",
     "Ping",
@@ -107,5 +119,7 @@ __all__ = [
     "Snapshot",
     "TableEvent",
     "Unwatch",
+    "UnwatchJackpots",
     "Watch",
+    "WatchJackpots",
 ]

@@ -239,6 +239,23 @@ class GetTableInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class WatchJackpots:
+    """Asks for the jackpots' meters now and their ``jackpot`` events from now on
+    (minor 7)."""
+
+    TYPE = "watch_jackpots"
+    rid: RequestId
+
+
+@dataclass(frozen=True, slots=True)
+class UnwatchJackpots:
+    """Stops the ``jackpot`` events (minor 7)."""
+
+    TYPE = "unwatch_jackpots"
+    rid: RequestId
+
+
+@dataclass(frozen=True, slots=True)
 class GetServerInfo:
     """Asks for the server's name and version and the protocol versions it speaks."""
 
@@ -266,6 +283,8 @@ ClientMessage = (
     | GetHistory
     | GetTableInfo
     | GetServerInfo
+    | WatchJackpots
+    | UnwatchJackpots
 )
 
 CLIENT_MESSAGES: tuple[type[ClientMessage], ...] = (
@@ -288,4 +307,6 @@ CLIENT_MESSAGES: tuple[type[ClientMessage], ...] = (
     GetHistory,
     GetTableInfo,
     GetServerInfo,
+    WatchJackpots,
+    UnwatchJackpots,
 )

@@ -81,6 +81,7 @@ class TableSummary:
     buy_in_min: PositiveChips
     buy_in_max: PositiveChips
     closing: bool = False  # an operator is closing it: no new seat or bet
+    jackpot: Name | None = None  # minor 7: the progressive jackpot it offers (None: none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +221,39 @@ class RoundRecord:
     wagers: Annotated[tuple[WagerResult, ...], Len(0, L.MAX_WAGERS)] = ()  # minor 6
 
 
+@dataclass(frozen=True, slots=True)
+class JackpotMeter:
+    """A progressive jackpot's meter as it stands (minor 7)."""
+
+    name: Name
+    meter: Chips
+
+
+JackpotMeters = Annotated[tuple[JackpotMeter, ...], Len(0, L.MAX_TABLES_LISTED)]
+
+
+@dataclass(frozen=True, slots=True)
+class JackpotLine:
+    """One line of a progressive pay table (minor 7): a share of the meter
+    (``meter_bps``, 10,000 is all of it) or a fixed amount per wager (``fixed``)."""
+
+    bonus_class: Code
+    label: Name
+    meter_bps: Annotated[int, Int(0, 10_000)]
+    fixed: Chips
+
+
+@dataclass(frozen=True, slots=True)
+class JackpotInfo:
+    """The progressive jackpot a table offers (minor 7): its meter now, its wager and
+    its pay table, best hand first."""
+
+    name: Name
+    meter: Chips
+    wager: PositiveChips
+    paytable: Annotated[tuple[JackpotLine, ...], Len(0, L.MAX_PAYLINES)]
+
+
 # Results carried by `ok` replies, told apart by `kind`.
 
 
@@ -246,6 +280,7 @@ class TableList:
 
     KIND = "tables"
     tables: Annotated[tuple[TableSummary, ...], Len(0, L.MAX_TABLES_LISTED)]
+    jackpots: JackpotMeters = ()  # minor 7: the meter of each jackpot a table offers
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,6 +358,8 @@ class TableInfo:
     commission_free: CommissionFree = "none"
     # Minor 6: every side bet the table offers, the bonus bet included.
     side_bets: Annotated[tuple[SideBetInfo, ...], Len(0, L.MAX_WAGERS)] = ()
+    # Minor 7: the progressive jackpot the table offers.
+    jackpot: JackpotInfo | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,7 +375,25 @@ class ServerInfo:
     protocol_max: Version
 
 
-Result = Welcome | TableList | Joined | Balances | HandChoice | HistoryPage | TableInfo | ServerInfo
+@dataclass(frozen=True, slots=True)
+class JackpotList:
+    """Result of ``watch_jackpots`` (minor 7): every jackpot's meter now."""
+
+    KIND = "jackpots"
+    jackpots: JackpotMeters
+
+
+Result = (
+    Welcome
+    | TableList
+    | Joined
+    | Balances
+    | HandChoice
+    | HistoryPage
+    | TableInfo
+    | ServerInfo
+    | JackpotList
+)
 RESULT_CLASSES: tuple[type[Result], ...] = (
     Welcome,
     TableList,
@@ -348,4 +403,5 @@ RESULT_CLASSES: tuple[type[Result], ...] = (
     HistoryPage,
     TableInfo,
     ServerInfo,
+    JackpotList,
 )

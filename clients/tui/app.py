@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import contextlib
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import ClassVar
 
 from rich.text import Text
@@ -40,7 +41,7 @@ from clients.tui.lobby import LobbyScreen
 from clients.tui.table import TableScreen
 from protocol import limits as L
 from protocol.errors import CloseCode
-from protocol.messages import Results, Reveal
+from protocol.messages import JackpotChange, Results, Reveal
 from protocol.structs import Balances
 
 GUIDE_TITLE = "How to play (↑ ↓ to scroll, esc to close)"
@@ -182,6 +183,8 @@ class PaigowApp(PaigowBase):
             self.lobby.update_status()
             if isinstance(event, Connected):
                 self.lobby.action_refresh()
+                # A subscription lasts as long as its connection: asked on each one.
+                self.run_worker(self._watch_jackpots(), exclusive=True, group="jackpots")
             for screen in self.screen_stack:
                 if isinstance(screen, TableScreen):
                     screen.log_line(Text(line or "", style="yellow"))
@@ -189,6 +192,9 @@ class PaigowApp(PaigowBase):
             return
         if isinstance(event, Notice):
             self.say(line or "", error=True)
+            return
+        if isinstance(event, JackpotChange):
+            self.show_meters()
             return
         if target is None:
             return
@@ -205,6 +211,20 @@ class PaigowApp(PaigowBase):
         elif line:
             target.log_line(line)
         target.redraw()
+
+    async def _watch_jackpots(self) -> None:
+        """The jackpots' meters live (a server of an earlier minor refuses: the lobby's
+        and the tables' meters are then the ones their refreshes read)."""
+        with contextlib.suppress(ClientError, TimeoutError):
+            await self.client.watch_jackpots()
+            self.show_meters()
+
+    def show_meters(self) -> None:
+        """Redraw the meters: the lobby's column and each table's jackpot line."""
+        self.lobby.draw_tables()
+        for screen in self.screen_stack:
+            if isinstance(screen, TableScreen):
+                screen.draw_jackpot()
 
     def refresh_lobby(self) -> None:
         """Read the lobby's tables and balance afresh (on coming back to it)."""
@@ -266,6 +286,9 @@ class PaigowApp(PaigowBase):
         except ClientError as exc:
             self.say(str(exc), error=True)
             return
+        if info.jackpot is not None:  # its meter as last told, not as the info was read
+            meter = self.client.jackpots.get(info.jackpot.name, info.jackpot.meter)
+            info = replace(info, jackpot=replace(info.jackpot, meter=meter))
         self.push_screen(
             TextScreen(f"{info.name}: rules and pay table", info_text(info, self.server))
         )

@@ -19,7 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
 from clients.core import Client
-from protocol.structs import ServerInfo, TableInfo
+from protocol.structs import JackpotLine, ServerInfo, TableInfo
 
 HELP = """\
 [b]Everywhere[/b]
@@ -183,6 +183,13 @@ def _commission_lines(info: TableInfo) -> list[str]:
     return [f"commission {info.commission_pct}% of a win,", rounding]
 
 
+def _award(line: JackpotLine) -> str:
+    """``100%`` (of the meter) or ``8000`` (to 1)."""
+    if line.meter_bps:
+        return f"{line.meter_bps / 100:g}%"
+    return str(line.fixed)
+
+
 def info_text(info: TableInfo, server: ServerInfo | None) -> Table:
     """A table's limits, options and timings beside its bonus pay table: two columns,
     so that the whole page fits 80x24."""
@@ -212,6 +219,14 @@ def info_text(info: TableInfo, server: ServerInfo | None) -> Table:
         unit = "chips" if side.fixed else "to 1"
         pays += ["", f"{side.label.lower()} pays ({unit})"]
         pays += [f"{line.label:<32} {line.pays:>4}" for line in side.paytable]
+    # The progressive jackpot (protocol minor 7): its meter as of the page, and what
+    # its wager wins: a share of the meter, or chips for each chip of the wager.
+    j = info.jackpot
+    if j is not None:
+        rules.append(f"jackpot    {j.name[:14]}, wager {j.wager}")
+        rules.append(f"           meter {j.meter:,}")
+        pays += ["", "jackpot pays (% of meter, or to 1)"]
+        pays += [f"{line.label[:31]:<31} {_award(line):>5}" for line in j.paytable]
     grid = Table.grid(padding=(0, 2))
     grid.add_column(no_wrap=True)
     grid.add_column(no_wrap=True)

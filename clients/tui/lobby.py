@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from textual import events, on
@@ -26,10 +26,19 @@ Columns = list[tuple[str, int]]
 """The lobby's columns: each header with its width."""
 
 
-def lobby_rows(summaries: Sequence[TableSummary], width: int) -> tuple[Columns, list[list[str]]]:
+def lobby_rows(
+    summaries: Sequence[TableSummary], width: int, meters: Mapping[str, int] | None = None
+) -> tuple[Columns, list[list[str]]]:
     """The lobby's columns and rows, fitted to ``width`` columns: every column whole but
     the name, cut with "…"; too narrow for both, the table's id gives way (its name says
-    which table it is). Nothing scrolls sideways, whatever the phase's word."""
+    which table it is). Nothing scrolls sideways, whatever the phase's word. Where a
+    table offers a progressive jackpot, a last column shows its meter (``meters``, by
+    jackpot name: as last told)."""
+    meters = meters or {}
+    headers: tuple[str, ...] = HEADERS
+    jackpots = any(t.jackpot is not None for t in summaries)
+    if jackpots:
+        headers = (*HEADERS, "Jackpot")
     rows = [
         [
             t.table_id,
@@ -43,10 +52,14 @@ def lobby_rows(summaries: Sequence[TableSummary], width: int) -> tuple[Columns, 
         ]
         for t in summaries
     ]
-    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(HEADERS)]
+    if jackpots:
+        for t, row in zip(summaries, rows, strict=True):
+            meter = meters.get(t.jackpot) if t.jackpot is not None else None
+            row.append(f"{meter:,}" if meter is not None else "-")
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
     others = sum(w + PAD for i, w in enumerate(widths) if i != 1)
     room = width - EDGE - others - PAD  # for the name
-    columns = list(zip(HEADERS, widths, strict=True))
+    columns = list(zip(headers, widths, strict=True))
     if room < min(MIN_NAME, widths[1]):  # the id's room goes to the name
         room += widths[0] + PAD
         columns = columns[1:]
@@ -57,6 +70,11 @@ def lobby_rows(summaries: Sequence[TableSummary], width: int) -> tuple[Columns, 
         if len(r[name]) > room:
             r[name] = r[name][: max(1, room - 1)] + "…"
     return columns, rows
+
+
+def app_meters(app: object) -> Mapping[str, int]:
+    """The jackpots' meters the app's client was last told."""
+    return app.client.jackpots if isinstance(app, PaigowBase) else {}
 
 
 class LobbyScreen(LogScreen):
@@ -143,7 +161,7 @@ class LobbyScreen(LogScreen):
         app = self.app
         assert isinstance(app, PaigowBase)
         with contextlib.suppress(ClientError, TimeoutError):
-            self.summaries = list(await app.client.list_tables())
+            self.summaries = list((await app.client.lobby()).tables)
         await app.refresh_balance()
         self.draw_tables()
 
@@ -155,7 +173,8 @@ class LobbyScreen(LogScreen):
         table = self.query_one("#tables", DataTable)
         row = table.cursor_row
         table.clear(columns=True)  # the columns depend on the width and the rows
-        columns, rows = lobby_rows(self.summaries, self.size.width or self.app.size.width)
+        width = self.size.width or self.app.size.width
+        columns, rows = lobby_rows(self.summaries, width, app_meters(self.app))
         for header, width in columns:  # widths given: cleared columns kept their old ones
             table.add_column(header, width=width)
         for t, cells in zip(self.summaries, rows, strict=True):

@@ -27,6 +27,7 @@ from clients.tui.dialogs import AmountScreen, ConfirmScreen
 from clients.tui.keys import KeyGuard, Kind, Verdict, find_binding, key_kind
 from clients.tui.table_view import (
     chips_text,
+    jackpot_text,
     preview_text,
     rebuy_prompt,
     seats_text,
@@ -111,6 +112,7 @@ class TableScreen(LogScreen):
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
+        yield Static(id="jackpot")
         yield Static(id="seats")
         with Horizontal(id="cards"):
             for i in range(7):
@@ -214,10 +216,30 @@ class TableScreen(LogScreen):
             self.info, self.pending_bet, self.pending_bonus, self.bonus_mode, self.model.my_seat
         )
 
+    def jackpot_line(self) -> Text | None:
+        """The table's progressive jackpot and its meter as last told (None: none)."""
+        info = self.info
+        if info is None or info.jackpot is None:
+            return None
+        j = info.jackpot
+        meter = self.client.jackpots.get(j.name, j.meter)
+        return jackpot_text(j.name, meter, j.wager, self._width())
+
+    def draw_jackpot(self) -> None:
+        """The jackpot line, shown only at a table that offers one."""
+        if not self.drawn():
+            return
+        line = self.query_one("#jackpot", Static)
+        text = self.jackpot_line()
+        line.display = text is not None
+        if text is not None:
+            line.update(text)
+
     def redraw(self) -> None:
         """Redraw everything from the model (nothing while not :meth:`drawn`)."""
         if not self.drawn():
             return
+        self.draw_jackpot()
         m = self.model
         watching = self.watching()
         if watching != self._watching:

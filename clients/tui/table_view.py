@@ -64,6 +64,14 @@ def status_text(
     return fit(text, width)
 
 
+def jackpot_text(name: str, meter: int, wager: int, width: int) -> Text:
+    """A progressive jackpot's line: its name, its meter (live), and its wager."""
+    text = Text(f" JACKPOT {name} ", style="bold reverse")
+    text.append(f" {meter:,} chips ", style="bold")
+    text.append(f"  progressive wager {wager}", style="dim")
+    return fit(text, width)
+
+
 def _seat_line(m: TableModel, seat: SeatView, width: int) -> Text:
     mine = seat.seat == m.your_seat
     out = Text("▶ " if mine else "  ", style="bold cyan")

@@ -39,6 +39,7 @@ from server.cluster.live import LiveTables
 from server.cluster.placement import INSTANCE_SEPARATOR
 from server.config import Settings
 from server.gateway import Gateway, gateway_options
+from server.gateway.jackpots import JackpotRelay
 from server.gateway.options import operator_tokens
 from server.gateway.revocations import RevocationListener
 from server.gateway.wsconn import GatewayConnection
@@ -110,6 +111,8 @@ class App:
         self._lag_probe: asyncio.Task[None] | None = None
         # Progressive jackpots of the tables file: their hits delivered, their meters read.
         self.jackpot_watch: JackpotWatch | None = None
+        # The jackpots' meters, live, for the connections that watch them.
+        self.jackpot_relay: JackpotRelay | None = None
 
     @property
     def port(self) -> int:
@@ -183,6 +186,10 @@ class App:
             defined = [o for o, _ in jackpots.values()]
             self.jackpot_watch = JackpotWatch(stores.jackpots, defined, self.metrics)
             self.jackpot_watch.start()
+            offered = {t: name for name, (_, ts) in jackpots.items() for t in ts}
+            self.jackpot_relay = JackpotRelay(stores.jackpots, defined, offered)
+            self.jackpot_relay.start()
+            self.gateway.context = replace(self.gateway.context, jackpots=self.jackpot_relay)
         # Several nodes share the tables through one Redis (or a Sentinel's primary).
         # On a Redis Cluster the node stays alone: the cluster layer's heartbeat,
         # publications and reads over every table are not split by slot yet.
@@ -416,6 +423,9 @@ class App:
         if self.jackpot_watch is not None:
             await self.jackpot_watch.stop()
             self.jackpot_watch = None
+        if self.jackpot_relay is not None:
+            await self.jackpot_relay.stop()
+            self.jackpot_relay = None
         if self.wallet is not None:
             await self.wallet.stop()
             self.wallet = None

@@ -10,6 +10,7 @@ from typing import Any
 from protocol.structs import Result
 from server.archive import Archive
 from server.gateway.connection import Connection
+from server.gateway.jackpots import JackpotRelay
 from server.gateway.presence import Presence
 from server.store import AccountStore, TableStore
 from server.wallet import Funding
@@ -18,7 +19,8 @@ from server.wallet import Funding
 @dataclass(frozen=True, slots=True)
 class Context:
     """The gateway's parts a handler uses: who is where, the stores, the server's name,
-    the archive (None: none), the operator's wallet (None: the built-in accounts)."""
+    the archive (None: none), the operator's wallet (None: the built-in accounts), the
+    jackpots' meters (None: the tables offer none)."""
 
     presence: Presence
     tables: TableStore
@@ -26,6 +28,7 @@ class Context:
     server_name: str
     archive: Archive | None = None
     wallet: Funding | None = None
+    jackpots: JackpotRelay | None = None
 
 
 class Replied(enum.Enum):

@@ -195,6 +195,8 @@ class Gateway:
             await conn.stop()
             self.metrics.connections.dec()
             await self.presence.departed(conn)
+            if self.context.jackpots is not None:
+                self.context.jackpots.unwatch(conn)
             if conn.session.guest and conn.player_id is not None:
                 # Idle from now: a guest's activity ends with its last connection.
                 with contextlib.suppress(StoreUnavailable):

@@ -11,6 +11,7 @@ requests are in :mod:`server.gateway.money`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from protocol.codec import encode
 from protocol.errors import ErrorCode
@@ -35,9 +36,11 @@ from protocol.messages import (
     SetHand,
     SitOut,
     Unwatch,
+    UnwatchJackpots,
     Watch,
+    WatchJackpots,
 )
-from protocol.structs import Balances, Result, ServerInfo
+from protocol.structs import Balances, JackpotList, Result, ServerInfo
 from protocol.version import MAX_SUPPORTED_VERSION, MIN_SUPPORTED_VERSION, PROTOCOL_MINOR
 from server.archive.history import history_page
 from server.gamelog import unpack_records
@@ -61,8 +64,28 @@ async def ping(ctx: Context, conn: Connection, msg: Ping) -> Outcome:
 
 
 async def list_tables(ctx: Context, conn: Connection, msg: ListTables) -> Outcome:
-    """The lobby: every table."""
-    return await ctx.presence.list_tables()
+    """The lobby: every table, and the meter of each jackpot one of them offers."""
+    listed = await ctx.presence.list_tables()
+    relay = ctx.jackpots
+    if relay is None:
+        return listed
+    tables = tuple(replace(t, jackpot=relay.jackpot_of(t.table_id)) for t in listed.tables)
+    names = {t.jackpot for t in tables if t.jackpot is not None}
+    return replace(listed, tables=tables, jackpots=relay.listed(sorted(names)))
+
+
+async def watch_jackpots(ctx: Context, conn: Connection, msg: WatchJackpots) -> Outcome:
+    """The jackpots' meters now, and a ``jackpot`` message for each change from now on."""
+    if ctx.jackpots is None:
+        return JackpotList(jackpots=())
+    return JackpotList(jackpots=ctx.jackpots.watch(conn))
+
+
+async def unwatch_jackpots(ctx: Context, conn: Connection, msg: UnwatchJackpots) -> Outcome:
+    """No more ``jackpot`` messages."""
+    if ctx.jackpots is not None:
+        ctx.jackpots.unwatch(conn)
+    return None
 
 
 async def watch(ctx: Context, conn: Connection, msg: Watch) -> Outcome:
@@ -105,8 +128,11 @@ async def history(ctx: Context, conn: Connection, msg: GetHistory) -> Outcome:
 
 
 async def table_info(ctx: Context, conn: Connection, msg: GetTableInfo) -> Outcome:
-    """A table's rules, options and pay table."""
-    return ctx.presence.table_info(msg.table_id)
+    """A table's rules, options and pay tables (its jackpot's with its meter)."""
+    info = ctx.presence.table_info(msg.table_id)
+    if ctx.jackpots is None:
+        return info
+    return replace(info, jackpot=ctx.jackpots.info(msg.table_id))
 
 
 async def server_info(ctx: Context, conn: Connection, msg: GetServerInfo) -> Outcome:
@@ -205,5 +231,7 @@ HANDLERS: Mapping[type[ClientMessage], Handler] = {
     GetHistory: history,
     GetTableInfo: table_info,
     GetServerInfo: server_info,
+    WatchJackpots: watch_jackpots,
+    UnwatchJackpots: unwatch_jackpots,
 }
 """Every request after the hello, by type (the hello is the session's)."""

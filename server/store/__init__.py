@@ -86,6 +86,7 @@ from server.store.players.accounts import (
 )
 from server.store.players.guests import MINUTE_MS, Admission, Closing, GuestLimits
 from server.store.players.sessions import Session, SessionStore
+from server.store.pubsub.channel import ChannelListener
 from server.store.pubsub.relay import Relay
 from server.store.tables.commit_args import CommitResult, CommitStatus
 from server.store.tables.leases import Leases
@@ -120,6 +121,7 @@ __all__ = [
     "CatalogRefused",
     "CatalogTable",
     "Change",
+    "ChannelListener",
     "ClientRequest",
     "Closing",
     "ClusterStore",

@@ -28,6 +28,9 @@ NESTED = (
     S.TableBalance,
     S.PayLine,
     S.RoundRecord,
+    S.JackpotMeter,
+    S.JackpotLine,
+    S.JackpotInfo,
 )
 
 

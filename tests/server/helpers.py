@@ -28,6 +28,7 @@ from protocol.messages import (
     ErrorReply,
     Hello,
     Hidden,
+    JackpotChange,
     OkReply,
     PhaseChange,
     Pong,
@@ -147,6 +148,8 @@ class Client:
                     self.messages.append(message)
                     if isinstance(message, OkReply | ErrorReply | Pong):
                         self.replies.setdefault(message.rid, []).append(message)
+                    elif isinstance(message, JackpotChange):
+                        pass  # no table's: in messages only
                     else:
                         self.events.setdefault(message.table_id, []).append(message)
                     self._changed.notify_all()

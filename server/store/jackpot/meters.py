@@ -27,7 +27,7 @@ meter as the hits before it left it (docs/RULES.md, "Progressive jackpot").
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +44,7 @@ from server.store.keys import (
 )
 from server.store.lua.accounts import DELIVER, LOG_WINDOW
 from server.store.lua.jackpot import CONTRIBUTE, FORGET, HIT
+from server.store.pubsub.channel import ChannelListener
 
 JACKPOT_KIND = "jackpot"
 """The ``kind`` of a hit's entry in the player's account ledger."""
@@ -199,6 +200,22 @@ class JackpotStore(AccountLedgerStore):
                 pipe.hget(self.keys.jackpot(name), "meter")
             raw = await pipe.execute()
         return {n: None if v is None else as_int(v) for n, v in zip(names, raw, strict=True)}
+
+    def meter_changes(
+        self, name: str, heard: Callable[[int], None], subscribed: Callable[[], None]
+    ) -> ChannelListener:
+        """A listener (not started) that calls ``heard(meter)`` each time jackpot
+        ``name``'s meter changes from now on (a contribution or a hit, from any node),
+        and ``subscribed()`` each time it (re)subscribed: the changes published while it
+        was not subscribed are lost, so the caller reads the meter again then."""
+        _check_name(name)
+        return ChannelListener(
+            self.redis,
+            self.keys.jackpot_channel(name),
+            lambda data: heard(as_int(data)),
+            f"jackpot-{name}",
+            subscribed,
+        )
 
     @store_call
     async def names(self) -> list[str]:

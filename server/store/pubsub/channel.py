@@ -22,7 +22,10 @@ RETRY_S = (0.5, 5.0)
 
 class ChannelListener:
     """Calls ``heard(data)`` for each message published on ``channel``, from
-    :meth:`start` to :meth:`stop`; ``name`` names the task and the log lines."""
+    :meth:`start` to :meth:`stop`; ``name`` names the task and the log lines.
+    ``subscribed`` (optional) is called each time Redis confirmed the subscription, the
+    first and every later one: what was published before it was not heard, so a user
+    that keeps a value up to date reads it again then."""
 
     def __init__(
         self,
@@ -30,8 +33,10 @@ class ChannelListener:
         channel: str,
         heard: Callable[[bytes], None],
         name: str,
+        subscribed: Callable[[], None] | None = None,
     ) -> None:
         self.redis = client
+        self.subscribed = subscribed
         self.channel = channel
         self.heard = heard
         self.name = name
@@ -58,6 +63,10 @@ class ChannelListener:
             try:
                 await pubsub.subscribe(self.channel)
                 pause = RETRY_S[0]
+                if self.subscribed is not None:
+                    # subscribe() sent the command; its confirmation is the first reply.
+                    await pubsub.get_message(timeout=10.0)
+                    self.subscribed()
                 async for message in pubsub.listen():
                     if message.get("type") == "message":
                         self.heard(message["data"])

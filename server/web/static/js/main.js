@@ -26,6 +26,7 @@ class App {
     this.session = new Session();
     this.model = null;
     this.infos = new Map(); // table -> table_info
+    this.meters = new Map(); // jackpot -> its meter as last told (protocol minor 7)
     this.fairness = new Map(); // round -> {rec, report}, for the table on screen
     this.leaving = null; // the table whose Leave was pressed: its freed seat goes to the lobby
     this.moments = newMoments(); // when things happened at the table on screen, for motion
@@ -37,6 +38,7 @@ class App {
     this.session.addEventListener("status", (e) => this.status(e.detail));
     this.session.addEventListener("welcome", (e) => this.welcomed(e.detail));
     this.session.addEventListener("table", (e) => this.event(e.detail));
+    this.session.addEventListener("jackpot", (e) => this.meter(e.detail.name, e.detail.meter));
     this.session.addEventListener("server-error", (e) => toast(e.detail.message));
     window.addEventListener("hashchange", () => this.route());
     $("login-form").addEventListener("submit", (e) => {
@@ -130,6 +132,7 @@ class App {
     $("forget").hidden = false;
     $("forget").textContent = welcome.guest ? "Forget this guest" : "Sign out";
     this.session.request("balance").then((b) => this.balances(b), () => {});
+    this.watchJackpots(); // a connection's own subscription: asked on each one
     if (!previous) return this.route(); // this page's first welcome
     if (!welcome.resumed || welcome.player_id !== previous.player_id) {
       // A new session: the table on screen is watched again from a snapshot.
@@ -199,6 +202,35 @@ class App {
   async askJoin(tableId, seat) {
     const info = await this.loadInfo(tableId).catch((err) => toast(err.message));
     if (info) this.panels.askJoin(tableId, seat, info);
+  }
+
+  /** The jackpots' meters, live: changes come as `jackpot` messages from now on. A
+   * server of an earlier minor refuses: the lobby's and table_info's meters remain. */
+  async watchJackpots() {
+    try {
+      const result = await this.session.request("watch_jackpots");
+      for (const j of result.jackpots) this.meters.set(j.name, j.meter);
+    } catch {
+      return;
+    }
+    this.showMeters();
+  }
+
+  meter(name, meter) {
+    this.meters.set(name, meter);
+    this.showMeters();
+  }
+
+  /** A jackpot's meter as last told (`fallback` when none was). */
+  meterOf(name, fallback) {
+    return this.meters.get(name) ?? fallback;
+  }
+
+  showMeters() {
+    this.lobby.showMeters();
+    if (this.model) this.view.renderJackpot();
+    const rules = $("rules-jackpot"); // the rules page, if open on a jackpot's table
+    if (rules) rules.textContent = chips(this.meterOf(rules.dataset.meter, 0));
   }
 
   setAccount(account) {

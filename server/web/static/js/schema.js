@@ -17,6 +17,22 @@ export const STRUCTS = {
     ["house_way", { t: "bool" }],
     ["foul", { t: "bool" }],
   ],
+  JackpotInfo: [
+    ["name", { t: "str", lo: 1, hi: 32 }],
+    ["meter", { t: "int", lo: 0, hi: MAX_SAFE }],
+    ["wager", { t: "int", lo: 1, hi: MAX_SAFE }],
+    ["paytable", { t: "arr", item: { t: "struct", name: "JackpotLine" }, lo: 0, hi: 32, unique: false, lens: null }],
+  ],
+  JackpotLine: [
+    ["bonus_class", { t: "str", lo: 1, hi: 32 }],
+    ["label", { t: "str", lo: 1, hi: 32 }],
+    ["meter_bps", { t: "int", lo: 0, hi: 10000 }],
+    ["fixed", { t: "int", lo: 0, hi: MAX_SAFE }],
+  ],
+  JackpotMeter: [
+    ["name", { t: "str", lo: 1, hi: 32 }],
+    ["meter", { t: "int", lo: 0, hi: MAX_SAFE }],
+  ],
   PayLine: [
     ["bonus_class", { t: "str", lo: 1, hi: 32 }],
     ["label", { t: "str", lo: 1, hi: 32 }],
@@ -105,6 +121,7 @@ export const STRUCTS = {
     ["buy_in_min", { t: "int", lo: 1, hi: MAX_SAFE }],
     ["buy_in_max", { t: "int", lo: 1, hi: MAX_SAFE }],
     ["closing", { t: "bool" }, false],
+    ["jackpot", { t: "nil", inner: { t: "str", lo: 1, hi: 32 } }, null],
   ],
   Wager: [
     ["kind", { t: "str", lo: 1, hi: 32 }],
@@ -134,6 +151,7 @@ export const RESULTS = {
   ],
   tables: [
     ["tables", { t: "arr", item: { t: "struct", name: "TableSummary" }, lo: 0, hi: 200, unique: false, lens: null }],
+    ["jackpots", { t: "arr", item: { t: "struct", name: "JackpotMeter" }, lo: 0, hi: 200, unique: false, lens: null }, []],
   ],
   joined: [
     ["table_id", { t: "str", lo: 1, hi: 32 }],
@@ -183,6 +201,7 @@ export const RESULTS = {
     ["main_bet_unit", { t: "int", lo: 0, hi: MAX_SAFE }, 0],
     ["commission_free", { t: "enum", values: ["none", "ez", "nine_low"] }, "none"],
     ["side_bets", { t: "arr", item: { t: "struct", name: "SideBetInfo" }, lo: 0, hi: 8, unique: false, lens: null }, []],
+    ["jackpot", { t: "nil", inner: { t: "struct", name: "JackpotInfo" } }, null],
   ],
   server_info: [
     ["server_name", { t: "str", lo: 1, hi: 32 }],
@@ -191,6 +210,9 @@ export const RESULTS = {
     ["protocol_minor", { t: "int", lo: 0, hi: 65535 }],
     ["protocol_min", { t: "int", lo: 1, hi: 65535 }],
     ["protocol_max", { t: "int", lo: 1, hi: 65535 }],
+  ],
+  jackpots: [
+    ["jackpots", { t: "arr", item: { t: "struct", name: "JackpotMeter" }, lo: 0, hi: 200, unique: false, lens: null }],
   ],
 };
 
@@ -285,6 +307,12 @@ export const CLIENT = {
     ["table_id", { t: "str", lo: 1, hi: 32 }],
   ],
   server_info: [
+    ["rid", { t: "str", lo: 1, hi: 64 }],
+  ],
+  watch_jackpots: [
+    ["rid", { t: "str", lo: 1, hi: 64 }],
+  ],
+  unwatch_jackpots: [
     ["rid", { t: "str", lo: 1, hi: 64 }],
   ],
 };
@@ -396,6 +424,10 @@ export const SERVER = {
     ["reason", { t: "str", lo: 1, hi: 32 }],
     ["message", { t: "str", lo: 0, hi: 256 }],
     ["refunds", { t: "arr", item: { t: "struct", name: "SeatRefund" }, lo: 0, hi: 6, unique: false, lens: null }],
+  ],
+  jackpot: [
+    ["name", { t: "str", lo: 1, hi: 32 }],
+    ["meter", { t: "int", lo: 0, hi: MAX_SAFE }],
   ],
 };
 

@@ -257,6 +257,11 @@ export class Session extends EventTarget {
       else p.resolve(m.type === "pong" ? m : m.result);
       return;
     }
+    if (m.type === "jackpot") {
+      // A meter changed (minor 7): no table's message, so no seq to count.
+      this.dispatchEvent(new CustomEvent("jackpot", { detail: m }));
+      return;
+    }
     this.tableEvent(m);
   }
 

@@ -40,6 +40,7 @@ export class Lobby {
     try {
       const result = await this.app.session.request("list_tables");
       this.tables = result.tables;
+      for (const j of result.jackpots ?? []) this.app.meters.set(j.name, j.meter);
     } catch {
       return;
     }
@@ -50,7 +51,9 @@ export class Lobby {
   row(t) {
     const full = t.players >= t.seats;
     return h("tr", { dataset: { table: t.table_id } },
-      h("th.name", { scope: "row", text: shortName(t.name), title: explained(t.name) }),
+      h("th.name", { scope: "row", text: shortName(t.name), title: explained(t.name) },
+        // The progressive jackpot it offers (minor 7), its meter kept live (showMeters).
+        t.jackpot ? h("span.jackpot", { dataset: { jackpot: t.jackpot }, text: this.meterText(t.jackpot) }) : null),
       // data-label: a phone shows each row as a card, each value with its column's name.
       h("td", { text: PHASE_NAMES[t.phase] ?? t.phase, dataset: { phase: t.phase, label: "Phase" } }),
       h("td", { text: `${t.players} / ${t.seats}`, "aria-label": `${t.players} of ${t.seats} seats taken`, dataset: { label: "Seats" } }),
@@ -67,6 +70,16 @@ export class Lobby {
           type: "button", text: "Sit down", disabled: full, "aria-label": `Sit down at ${t.name}`, dataset: { focusKey: `sit-${t.table_id}` },
           onclick: () => this.app.openTable(t.table_id, { join: true }),
         }))));
+  }
+
+  meterText(name) {
+    const meter = this.app.meterOf(name, null);
+    return meter === null ? "Jackpot" : `Jackpot ${chips(meter)}`;
+  }
+
+  /** Each row's meter redrawn in place (the rows themselves stay). */
+  showMeters() {
+    for (const el of $("lobby-rows").querySelectorAll("[data-jackpot]")) el.textContent = this.meterText(el.dataset.jackpot);
   }
 
   summary(tableId) {

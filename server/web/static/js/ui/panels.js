@@ -137,7 +137,15 @@ export class Panels {
         h("h3", { text: b.label }),
         h("p", { text: b.rides_on ? `Paid when your ${b.rides_on} bet is at least ${chips(b.min)}, for every other player's hand below (never your own or the dealer's).` : `Bets ${chips(b.min)}–${chips(b.max)}.` }),
         h("table.plain", {}, h("tbody", {}, b.paytable.map((p) => h("tr", {}, h("th", { scope: "row", text: p.label }), h("td", { text: b.fixed ? chips(p.pays) : `${p.pays} to 1` }))))),
-      ]));
+      ]),
+      // The progressive jackpot (protocol minor 7): its live meter and what its wager wins.
+      ...(info.jackpot ? [
+        h("h3", { text: "Progressive jackpot" }),
+        h("p", {}, `A wager of ${chips(info.jackpot.wager)} on your seven cards. Meter now: `,
+          h("strong", { id: "rules-jackpot", dataset: { meter: info.jackpot.name }, text: chips(this.app.meterOf(info.jackpot.name, info.jackpot.meter)) }), "."),
+        h("table.plain", {}, h("tbody", {}, info.jackpot.paytable.map((p) => h("tr", {}, h("th", { scope: "row", text: p.label }),
+          h("td", { text: p.meter_bps ? `${p.meter_bps / 100}% of the meter` : `${chips(p.fixed)} for 1` }))))),
+      ] : []));
     fill($("rules-body"), limits, how);
     return undefined;
   }

@@ -67,11 +67,21 @@ export class TableView {
     $("table-title").title = name;
     $("round").textContent = m.round ? `Round ${m.round}` : "";
     $("watching").hidden = m.yourSeat !== null || !m.ready;
+    this.renderJackpot();
     // The phase, for the layout: a phone puts the bet panel first while betting is open.
     $("table").dataset.phase = m.phase;
     this.renderPhase();
     this.renderDealer();
     fill($("seats"), m.seats.slice(0, m.seatCount).map((s) => this.seat(s)));
+  }
+
+  /** The table's progressive jackpot and its live meter (minor 7); hidden without one. */
+  renderJackpot() {
+    const jackpot = this.model ? this.app.info(this.model.id)?.jackpot : null;
+    $("jackpot").hidden = !jackpot;
+    if (!jackpot) return;
+    $("jackpot").textContent = `Jackpot ${chips(this.app.meterOf(jackpot.name, jackpot.meter))}`;
+    $("jackpot").title = `${jackpot.name}: progressive wager ${chips(jackpot.wager)}`;
   }
 
   renderPhase() {
