@@ -27,10 +27,10 @@ from clients.tui.dialogs import AmountScreen, ConfirmScreen
 from clients.tui.keys import KeyGuard, Kind, Verdict, find_binding, key_kind
 from clients.tui.table_view import (
     chips_text,
-    staked_sides,
     preview_text,
     rebuy_prompt,
     seats_text,
+    staked_sides,
     status_text,
 )
 from protocol.structs import HandChoice, TableInfo
@@ -323,7 +323,9 @@ class TableScreen(LogScreen):
         elif target == "bonus" and stake > info.max_bonus:
             self._app.say(f"the most you can put on the bonus here is {info.max_bonus}", error=True)
         elif side is not None and stake > side.max:
-            self._app.say(f"the most you can put on the {side.label} here is {side.max}", error=True)
+            self._app.say(
+                f"the most you can put on the {side.label} here is {side.max}", error=True
+            )
         elif held is not None and total > held:
             self._app.say(
                 f"that {what} makes {total}, and you hold {held} here (u: rebuy)", error=True
@@ -347,11 +349,8 @@ class TableScreen(LogScreen):
         if self.target == "amount":
             unit = info.main_bet_unit or unit
         now = self._pending(self.target)
-        if direction > 0:
-            stake = (now // unit + 1) * unit
-        else:
-            stake = max(0, (-(-now // unit) - 1) * unit)
-        self._put(stake, "step")
+        up, down = (now // unit + 1) * unit, max(0, (-(-now // unit) - 1) * unit)
+        self._put(up if direction > 0 else down, "step")
 
     def action_card(self, n: int) -> None:
         """Pick or unpick card ``n`` (1..7) for the low hand."""

@@ -216,7 +216,9 @@ def chips_text(
     for b in staked_sides(info):
         if target != b.kind and not side.get(b.kind):
             continue
-        label = b.label if len(b.label) <= SIDE_LABEL_WIDTH else b.label[: SIDE_LABEL_WIDTH - 1] + "…"
+        label = b.label
+        if len(label) > SIDE_LABEL_WIDTH:
+            label = label[: SIDE_LABEL_WIDTH - 1] + "…"
         text.append(" ")
         text.append(f" {label} ", style="reverse bold cyan" if target == b.kind else "")
         text.append(f" {side.get(b.kind, 0)}")

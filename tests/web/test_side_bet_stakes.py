@@ -44,7 +44,10 @@ min = 5
 max = 25
 """
 
-STAKES = "Object.fromEntries([...document.querySelectorAll('#stake-sides strong')].map((s) => [s.dataset.stake, s.textContent]))"
+STAKES = (
+    "Object.fromEntries([...document.querySelectorAll('#stake-sides strong')]"
+    ".map((s) => [s.dataset.stake, s.textContent]))"
+)
 
 
 async def test_a_side_bet_is_staked_stepped_and_settled(

@@ -97,15 +97,18 @@ async def test_side_bets_are_staked_stepped_and_placed(dealer_app: App) -> None:
         await pilot.press("minus", "minus")
         assert (table.pending_bet, table.pending_side) == (40, {"queens_dragon": 10, "tiger9": 15})
         row = str(table.chips_text())
-        assert " Queen's D…  10" in row and " Tiger 9  15" in row, row
+        assert " Queen's D…  10" in row, row
+        assert " Tiger 9  15" in row, row
         await pilot.press("b")
         assert table.target == "amount"
         await pilot.press("enter")
         await until_app(
             pilot,
-            lambda: model.my_seat is not None
-            and sorted((w.kind, w.amount) for w in model.my_seat.wagers)
-            == [("queens_dragon", 10), ("tiger9", 15)],
+            lambda: (
+                model.my_seat is not None
+                and sorted((w.kind, w.amount) for w in model.my_seat.wagers)
+                == [("queens_dragon", 10), ("tiger9", 15)]
+            ),
         )
         assert model.my_seat is not None
         assert model.my_seat.bet == 40

@@ -44,8 +44,7 @@ def test_deals_pay_what_the_census_says() -> None:
         pays: list[int] = []
         for n in range(DEALS):
             hands = deal(n.to_bytes(32, "big"))
-            for other in hands[1 : 1 + OTHERS]:
-                pays.append(envy_payout((other,), options)[0])
+            pays.extend(envy_payout((other,), options)[0] for other in hands[1 : 1 + OTHERS])
         count = len(pays)
         mean = sum(pays) / count
         variance = sum((p - mean) ** 2 for p in pays) / (count - 1)
