@@ -108,6 +108,7 @@ def test_every_built_in_table_collects_a_commission_on_its_minimum_bet() -> None
     }
     assert rounding == {"jade": "up", "dragon": "down", "lotus": "whole", "fortune": "up"}
     assert tables["ez"].rules.commission_free is CommissionFree.EZ
+    assert tables["tiger"].rules.commission_free is CommissionFree.NINE_LOW
 
 
 def test_the_built_in_fortune_and_ez_tables_offer_their_side_bets() -> None:
@@ -119,6 +120,8 @@ def test_the_built_in_fortune_and_ez_tables_offer_their_side_bets() -> None:
     assert tables["ez"].side_kinds == ("bonus", "queens_dragon")
     assert tables["ez"].limits("queens_dragon") == (5, 50)
     assert tables["ez"].side_options("queens_dragon").odds == 50
+    assert tables["tiger"].side_kinds == ("bonus", "tiger9")
+    assert tables["tiger"].side_options("tiger9").odds == 30
     for plain in ("jade", "dragon", "lotus"):
         assert tables[plain].side_bets == ()
 

@@ -105,11 +105,12 @@ async def test_the_built_in_tables_are_seeded_with_their_side_bets(
     }
     assert read["fortune"].config.side_kinds == ("bonus", "envy")
     assert read["ez"].config.side_kinds == ("bonus", "queens_dragon")
+    assert read["tiger"].config.side_kinds == ("bonus", "tiger9")
     with pytest.raises(CatalogRefused) as refused:
         await catalog.create(replace(read["ez"].config, table_id="ez2"))
     assert refused.value.reason is CatalogRefusal.NOT_READ
     # Every seat and result of them stored reads back (the seed's tables are played).
-    for table_id in ("fortune", "ez"):
+    for table_id in ("fortune", "ez", "tiger"):
         config = read[table_id].config
         kind = config.side_kinds[-1]
         stake = 0 if kind == "envy" else 10
