@@ -10,6 +10,7 @@ module of its job (:mod:`clients.session`, :mod:`clients.pending`,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal, TypeVar
 
 from clients.errors import ClientError, ConnectionLost, ServerError, SessionEnded, plain_error
@@ -144,11 +145,16 @@ class Client(Session):
             Balances,
         )
 
-    async def bet(self, table_id: str, amount: int, bonus: int = 0) -> None:
+    async def bet(
+        self, table_id: str, amount: int, bonus: int = 0, side: Sequence[tuple[str, int]] = ()
+    ) -> None:
         """Place or replace this round's bet (0 removes it). The bonus bet goes in
-        ``bonus`` and in ``wagers`` too, so that a server of any minor takes it
+        ``bonus`` and in ``wagers`` too, so that a server of any minor takes it; every
+        other side bet staked (``side``: kind and stake) in ``wagers`` alone
         (protocol/PROTOCOL.md, section 6, ``bet``)."""
-        wagers = (Wager("bonus", bonus),) if bonus else ()
+        wagers = ((Wager("bonus", bonus),) if bonus else ()) + tuple(
+            Wager(kind, stake) for kind, stake in side if stake
+        )
         await self.request(
             lambda rid: Bet(rid=rid, table_id=table_id, amount=amount, bonus=bonus, wagers=wagers)
         )

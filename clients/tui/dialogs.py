@@ -34,7 +34,9 @@ HELP = """\
 
 [b]Table[/b]
   1-9    betting: add a chip of that key's value at this table (shown
-         in the chip row); b switches the chips to the bonus bet
+         in the chip row); b moves the chips on to the bonus bet, then
+         to each side bet the table offers; + - step that bet by the
+         table's unit
          setting: pick / unpick card 1-7 for the low hand (or click it)
   enter  betting: place the bet built;  setting: set the hand
   x      clear the bet           r        rebet (last round's bet)

@@ -31,6 +31,7 @@ from clients.tui.table_view import (
     preview_text,
     rebuy_prompt,
     seats_text,
+    staked_sides,
     status_text,
 )
 from protocol.structs import HandChoice, TableInfo
@@ -46,6 +47,9 @@ class TableScreen(LogScreen):
         *[Binding(str(d), f"digit({d})", show=False) for d in range(1, 10)],
         Binding("enter", "confirm", "Bet/Set", priority=True),
         Binding("b", "bonus_mode", "Bonus"),
+        # Not in the footer either: +/- step the bet the chips go to by the table's unit.
+        Binding("plus,equals_sign", "step(1)", "Step up", show=False),
+        Binding("minus", "step(-1)", "Step down", show=False),
         Binding("x", "clear", "Clear"),
         Binding("r", "rebet", "Rebet"),
         # Not in the footer: it is full at 80 columns; the help (?) lists it.
@@ -71,7 +75,7 @@ class TableScreen(LogScreen):
     ALONE_ACTIONS: ClassVar[set[str]] = {"leave", "cash_out", "rebuy", "sit_out", "rebet", "clear"}
     ALONE_ACTIONS |= {"house_set", "quit_table"}
     PLAYER_ACTIONS: ClassVar[set[str]] = ALONE_ACTIONS - {"quit_table"}
-    PLAYER_ACTIONS |= {"digit", "card", "confirm", "bonus_mode", "suggest"}
+    PLAYER_ACTIONS |= {"digit", "card", "confirm", "bonus_mode", "suggest", "step"}
     FREE_ACTIONS: ClassVar[set[str]] = {"lobby", "app.help", "quit"}
 
     def __init__(self, table_id: str) -> None:
@@ -79,7 +83,8 @@ class TableScreen(LogScreen):
         self.table_id = table_id
         self.pending_bet = 0
         self.pending_bonus = 0
-        self.bonus_mode = False
+        self.pending_side: dict[str, int] = {}  # stakes on side bets beyond the bonus
+        self.target = "amount"  # where chips go: "amount" (the main bet), "bonus", a kind
         self.selected: list[int] = []
         self.suggestion: HandChoice | None = None
         self.suggestion_key: RoundKey | None = None  # the round the suggestion is for
@@ -88,6 +93,15 @@ class TableScreen(LogScreen):
         self.building_round: int | None = None  # the round the bonus toggle was set in
         self.keys = KeyGuard(self.KEY_GAP_S)
         self._watching: bool | None = None  # as last drawn (None: not drawn yet)
+
+    @property
+    def bonus_mode(self) -> bool:
+        """Whether the chips go to the bonus bet."""
+        return self.target == "bonus"
+
+    @bonus_mode.setter
+    def bonus_mode(self, on: bool) -> None:
+        self.target = "bonus" if on else "amount"
 
     @property
     def _app(self) -> PaigowBase:
@@ -213,7 +227,13 @@ class TableScreen(LogScreen):
     def chips_text(self) -> Text:
         """The chip denominations and the bet being built."""
         return chips_text(
-            self.info, self.pending_bet, self.pending_bonus, self.bonus_mode, self.model.my_seat
+            self.info,
+            self.pending_bet,
+            self.pending_bonus,
+            self.bonus_mode,
+            self.model.my_seat,
+            self.pending_side,
+            self.target,
         )
 
     def jackpot_line(self) -> Text | None:
@@ -296,22 +316,63 @@ class TableScreen(LogScreen):
         info = self.info
         if info is None or n > len(info.denominations):
             return
-        chip = info.denominations[n - 1]
-        bet = self.pending_bet + (0 if self.bonus_mode else chip)
-        bonus = self.pending_bonus + (chip if self.bonus_mode else 0)
-        seat = m.my_seat
-        held = seat.balance + seat.bet + seat.bonus if seat is not None else None
-        if bet > info.max_bet:
+        self._put(self._pending(self.target) + info.denominations[n - 1], "chip")
+
+    def _pending(self, target: str) -> int:
+        if target == "amount":
+            return self.pending_bet
+        if target == "bonus":
+            return self.pending_bonus
+        return self.pending_side.get(target, 0)
+
+    def _put(self, stake: int, what: str) -> None:
+        """Make the target's stake ``stake``: refused with a word past its limit or past
+        the chips you hold here (``what``: the chip or the step that made it)."""
+        info = self.info
+        if info is None:
+            return
+        target = self.target
+        seat = self.model.my_seat
+        held = None
+        if seat is not None:
+            placed = sum(w.amount for w in seat.wagers) if seat.wagers else seat.bonus
+            held = seat.balance + seat.bet + placed
+        total = self.pending_bet + self.pending_bonus + sum(self.pending_side.values())
+        total += stake - self._pending(target)
+        side = next((b for b in staked_sides(info) if b.kind == target), None)
+        if target == "amount" and stake > info.max_bet:
             self._app.say(f"the most you can bet here is {info.max_bet}", error=True)
-        elif bonus > info.max_bonus:
+        elif target == "bonus" and stake > info.max_bonus:
             self._app.say(f"the most you can put on the bonus here is {info.max_bonus}", error=True)
-        elif held is not None and bet + bonus > held:
+        elif side is not None and stake > side.max:
             self._app.say(
-                f"that chip makes {bet + bonus}, and you hold {held} here (u: rebuy)", error=True
+                f"the most you can put on the {side.label} here is {side.max}", error=True
             )
+        elif held is not None and total > held:
+            self._app.say(
+                f"that {what} makes {total}, and you hold {held} here (u: rebuy)", error=True
+            )
+        elif target == "amount":
+            self.pending_bet = stake
+        elif target == "bonus":
+            self.pending_bonus = stake
         else:
-            self.pending_bet, self.pending_bonus = bet, bonus
+            self.pending_side = {**self.pending_side, target: stake}
         self.redraw()
+
+    def action_step(self, direction: int) -> None:
+        """+ or -: the bet the chips go to, one step up or down: the main bet by the
+        table's main bet unit, a side bet by its chip unit; a stake between steps moves
+        to the step next to it."""
+        info = self.info
+        if info is None or self.model.phase not in ("idle", "betting"):
+            return
+        unit = info.bet_unit or 1
+        if self.target == "amount":
+            unit = info.main_bet_unit or unit
+        now = self._pending(self.target)
+        up, down = (now // unit + 1) * unit, max(0, (-(-now // unit) - 1) * unit)
+        self._put(up if direction > 0 else down, "step")
 
     def action_card(self, n: int) -> None:
         """Pick or unpick card ``n`` (1..7) for the low hand."""
@@ -328,8 +389,14 @@ class TableScreen(LogScreen):
         self.redraw()
 
     def action_bonus_mode(self) -> None:
-        """Switch the chips between the main bet and the bonus bet."""
-        self.bonus_mode = not self.bonus_mode
+        """b: the chips go on to the next bet: the main bet, the bonus bet, then each
+        staked side bet the table offers, and round to the main bet again."""
+        order = ["amount", "bonus", *(b.kind for b in staked_sides(self.info))]
+        at = order.index(self.target) if self.target in order else 0
+        self.target = order[(at + 1) % len(order)]
+        side = next((b for b in staked_sides(self.info) if b.kind == self.target), None)
+        if side is not None:
+            self._app.say(f"chips go on the {side.label} ({side.min}-{side.max}); b: next")
         self.redraw()
 
     def action_confirm(self) -> None:
@@ -340,7 +407,7 @@ class TableScreen(LogScreen):
             self._confirm_split()
         elif m.phase in ("idle", "betting"):
             self._confirm_bet()
-        elif self.pending_bet or self.pending_bonus:
+        elif self.pending_bet or self.pending_bonus or any(self.pending_side.values()):
             self._app.say("not now: bets open in the next betting phase")
         self.redraw()
 
@@ -365,7 +432,8 @@ class TableScreen(LogScreen):
         m = self.model
         seat = m.my_seat
         amount, bonus = self.pending_bet, self.pending_bonus
-        if not amount and bonus:
+        side = tuple((k, v) for k, v in self.pending_side.items() if v)
+        if not amount and (bonus or side):
             if seat is None or not seat.bet:
                 self._app.say(
                     "the bonus bet goes with a main bet: b, then chips for the main bet", error=True
@@ -376,19 +444,26 @@ class TableScreen(LogScreen):
             count = len(self.info.denominations) if self.info is not None else 1
             self._app.say(f"build a bet first with the chip keys 1-{count} (r: last bet)")
             return
-        held = seat.balance + seat.bet + seat.bonus if seat is not None else 0
-        if held and amount + bonus >= held:
-            question = f"Bet {amount + bonus}: every chip you hold at this table?"
-            self._ask(question, lambda: self._place(amount, bonus))
+        held = 0
+        if seat is not None:
+            placed = sum(w.amount for w in seat.wagers) if seat.wagers else seat.bonus
+            held = seat.balance + seat.bet + placed
+        total = amount + bonus + sum(v for _, v in side)
+        if held and total >= held:
+            question = f"Bet {total}: every chip you hold at this table?"
+            self._ask(question, lambda: self._place(amount, bonus, side))
             return
-        self._place(amount, bonus)
+        self._place(amount, bonus, side)
 
-    def _place(self, amount: int, bonus: int) -> None:
+    def _place(self, amount: int, bonus: int, side: tuple[tuple[str, int], ...] = ()) -> None:
         self.pending_bet = self.pending_bonus = 0
+        self.pending_side = {}
         self.bonus_mode = False  # the next chips go to the main bet again
+        labels = {b.kind: b.label for b in staked_sides(self.info)}
+        words = "".join(f" + {labels.get(k, k)} {v}" for k, v in side)
         self._run(
-            self.client.bet(self.table_id, amount, bonus),
-            f"bet {amount}" + (f" + bonus {bonus}" if bonus else "") + " placed",
+            self.client.bet(self.table_id, amount, bonus, side),
+            f"bet {amount}" + (f" + bonus {bonus}" if bonus else "") + words + " placed",
         )
         self.redraw()
 
@@ -408,6 +483,7 @@ class TableScreen(LogScreen):
     def action_clear(self) -> None:
         """Forget the bet being built, and remove the bet placed."""
         self.pending_bet = self.pending_bonus = 0
+        self.pending_side = {}
         seat = self.model.my_seat
         if seat is not None and seat.bet and self.model.phase in ("idle", "betting"):
             self._run(self.client.clear(self.table_id), "bet cleared")
@@ -423,6 +499,7 @@ class TableScreen(LogScreen):
     def action_sit_out(self) -> None:
         """Sit this round out: the server removes any bet and the seat shows ``out``."""
         self.pending_bet = self.pending_bonus = 0
+        self.pending_side = {}
         self._run(self.client.sit_out(self.table_id), "sitting this round out")
         self.redraw()
 

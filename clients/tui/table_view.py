@@ -9,14 +9,14 @@ the end of a hand's name), so nothing that matters is cut at 80 columns.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rich.text import Text
 
 from clients import handrank
 from clients.model import DEALER, TableModel
 from clients.text import cards_label, money_line
-from protocol.structs import Balances, HandChoice, SeatResult, SeatView, TableInfo
+from protocol.structs import Balances, HandChoice, SeatResult, SeatView, SideBetInfo, TableInfo
 
 OUTCOME_STYLES = {"win": "green", "push": "yellow", "lose": "red"}
 MIN_NAME = 8  # a table's name is not cut shorter than this (then "…")
@@ -183,11 +183,33 @@ def preview_text(
     )
 
 
+def staked_sides(info: TableInfo | None) -> list[SideBetInfo]:
+    """The staked side bets the table offers beyond the bonus bet (``b`` moves the chips
+    on to each): a riding one, the Envy bonus, has no stake of its own."""
+    if info is None:
+        return []
+    return [b for b in info.side_bets if b.kind != "bonus" and b.rides_on is None]
+
+
+SIDE_LABEL_WIDTH = 10
+"""The most of a side bet's label the one-line chip row shows."""
+
+
 def chips_text(
-    info: TableInfo | None, bet: int, bonus: int, bonus_mode: bool, seat: SeatView | None
+    info: TableInfo | None,
+    bet: int,
+    bonus: int,
+    bonus_mode: bool,
+    seat: SeatView | None,
+    side: Mapping[str, int] | None = None,
+    target: str | None = None,
 ) -> Text:
     """The chip keys with their values at this table, and the bet being built: the part
-    the chips go to (``b`` switches) is highlighted."""
+    the chips go to (``b`` moves them on; ``target``, "amount", "bonus" or a side bet's
+    kind, else the bonus when ``bonus_mode``) is highlighted. A side bet beyond the bonus
+    is shown while it is the target or holds a stake (``side``)."""
+    target = target or ("bonus" if bonus_mode else "amount")
+    side = side or {}
     text = Text(" ")
     if info is not None:
         for i, d in enumerate(info.denominations[:9]):
@@ -195,10 +217,19 @@ def chips_text(
             text.append(f" {d} ", style="black on yellow")
             text.append(" ")
     text.append(" ")
-    text.append(" bet ", style="" if bonus_mode else "reverse bold")
+    text.append(" bet ", style="reverse bold" if target == "amount" else "")
     text.append(f" {bet} ")
-    text.append(" bonus ", style="reverse bold magenta" if bonus_mode else "")
+    text.append(" bonus ", style="reverse bold magenta" if target == "bonus" else "")
     text.append(f" {bonus}")
+    for b in staked_sides(info):
+        if target != b.kind and not side.get(b.kind):
+            continue
+        label = b.label
+        if len(label) > SIDE_LABEL_WIDTH:
+            label = label[: SIDE_LABEL_WIDTH - 1] + "…"
+        text.append(" ")
+        text.append(f" {label} ", style="reverse bold cyan" if target == b.kind else "")
+        text.append(f" {side.get(b.kind, 0)}")
     if seat is not None:
         text.append(f"   balance {seat.balance}", style="bold")
     return text

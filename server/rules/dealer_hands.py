@@ -99,3 +99,16 @@ def settle_dealer_bet(hand_class: str | None, odds: int, stake: int) -> DealerBe
     if hand_class is None:
         return DealerBetSettlement(None, 0, stake, 0)
     return DealerBetSettlement(hand_class, odds, stake, stake * (odds + 1))
+
+
+def check_dealer_bet_options(kind: str, low: int, high: int, odds: int) -> None:
+    """Refuse a table's options of a dealer's-hand side bet (the Queen's Dragon, the
+    Tiger 9) that are not whole chips ``0 < min <= max`` and whole odds of at least 1:
+    raises ``ValueError`` naming ``kind``."""
+    for name, value in (("min", low), ("max", high), ("odds", odds)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{kind} {name} is a whole number, not {value!r}")
+    if not 0 < low <= high:
+        raise ValueError(f"{kind}: its limits are 0 < min <= max")
+    if odds < 1:
+        raise ValueError(f"{kind} odds are at least 1 to 1")

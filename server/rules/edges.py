@@ -13,6 +13,8 @@
   hand is the table's barred hand, which the simulator counts apart, push.
 - The Queen's Dragon's and the Tiger 9's are exact: they pay on the dealer's hand
   alone, whose census (:mod:`server.rules.dealer_census`) counts every seven-card hand.
+- The Envy bonus has no stake: its expected pay per qualifying bonus bet, for each
+  other seat in the round, is exact from the bonus bet's census.
 
 Edges are the house's share of each chip bet: positive when the house gains.
 """
@@ -26,6 +28,7 @@ from math import sqrt
 from server.rules.bonus import PayTable
 from server.rules.bonus_census import bonus_census, bonus_return
 from server.rules.dealer_census import known_census
+from server.rules.envy import EnvyOptions
 from server.rules.options import CommissionFree, HouseWay, RuleOptions
 from server.rules.progressive import ProgressivePayTable, ProgressiveReturn, progressive_return
 from server.rules.settlement import commission
@@ -116,3 +119,17 @@ def progressive_edge(table: ProgressivePayTable) -> ProgressiveReturn:
     """The progressive wager's return on ``table`` as a function of the meter, exactly
     (the census of every hand); its house edge at a meter ``m`` is ``1 - r.at(m)``."""
     return progressive_return(bonus_census(), table)
+
+
+# --- the Envy bonus (docs/RULES.md, "Envy bonus") --------------------------------------
+
+
+def envy_per_other(options: EnvyOptions) -> Fraction:
+    """The Envy bonus's expected pay, in chips, to one qualifying seat for each other
+    seat in the round, exactly: the sum over the Envy pay table of the share of the
+    seven-card hands of the deck holding each class, times its amount. Each other
+    seat's seven cards are, on their own, any seven cards of the deck alike, whatever
+    the qualifying seat holds, so ``n`` other seats pay ``n`` times this on average."""
+    census = bonus_census()
+    total = sum(census.values())
+    return Fraction(sum(n * options.amount(cls) for cls, n in census.items()), total)

@@ -11,11 +11,15 @@ from collections.abc import Mapping
 
 from server.rules.bonus import BONUS_BET
 from server.rules.envy import ENVY_BET
+from server.rules.queens_dragon import QUEENS_DRAGON_BET
+from server.rules.tiger9 import TIGER9_BET
 from server.rules.wagers import SideBet, registry
 
 SIDE_BETS: Mapping[str, SideBet] = registry(
     BONUS_BET,
     ENVY_BET,
+    QUEENS_DRAGON_BET,
+    TIGER9_BET,
 )
 """The side bets by kind."""
 

@@ -11,15 +11,25 @@ Its house edge depends on the house way (the dealer's low hand is the house way'
 choice); on the full deck it is exact for each of this server's house ways
 (:mod:`server.rules.dealer_census`).
 
-Pure: no table state; the table settles it beside the main bet.
+Pure: no table state; the table settles it beside the main bet, as the staked side bet
+:data:`TIGER9_BET` (kind ``tiger9``, docs/DESIGN.md, "Wagers"), whose options are its
+limits and its odds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 
-from server.rules.dealer_hands import DealerBetSettlement, is_nine_high_low, settle_dealer_bet
+from server.rules.dealer_hands import (
+    DealerBetSettlement,
+    check_dealer_bet_options,
+    is_nine_high_low,
+    settle_dealer_bet,
+)
+from server.rules.options import RuleOptions
+from server.rules.wagers import PayLine, Settled, SideBet, SideDeal
 
 NINE_HIGH_LOW = "nine-high-low"
 """The one paying line's id (as a ``bonus_class`` is, a wire id of at most 32 characters)."""
@@ -47,3 +57,46 @@ def settle(dealer_low: Sequence[int], stake: int, odds: int = ODDS) -> DealerBet
     if any(not 0 <= c <= 52 for c in dealer_low):
         raise ValueError("the dealer's low hand is two different card codes")
     return settle_dealer_bet(classify(dealer_low), odds, stake)
+
+
+# --- as a staked side bet at a table (server/rules/side_bets.py) ----------------------
+
+KIND = "tiger9"
+"""Its kind: on the wire, in the ledger's keys and in a tables file."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tiger9Options:
+    """A table's Tiger 9: the limits of a stake (chips) and what it pays, to 1."""
+
+    min: int = 5
+    max: int = 50
+    odds: int = ODDS
+
+    def __post_init__(self) -> None:
+        check_dealer_bet_options(KIND, self.min, self.max, self.odds)
+
+
+def _settle(deal: SideDeal, stake: int, options: Tiger9Options) -> Settled:
+    # The dealer's low hand as the table's house way set it.
+    s = settle(deal.dealer_low, stake, options.odds)
+    return Settled(s.hand_class, s.payout)
+
+
+def _limits(options: Tiger9Options) -> tuple[int, int]:
+    return options.min, options.max
+
+
+def _lines(rules: RuleOptions, options: Tiger9Options) -> tuple[PayLine, ...]:
+    return (PayLine(NINE_HIGH_LOW, LABEL, options.odds),)
+
+
+TIGER9_BET = SideBet(
+    kind=KIND,
+    label="Tiger 9",
+    options=Tiger9Options,
+    settle=_settle,
+    limits=_limits,
+    pay_lines=_lines,
+)
+"""The Tiger 9 as a staked side bet (docs/RULES.md, "Commission-free tables")."""

@@ -4,9 +4,11 @@ For each table: the main bet at its minimum and its maximum (each with the commi
 that bet pays under the table's rounding) and at the exact percentage, estimated by
 the simulator with 95 % confidence intervals; and the bonus bet on its pay table,
 exactly (docs/RULES.md, "The math, checked"). At a commission-free table the main bet
-pays no commission at any size, so it has one line, and the side bet on the dealer's
-barred hand (the Queen's Dragon at an ``ez`` table, the Tiger 9 at a ``nine_low``
-one) has its exact edge. Tables of one house way and wheel share one simulation. Then
+pays no commission at any size, so it has one line. Then each side bet the table offers
+beyond the bonus (``[table.side_bets.<kind>]``), exactly: the Queen's Dragon and the
+Tiger 9 at the table's odds (the Tiger 9 under its house way), and the Envy bonus's
+expected pay per qualifying bonus bet for one to five other players. Tables of one
+house way and wheel share one simulation. Then
 each progressive jackpot of the file (``[jackpot.<name>]``): its wager's return as a
 function of the meter, at the seed, its break-even meter and its return over the
 meter's life, exactly.
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from server.rules import queens_dragon as dragon
 from server.rules import tiger9
 from server.rules.bonus import pay_table
+from server.rules.envy import ENVY, EnvyOptions
 from server.rules.options import CommissionFree, RuleOptions
 from server.rules.values import WheelRank
 from server.rules_cli.inputs import InputError, seed_from_text
@@ -35,6 +38,9 @@ if TYPE_CHECKING:
     from server.rules.options import HouseWay
     from server.rules.sim import SimResult
     from server.table.state import TableConfig
+
+ENVY_OTHERS = range(1, 6)
+"""The numbers of other players the Envy bonus's expected pay is printed for."""
 
 DEFAULT_HANDS = 100_000
 DEFAULT_SEED = "paigow-rules edge"
@@ -76,15 +82,24 @@ def cmd_edge(args: argparse.Namespace, out: TextIO) -> None:
             mains = [("no commission", main_edge(result, None, rules))]
         bonus = bonus_edge(pay_table(rules.bonus_pay_table))
         sides: list[tuple[str, int, Fraction]] = []
-        if rules.commission_free is CommissionFree.EZ:
-            sides.append(("queens_dragon", dragon.ODDS, queens_dragon_edge(dragon.ODDS)))
-        elif rules.commission_free is CommissionFree.NINE_LOW:
-            odds = tiger9.ODDS
-            sides.append(("tiger9", odds, tiger9_edge(rules.house_way, rules.wheel, odds)))
+        envy: EnvyOptions | None = None
+        # The side bets the table offers, in the registry's order (the bonus above).
+        for kind in config.side_kinds:
+            if kind == dragon.KIND:
+                odds = config.side_options(kind).odds
+                sides.append((kind, odds, queens_dragon_edge(odds)))
+            elif kind == tiger9.KIND:
+                odds = config.side_options(kind).odds
+                sides.append((kind, odds, tiger9_edge(rules.house_way, rules.wheel, odds)))
+            elif kind == ENVY:
+                envy = config.side_options(kind)
         if args.json:
-            out.write(json.dumps(_as_json(config, result, mains, bonus, sides, seed)) + "\n")
+            line = _as_json(config, result, mains, bonus, sides, seed)
+            if envy is not None:
+                line["envy"] = _envy_json(envy)
+            out.write(json.dumps(line) + "\n")
         else:
-            _write_text(config, result, seconds, mains, bonus, sides, out)
+            _write_text(config, result, seconds, mains, bonus, sides, out, envy)
     # Every simulation deals the same hands whatever its house way: any one's counts of
     # the players' seven-card classes serve the progressive.
     sample = next(iter(sims.values()))[0] if sims else None
@@ -195,6 +210,7 @@ def _write_text(
     bonus: Fraction,
     sides: list[tuple[str, int, Fraction]],
     out: TextIO,
+    envy: EnvyOptions | None = None,
 ) -> None:
     rules = config.rules
     barred = _BARRED.get(rules.commission_free)
@@ -234,7 +250,46 @@ def _write_text(
     for name, odds, edge in sides:
         label = f"{_SIDE_NAMES[name]} at {odds} to 1 (exact)"
         lines.append(f"  {label:<58} {float(edge):+8.4%}  return {float(1 - edge):.4%}")
+    if envy is not None:
+        lines.extend(_envy_text(envy))
     out.write("\n".join(lines) + "\n\n")
+
+
+def _envy_text(envy: EnvyOptions) -> list[str]:
+    from server.rules.edges import envy_per_other
+
+    per = envy_per_other(envy)
+    lines = [
+        f"  Envy bonus on a bonus bet of {envy.min_bonus} or more (exact): "
+        f"{float(per):.4f} chips per other player",
+    ]
+    for n in ENVY_OTHERS:
+        chips = n * per
+        lines.append(
+            f"    {n} other player{'s' if n > 1 else ' '}: {float(chips):8.4f} chips a round, "
+            f"{float(chips / envy.min_bonus):+.4%} of a bonus bet of {envy.min_bonus}"
+        )
+    return lines
+
+
+def _envy_json(envy: EnvyOptions) -> dict[str, Any]:
+    from server.rules.edges import envy_per_other
+
+    per = envy_per_other(envy)
+    return {
+        "min_bonus": envy.min_bonus,
+        "per_other": float(per),
+        "per_other_fraction": _fraction(per),
+        "by_others": [
+            {
+                "others": n,
+                "chips": float(n * per),
+                "per_qualifying_chip": float(n * per / envy.min_bonus),
+            }
+            for n in ENVY_OTHERS
+        ],
+        "exact": True,
+    }
 
 
 def _as_json(

@@ -70,7 +70,12 @@ async def test_bad_settings_are_refused_and_nothing_written(
 @pytest.mark.asyncio
 async def test_create_change_close_and_list(catalog: TableCatalog) -> None:
     seeded = await seed_catalog(catalog, load_tables(None))
-    assert set(seeded.tables) == {"jade", "dragon", "lotus"}
+    built_in = {"jade", "dragon", "lotus", "fortune", "ez", "tiger"}
+    assert set(seeded.tables) == built_in
+    # Seeded as the file says, side bets included, whatever formats are on: the seed is
+    # a store's first write (docs/DESIGN.md, "Wagers"); on a Redis Cluster none is on.
+    assert seeded.tables["fortune"].config.side_kinds == ("bonus", "envy")
+    assert seeded.tables["ez"].config.side_kinds == ("bonus", "queens_dragon")
     view = await create_table(catalog, SPEC)
     assert (view.table_id, view.status, view.config.max_bet) == ("pearl", TableStatus.OPEN, 250)
     with pytest.raises(TableExists):
@@ -100,10 +105,11 @@ async def test_create_change_close_and_list(catalog: TableCatalog) -> None:
         await close_table(catalog, "pearl")
     with pytest.raises(TableExists):  # a closed table's id is not reused
         await create_table(catalog, SPEC)
-    assert [v.table_id for v in await list_tables(catalog)] == ["dragon", "jade", "lotus"]
+    assert [v.table_id for v in await list_tables(catalog)] == sorted(built_in)
     every = await list_tables(catalog, closed=True)
-    assert [(v.table_id, v.status.value) for v in every][-1] == ("pearl", "closed")
-    assert every[-1].as_dict()["max_bet"] == 500
+    pearl = next(v for v in every if v.table_id == "pearl")
+    assert (pearl.status.value, pearl.as_dict()["max_bet"]) == ("closed", 500)
+    assert [v.table_id for v in every] == sorted({*built_in, "pearl"})
 
 
 @pytest.mark.asyncio

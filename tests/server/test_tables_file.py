@@ -97,10 +97,33 @@ def test_every_built_in_table_collects_a_commission_on_its_minimum_bet() -> None
     tables = {t.table_id: t for t in load_tables(None)}
     for config in tables.values():
         rules = config.rules
-        assert commission(config.min_bet, rules.commission_pct, rules.commission_rounding) > 0
         assert config.min_bet % config.main_bet_unit == 0
-    rounding = {t: c.rules.commission_rounding.value for t, c in tables.items()}
-    assert rounding == {"jade": "up", "dragon": "down", "lotus": "whole"}
+        if rules.commission_free is not CommissionFree.NONE:
+            continue  # no commission at any bet
+        assert commission(config.min_bet, rules.commission_pct, rules.commission_rounding) > 0
+    rounding = {
+        t: c.rules.commission_rounding.value
+        for t, c in tables.items()
+        if c.rules.commission_free is CommissionFree.NONE
+    }
+    assert rounding == {"jade": "up", "dragon": "down", "lotus": "whole", "fortune": "up"}
+    assert tables["ez"].rules.commission_free is CommissionFree.EZ
+    assert tables["tiger"].rules.commission_free is CommissionFree.NINE_LOW
+
+
+def test_the_built_in_fortune_and_ez_tables_offer_their_side_bets() -> None:
+    tables = {t.table_id: t for t in load_tables(None)}
+    assert tables["fortune"].side_kinds == ("bonus", "envy")
+    envy = tables["fortune"].side_options("envy")
+    assert (envy.min_bonus, dict(envy.pays)["four_of_a_kind"]) == (5, 5)
+    assert tables["fortune"].rules.bonus_pay_table == "jackpot-5000"
+    assert tables["ez"].side_kinds == ("bonus", "queens_dragon")
+    assert tables["ez"].limits("queens_dragon") == (5, 50)
+    assert tables["ez"].side_options("queens_dragon").odds == 50
+    assert tables["tiger"].side_kinds == ("bonus", "tiger9")
+    assert tables["tiger"].side_options("tiger9").odds == 30
+    for plain in ("jade", "dragon", "lotus"):
+        assert tables[plain].side_bets == ()
 
 
 @pytest.mark.parametrize(

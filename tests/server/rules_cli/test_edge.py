@@ -93,12 +93,27 @@ FREE_TABLES = """
 id = "ez"
 name = "EZ"
 commission_free = "ez"
+[table.side_bets.queens_dragon]
 
 [[table]]
 id = "tiger"
 name = "Tiger"
 commission_free = "nine_low"
 house_way = "pair-classes"
+[table.side_bets.tiger9]
+
+[[table]]
+id = "bare"
+name = "Bare"
+commission_free = "ez"
+
+[[table]]
+id = "both"
+name = "Both, at other odds"
+[table.side_bets.queens_dragon]
+odds = 40
+[table.side_bets.tiger9]
+odds = 25
 """
 
 
@@ -110,7 +125,7 @@ def test_a_commission_free_table_s_main_bet_and_side_bet(
     argv = ["edge", "--tables-file", str(path), "--hands", "3000", "--seed", "s", "--json"]
     code, out, err = run(capsys, argv)
     assert (code, err) == (0, "")
-    ez, tiger = (json.loads(line) for line in out.splitlines())
+    ez, tiger, bare, both = (json.loads(line) for line in out.splitlines())
     # No commission at any bet size: one line for the main bet.
     assert [(m["at"], m["bet"]) for m in ez["main"]] == [("no commission", None)]
     assert ez["commission_free"] == "ez"
@@ -119,6 +134,17 @@ def test_a_commission_free_table_s_main_bet_and_side_bet(
     assert [(s["bet"], s["odds"]) for s in tiger["side_bets"]] == [("tiger9", 30)]
     assert Fraction(tiger["side_bets"][0]["edge_fraction"]) == tiger9_edge(
         HouseWay.PAIR_CLASSES, WheelRank.SECOND, 30
+    )
+    # The side bets the table offers, not the barred hand's: none at a bare EZ table,
+    # both at their own odds at a table with a commission.
+    assert bare["side_bets"] == []
+    assert [(s["bet"], s["odds"]) for s in both["side_bets"]] == [
+        ("queens_dragon", 40),
+        ("tiger9", 25),
+    ]
+    assert Fraction(both["side_bets"][0]["edge_fraction"]) == queens_dragon_edge(40)
+    assert Fraction(both["side_bets"][1]["edge_fraction"]) == tiger9_edge(
+        HouseWay.PARTY, WheelRank.SECOND, 25
     )
     code, out, _ = run(capsys, ["edge", "--tables-file", str(path), "--hands", "500"])
     assert code == 0
@@ -177,3 +203,43 @@ def test_a_bad_jackpot_is_a_clear_error(capsys: pytest.CaptureFixture[str], tmp_
     code, _, err = run(capsys, ["edge", "--tables-file", str(path), "--hands", "200"])
     assert code != 0
     assert "jackpot grand: no table 'nowhere' in the file" in err
+
+
+ENVY_TABLE = """
+[[table]]
+id = "fortune"
+name = "Fortune"
+[table.side_bets.envy]
+min_bonus = 5
+pays = [["natural_7_card_straight_flush", 3000], ["royal_flush_royal_match", 1000],
+        ["7_card_straight_flush_joker", 500], ["five_aces", 250], ["royal_flush", 50],
+        ["straight_flush", 20], ["four_of_a_kind", 5]]
+"""
+
+
+def test_the_envy_bonus_for_one_to_five_others(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from server.rules.edges import envy_per_other
+    from server.rules.envy import EnvyOptions
+
+    path = tmp_path / "tables.toml"
+    path.write_text(ENVY_TABLE)
+    argv = ["edge", "--tables-file", str(path), "--hands", "200", "--json"]
+    code, out, err = run(capsys, argv)
+    assert (code, err) == (0, "")
+    envy = json.loads(out)["envy"]
+    per = Fraction(envy["per_other_fraction"])
+    assert per == Fraction(25283, 550511)
+    assert [(e["others"], e["chips"]) for e in envy["by_others"]] == [
+        (n, pytest.approx(float(n * per))) for n in range(1, 6)
+    ]
+    # The published figure (the Wizard of Odds, as Casino City Times quotes it): each
+    # other player takes 0.92 % off the edge of a 5-chip bonus bet on this pay table.
+    assert envy["by_others"][0]["per_qualifying_chip"] == pytest.approx(0.0092, abs=5e-5)
+    # The default pay table (four of a kind 50 chips ...).
+    assert envy_per_other(EnvyOptions()) == Fraction(231685, 1101022)
+    code, out, _ = run(capsys, ["edge", "--tables-file", str(path), "--hands", "200"])
+    assert code == 0
+    assert "Envy bonus on a bonus bet of 5 or more (exact): 0.0459 chips per other player" in out
+    assert "5 other players:   0.2296 chips a round, +4.5926% of a bonus bet of 5" in out

@@ -84,3 +84,34 @@ async def test_the_catalog_takes_side_bets_only_once_side_wagers_is_on(
     assert SIDE_WAGERS in await nodes.switch_formats(frozenset({TABLE_CONFIG_FIELDS, SIDE_WAGERS}))
     await catalog.create(FORTUNE)
     assert (await catalog.read()).tables["fortune"].config == FORTUNE
+
+
+@pytest.mark.asyncio
+async def test_the_built_in_tables_are_seeded_with_their_side_bets(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    """A new store's seed writes the built-in tables as the file has them, side bets
+    included, with no format on (on a Redis Cluster none ever is); a table with side
+    bets created afterwards is still refused until `side-wagers` is on."""
+    from server.tables_file import load_tables
+
+    built_in = load_tables(None)
+    catalog = TableCatalog(redis_client)
+    assert not await redis_client.smembers(catalog.keys.formats())
+    assert await catalog.seed(built_in)
+    read = (await catalog.read()).tables
+    assert {t.table_id: read[t.table_id].config for t in built_in} == {
+        t.table_id: t for t in built_in
+    }
+    assert read["fortune"].config.side_kinds == ("bonus", "envy")
+    assert read["ez"].config.side_kinds == ("bonus", "queens_dragon")
+    assert read["tiger"].config.side_kinds == ("bonus", "tiger9")
+    with pytest.raises(CatalogRefused) as refused:
+        await catalog.create(replace(read["ez"].config, table_id="ez2"))
+    assert refused.value.reason is CatalogRefusal.NOT_READ
+    # Every seat and result of them stored reads back (the seed's tables are played).
+    for table_id in ("fortune", "ez", "tiger"):
+        config = read[table_id].config
+        kind = config.side_kinds[-1]
+        stake = 0 if kind == "envy" else 10
+        _settled(config, (WagerResult("bonus", 5, 0, None), WagerResult(kind, stake, 0, None)))

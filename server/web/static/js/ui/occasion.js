@@ -36,7 +36,7 @@ export function outcome(r, hand) {
   let others = 0;
   for (const w of otherWagers(r)) {
     others += w.payout - w.stake;
-    const what = w.pay_class && w.payout ? ` (${w.pay_class.replaceAll("_", " ")})` : "";
+    const what = w.pay_class && w.payout ? ` (${payWords(w.pay_class)})` : "";
     parts.push(`${wagerName(w.kind)}${w.stake ? ` ${chips(w.stake)}` : ""}: ${signed(w.payout - w.stake)}${what}`);
   }
   return { kind, net: main + bonus + others, head, detail: parts.join(" · "), signed };
@@ -47,10 +47,26 @@ export function otherWagers(r) {
   return (r.wagers ?? []).filter((w) => w.kind !== "bonus");
 }
 
-/** A side bet's kind as words: "envy" is "Envy". */
+const wagerLabels = new Map();
+
+/** Remember the labels of a table's side bets (`table_info.side_bets`), for the words
+ * of their results. */
+export function nameWagers(sideBets) {
+  for (const b of sideBets) if (b.label) wagerLabels.set(b.kind, b.label);
+}
+
+/** A side bet's kind as words: its label where the table said it ("Queen's Dragon"),
+ * else its code in words ("envy" is "Envy"). */
 export function wagerName(kind) {
+  const label = wagerLabels.get(kind);
+  if (label) return label;
   const words = kind.replaceAll("_", " ");
   return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** A pay line's code in words: "four_of_a_kind" is "four of a kind". */
+export function payWords(code) {
+  return code.replaceAll(/[_-]/g, " ");
 }
 
 /** The remembered sound choice; none where the browser refuses storage. */

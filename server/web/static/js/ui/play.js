@@ -6,7 +6,7 @@ import { byRank, cardElement, cardName, cardText } from "../cards.js";
 import { preview } from "../handrank.js";
 import { $, act, announce, chips, fill, h, toast } from "./dom.js";
 import { keepFocus } from "./focus.js";
-import { motion } from "./occasion.js";
+import { motion, nameWagers } from "./occasion.js";
 import { resultText } from "./tableview.js";
 
 const REFUSED = "Refused: that split fouls (the high hand must beat the low hand). Choose again.";
@@ -16,7 +16,7 @@ export class Play {
     this.app = app;
     this.low = []; // the cards picked for the low hand, not sent yet
     this.dealt = ""; // the cards the picks belong to
-    this.stake = { amount: 0, bonus: 0 };
+    this.stake = emptyStake();
     this.stakeRound = null;
     this.setResult = null; // the server's `hand` result once set
     this.refused = ""; // the low hand the table refused as a foul (its answer stays shown)
@@ -51,7 +51,7 @@ export class Play {
     switch (err.code) {
       case "bet_limits":
         return info
-          ? `Bets at this table are ${chips(info.min_bet)}–${chips(info.max_bet)}, in steps of ${chips(info.main_bet_unit || info.bet_unit)}; ${info.max_bonus ? `the bonus bet up to ${chips(info.max_bonus)}` : "no bonus bet here"}. Change your chips.`
+          ? `Bets at this table are ${chips(info.min_bet)}–${chips(info.max_bet)}, in steps of ${chips(info.main_bet_unit || info.bet_unit)}; ${info.max_bonus ? `the bonus bet up to ${chips(info.max_bonus)}` : "no bonus bet here"}${stakedSides(info).map((b) => `; the ${b.label} ${chips(b.min)}–${chips(b.max)}`).join("")}. Change your chips.`
           : "That bet is outside this table's limits. Change your chips.";
       case "insufficient_balance":
         return `Not enough chips at this table (${chips(you?.balance ?? 0)}): lower the bet or rebuy.`;
@@ -77,11 +77,14 @@ export class Play {
     }));
     $("place-bet").addEventListener("click", (e) => act(e.currentTarget, () => this.betReq("bet", withWagers(this.stake))));
     $("clear-bet").addEventListener("click", (e) => act(e.currentTarget, async () => {
-      this.stake = { amount: 0, bonus: 0 };
+      this.stake = emptyStake();
       this.renderBetting();
       const you = this.model.you;
-      if (you?.bet || you?.bonus) await this.req("clear");
+      if (you?.bet || you?.bonus || you?.wagers?.length) await this.req("clear");
     }));
+    $("step-up").addEventListener("click", () => this.step(1));
+    $("step-down").addEventListener("click", () => this.step(-1));
+    $("targets").addEventListener("change", () => this.renderBetting());
     $("rebet").addEventListener("click", (e) => act(e.currentTarget, () => this.betReq("rebet")));
     $("sit-out").addEventListener("click", (e) => act(e.currentTarget, () => this.req("sit_out")));
     $("rebuy-form").addEventListener("submit", (e) => {
@@ -155,17 +158,19 @@ export class Play {
     const m = this.model;
     const info = this.app.info(m.id);
     const you = m.you;
+    this.renderTargets(info);
     if (this.stakeRound !== m.round) {
       this.stakeRound = m.round;
-      this.stake = { amount: 0, bonus: 0 };
+      this.stake = emptyStake();
       // Each round's chips go on the main bet first.
       document.querySelector('input[name="target"][value="amount"]').checked = true;
     }
     // What the table holds is what the panel shows: after a bet, a Rebet or a new round.
-    const placed = `${m.round}:${you?.bet ?? 0}:${you?.bonus ?? 0}`;
+    const onSeat = seatSides(you);
+    const placed = `${m.round}:${you?.bet ?? 0}:${you?.bonus ?? 0}:${sideText(onSeat)}`;
     if (this.placedSeen !== placed) {
       this.placedSeen = placed;
-      if (you?.bet) this.stake = { amount: you.bet, bonus: you.bonus };
+      if (you?.bet) this.stake = { amount: you.bet, bonus: you.bonus, side: onSeat };
     }
     const open = ["idle", "betting"].includes(m.phase);
     const denoms = info?.denominations ?? [];
@@ -181,23 +186,84 @@ export class Play {
     $("place-bet").disabled = !open || this.stake.amount === 0;
     $("stake-main").textContent = chips(this.stake.amount);
     $("stake-bonus").textContent = chips(this.stake.bonus);
-    const onTable = you?.bet && this.stake.amount === you.bet && this.stake.bonus === you.bonus;
-    $("stake-placed").textContent = !you?.bet ? "" : onTable ? "(on the table)" : `(on the table: ${chips(you.bet)}${you.bonus ? ` + bonus ${chips(you.bonus)}` : ""})`;
+    fill($("stake-sides"), ...stakedSides(info).flatMap((b) => [
+      ` · ${b.label} `, h("strong", { text: chips(this.stake.side[b.kind] ?? 0), dataset: { stake: b.kind } }),
+    ]));
+    const onTable = you?.bet && this.stake.amount === you.bet && this.stake.bonus === you.bonus && sideText(this.stake.side) === sideText(onSeat);
+    const others = stakedSides(info).filter((b) => onSeat[b.kind]).map((b) => ` + ${b.label} ${chips(onSeat[b.kind])}`).join("");
+    $("stake-placed").textContent = !you?.bet ? "" : onTable ? "(on the table)" : `(on the table: ${chips(you.bet)}${you.bonus ? ` + bonus ${chips(you.bonus)}` : ""}${others})`;
     document.querySelector('input[value="bonus"]').disabled = !info?.max_bonus;
+    const { label, unit } = this.targetOf(info);
+    $("step-size").textContent = `step ${chips(unit)}`;
+    $("step-up").setAttribute("aria-label", `Add ${chips(unit)} to the ${label}`);
+    $("step-down").setAttribute("aria-label", `Take ${chips(unit)} off the ${label}`);
+    $("step-up").disabled = !open;
+    $("step-down").disabled = !open || this.amountOf(this.target()) === 0;
+  }
+
+  /** One radio per staked side bet the table offers beyond the bonus bet (from
+   * `table_info.side_bets`), after the main and bonus bets' radios. */
+  renderTargets(info) {
+    const fieldset = $("targets");
+    const key = `${this.tableId}:${info ? "info" : "none"}:${stakedSides(info).map((b) => b.kind).join(",")}`;
+    if (fieldset.dataset.for === key) return;
+    fieldset.dataset.for = key;
+    nameWagers(info?.side_bets ?? []);
+    for (const old of fieldset.querySelectorAll("label.side-target")) old.remove();
+    for (const b of stakedSides(info)) {
+      fieldset.append(h("label.side-target", {},
+        h("input", { type: "radio", name: "target", value: b.kind, dataset: { focusKey: `target-${b.kind}` } }),
+        ` ${b.label}`));
+    }
+  }
+
+  /** The checked target: "amount" (the main bet), "bonus" or a side bet's kind. */
+  target() {
+    return document.querySelector('input[name="target"]:checked')?.value ?? "amount";
+  }
+
+  amountOf(target) {
+    return target === "amount" || target === "bonus" ? this.stake[target] : (this.stake.side[target] ?? 0);
+  }
+
+  /** The checked target's words, its limit and its step: the main bet steps by the
+   * table's main bet unit, every side bet by its chip unit (protocol/PROTOCOL.md,
+   * `table_info`). */
+  targetOf(info) {
+    const target = this.target();
+    const unit = info?.bet_unit || 1;
+    if (target === "amount") return { label: "main bet", limit: info?.max_bet ?? 0, unit: info?.main_bet_unit || unit };
+    if (target === "bonus") return { label: "bonus bet", limit: info?.max_bonus ?? 0, unit };
+    const side = stakedSides(info).find((b) => b.kind === target);
+    return { label: side ? side.label : target, limit: side?.max ?? 0, unit };
+  }
+
+  /** Put `next` chips on the checked target, within its limit. */
+  setTarget(next) {
+    const info = this.app.info(this.tableId);
+    const target = this.target();
+    const { label, limit } = this.targetOf(info);
+    if (next > limit) {
+      toast(`The ${label} is at most ${chips(limit)} here.`);
+      return;
+    }
+    if (target === "amount" || target === "bonus") this.stake = { ...this.stake, [target]: next };
+    else this.stake = { ...this.stake, side: { ...this.stake.side, [target]: next } };
+    this.renderBetting();
+    announce(`${label.charAt(0).toUpperCase() + label.slice(1)}: ${chips(next)}`);
   }
 
   addChip(value) {
-    const target = document.querySelector('input[name="target"]:checked').value;
-    const info = this.app.info(this.tableId);
-    const limit = target === "bonus" ? info.max_bonus : info.max_bet;
-    const next = this.stake[target] + value;
-    if (next > limit) {
-      toast(`The ${target === "bonus" ? "bonus" : "main"} bet is at most ${chips(limit)} here.`);
-      return;
-    }
-    this.stake = { ...this.stake, [target]: next };
-    this.renderBetting();
-    announce(`${target === "bonus" ? "Bonus" : "Main bet"}: ${chips(next)}`);
+    this.setTarget(this.amountOf(this.target()) + value);
+  }
+
+  step(direction) {
+    const { unit } = this.targetOf(this.app.info(this.tableId));
+    const now = this.amountOf(this.target());
+    // Onto the step's grid first: a main bet of chips that is not a multiple of the
+    // main bet unit steps to the multiple next to it.
+    const next = direction > 0 ? (Math.floor(now / unit) + 1) * unit : Math.max(0, (Math.ceil(now / unit) - 1) * unit);
+    this.setTarget(next);
   }
 
   // --- money -------------------------------------------------------------------------
@@ -354,7 +420,31 @@ export class Play {
 }
 
 /** A bet's fields of protocol minor 6: the bonus bet in `bonus` and in `wagers` too, so
- * that a server of either minor takes it (protocol/PROTOCOL.md, section 6, `bet`). */
+ * that a server of either minor takes it, and every other side bet staked in `wagers`
+ * (protocol/PROTOCOL.md, section 6, `bet`). */
 function withWagers(stake) {
-  return { ...stake, wagers: stake.bonus ? [{ kind: "bonus", amount: stake.bonus }] : [] };
+  const wagers = stake.bonus ? [{ kind: "bonus", amount: stake.bonus }] : [];
+  for (const [kind, amount] of Object.entries(stake.side)) if (amount) wagers.push({ kind, amount });
+  return { amount: stake.amount, bonus: stake.bonus, wagers };
+}
+
+function emptyStake() {
+  return { amount: 0, bonus: 0, side: {} };
+}
+
+/** The staked side bets a table offers beyond the bonus bet (a riding one, the Envy
+ * bonus, has no stake of its own). */
+function stakedSides(info) {
+  return (info?.side_bets ?? []).filter((b) => b.kind !== "bonus" && !b.rides_on);
+}
+
+/** A seat's stakes on side bets other than the bonus, by kind. */
+function seatSides(seat) {
+  const side = {};
+  for (const w of seat?.wagers ?? []) if (w.kind !== "bonus" && w.amount) side[w.kind] = w.amount;
+  return side;
+}
+
+function sideText(side) {
+  return Object.keys(side).filter((k) => side[k]).sort().map((k) => `${k}=${side[k]}`).join(",");
 }

@@ -3,7 +3,7 @@
 
 import { byRank, cardElement } from "../cards.js";
 import { $, chips, fill, h } from "./dom.js";
-import { motion, otherWagers, wagerName } from "./occasion.js";
+import { motion, otherWagers, payWords, wagerName } from "./occasion.js";
 import { shortName } from "./words.js";
 
 const PHASE_TEXT = {
@@ -41,7 +41,7 @@ export function resultText(r, hand) {
   }
   for (const w of otherWagers(r)) {
     const gain = w.payout - w.stake;
-    parts.push(`${wagerName(w.kind)} ${gain >= 0 ? "+" : "−"}${chips(Math.abs(gain))}${w.pay_class && w.payout ? ` (${w.pay_class.replaceAll("_", " ")})` : ""}`);
+    parts.push(`${wagerName(w.kind)} ${gain >= 0 ? "+" : "−"}${chips(Math.abs(gain))}${w.pay_class && w.payout ? ` (${payWords(w.pay_class)})` : ""}`);
   }
   return parts.join(" · ");
 }
