@@ -19,7 +19,7 @@ from clients.tui import PaigowApp
 from server.app import App
 from server.config import Settings
 from tests.clients.helpers import screen_text
-from tests.clients.tui.helpers import SIZE, sit_at, until_app
+from tests.clients.tui.helpers import SIZE, press_alone, sit_at, until_app
 from tests.helpers import url
 
 # Chips of 5 and 25 under the `whole` rounding: main bets step by 20, side bets by 5.
@@ -118,7 +118,7 @@ async def test_side_bets_are_staked_stepped_and_placed(dealer_app: App) -> None:
         )
         played = model.round
         await until_app(pilot, lambda: model.phase == "setting" and bool(model.your_cards), 20)
-        await pilot.press("w")
+        await press_alone(pilot, "w")  # a key that changes the seat acts only alone
         await until_app(pilot, lambda: model.results.get(model.your_seat or 0) is not None, 30)
         result = model.results[model.your_seat or 0]
         assert result is not None

@@ -238,7 +238,7 @@ def test_the_envy_bonus_for_one_to_five_others(
     # other player takes 0.92 % off the edge of a 5-chip bonus bet on this pay table.
     assert envy["by_others"][0]["per_qualifying_chip"] == pytest.approx(0.0092, abs=5e-5)
     # The default pay table (four of a kind 50 chips ...).
-    assert envy_per_other(EnvyOptions()) == Fraction(231685, 1101022)
+    assert envy_per_other(EnvyOptions()) == Fraction(13737, 296429)
     code, out, _ = run(capsys, ["edge", "--tables-file", str(path), "--hands", "200"])
     assert code == 0
     assert "Envy bonus on a bonus bet of 5 or more (exact): 0.0459 chips per other player" in out
