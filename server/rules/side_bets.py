@@ -11,11 +11,13 @@ from collections.abc import Mapping
 
 from server.rules.bonus import BONUS_BET
 from server.rules.envy import ENVY_BET
+from server.rules.progressive import PROGRESSIVE_BET
 from server.rules.wagers import SideBet, registry
 
 SIDE_BETS: Mapping[str, SideBet] = registry(
     BONUS_BET,
     ENVY_BET,
+    PROGRESSIVE_BET,
 )
 """The side bets by kind."""
 
