@@ -17,11 +17,11 @@ from server.rules.wagers import (
 
 
 def test_the_registry_lists_the_bonus_then_envy_riding_on_it() -> None:
-    assert list(SIDE_BETS) == ["bonus", "envy"]
+    assert list(SIDE_BETS) == ["bonus", "envy", "progressive"]
     assert BONUS_BET.staked
     assert not ENVY_BET.staked
     assert ENVY_BET.rides_on == "bonus"
-    with pytest.raises(KeyError, match="known: bonus, envy"):
+    with pytest.raises(KeyError, match="known: bonus, envy, progressive"):
         side_bet("tiger9")
 
 
