@@ -14,8 +14,8 @@ from server.store import AccountStore, JackpotStore, StoreUnavailable
 from server.table import betting
 from server.table.events import PlaceBet, SitDown, Tick, UseHouseWay, Void
 from server.table.state import Phase, TableConfig, TableState, new_table
-from tests.server.table.helpers import T0, Harness, seed
 from tests.server.processes import free_port
+from tests.server.table.helpers import T0, Harness, seed
 
 WAGER = 10
 SEED = 1000

@@ -73,7 +73,8 @@ def test_a_fixed_award_is_paid_at_the_table_and_a_losing_wager_goes_to_the_house
     h.apply(PlaceBet("p1", 100, 0, ((PROGRESSIVE, WAGER),)))
     _play(h)
     won, lost = (r.wager(PROGRESSIVE) for r in h.state.results)
-    assert won is not None and lost is not None
+    assert won is not None
+    assert lost is not None
     # A full house pays 5 for 1: 25 chips for a wager of 5, which is not returned.
     assert (won.stake, won.payout, won.pay_class) == (WAGER, 5 * WAGER, "full_house")
     assert (lost.stake, lost.payout, lost.pay_class) == (WAGER, 0, None)
