@@ -165,7 +165,8 @@ def offer_jackpots(
     """``configs`` with the progressive wager (:data:`server.rules.progressive.PROGRESSIVE`)
     among the side bets of each table a jackpot of the file lists
     (:func:`server.jackpots_file.load_jackpots`), its options the jackpot's (a
-    ``side_bets.progressive`` written for such a table is replaced)."""
+    ``side_bets.progressive`` written for such a table is replaced). Raises
+    :class:`TablesFileError` for a wager the table's chips cannot make."""
     offered = {t: options for options, tables in jackpots.values() for t in tables}
     out = []
     for config in configs:
@@ -173,6 +174,11 @@ def offer_jackpots(
         if options is None:
             out.append(config)
             continue
+        if options.wager % config.bet_unit:
+            raise TablesFileError(
+                f"jackpot {options.name}: its wager of {options.wager} is not made of table "
+                f"{config.table_id}'s chips (multiples of {config.bet_unit})"
+            )
         side = tuple((k, o) for k, o in config.side_bets if k != PROGRESSIVE)
         bet = ProgressiveBetOptions.of(options)
         out.append(replace(config, side_bets=(*side, (PROGRESSIVE, bet))))
