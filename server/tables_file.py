@@ -166,12 +166,19 @@ def offer_jackpots(
     among the side bets of each table a jackpot of the file lists
     (:func:`server.jackpots_file.load_jackpots`), its options the jackpot's (a
     ``side_bets.progressive`` written for such a table is replaced). Raises
-    :class:`TablesFileError` for a wager the table's chips cannot make."""
+    :class:`TablesFileError` for a wager the table's chips cannot make, and for a
+    ``side_bets.progressive`` of a table no jackpot lists."""
     offered = {t: options for options, tables in jackpots.values() for t in tables}
     out = []
     for config in configs:
         options = offered.get(config.table_id)
         if options is None:
+            if PROGRESSIVE in config.side_kinds:
+                # Its meter's settings would be the table's own, maybe not the jackpot's.
+                raise TablesFileError(
+                    f"table {config.table_id}: a table offers the progressive wager by "
+                    "being listed in a [jackpot.<name>]'s `tables`, not by side_bets"
+                )
             out.append(config)
             continue
         if options.wager % config.bet_unit:

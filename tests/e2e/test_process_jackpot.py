@@ -10,6 +10,7 @@ from its seeds and kills nothing (the last test).
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ import redis.asyncio
 
 from protocol.messages import Bet, Cards, Join
 from protocol.structs import Wager
-from server.store import AccountStore, JackpotStore
+from server.store import AccountStore, JackpotStore, TableStore
 from tests.e2e import jackpot_seam
 from tests.e2e.process_helpers import SECRET, audit_passes
 from tests.helpers import until
@@ -179,6 +180,83 @@ async def test_two_tables_two_nodes_one_meter_paid_once_through_a_kill(
         report = audit_passes(redis_url)
         assert report.strip().endswith("audit passed"), report
         assert "in transit: 0 " in report, report
+    finally:
+        await close_all(clients)
+
+
+@pytest.mark.asyncio
+async def test_two_tables_on_two_nodes_hitting_the_meter_at_once_are_paid_in_turn(
+    redis_url: str,
+    redis_client: redis.asyncio.Redis,
+    tmp_path: Path,
+    processes: list[ServerProcess],
+) -> None:
+    """Both tables deal the top hand at once, each held by its own node: the store pays
+    one hit, then the other from the meter as the first left it (docs/RULES.md,
+    "Progressive jackpot", two hits at once); nothing made, nothing lost."""
+    nodes = [
+        _start(processes, redis_url, tmp_path, name, module="tests.e2e.jackpot_seam", env={})
+        for name in ("a", "b")
+    ]
+    for node in nodes:
+        await node.started(WITHIN_S)
+    store = TableStore(redis_client)
+
+    async def split() -> bool:
+        # Two nodes, two tables, loads bounded: one table each once both are live.
+        held = await store.leases.holders(["t1", "t2"])
+        return all(held) and held[0] != held[1] and held[0][1] != held[1][1]  # type: ignore[index]
+
+    await until(split, WITHIN_S, "one table on each node")
+    jackpots = JackpotStore(redis_client)
+    accounts = AccountStore(redis_client)
+    clients = [
+        await Client.hello(node.url, label=f"winner-{table}")
+        for node, table in zip(nodes, ("t1", "t2"), strict=True)
+    ]
+    try:
+        before = [await accounts.balance(c.player) for c in clients]
+        for client, table in zip(clients, ("t1", "t2"), strict=True):
+            await client.ok(Join, table_id=table, buy_in=BUY_IN, seat=0)
+        await asyncio.gather(
+            *(
+                client.ok(
+                    Bet,
+                    table_id=table,
+                    amount=10,
+                    wagers=(Wager(kind="progressive", amount=WAGER),),
+                )
+                for client, table in zip(clients, ("t1", "t2"), strict=True)
+            )
+        )
+
+        async def both_paid() -> bool:
+            meter = await jackpots.read("shared")
+            return meter.hits == 2 and not await jackpots.pending("shared")
+
+        await until(both_paid, WITHIN_S, "both hits to reach their players")
+        meter = await jackpots.read("shared")
+        # Whatever the order: each wager added its share before its own table's hit, the
+        # first hit emptied the meter (reset to the seed), the second took what was on
+        # it then; together they paid both seeds and both contributions.
+        assert meter.meter == SEED
+        assert meter.contributed == 2 * CONTRIBUTION
+        assert meter.paid == 2 * SEED + 2 * CONTRIBUTION
+        assert meter.seeded == 3 * SEED
+        entries = await redis_client.xrange("pg:jackpot:{shared}:ledger")
+        hits = [int(f[b"amount"]) for _, f in entries if f[b"kind"] == b"hit"]
+        assert sorted(hits) in (
+            [SEED, SEED + 2 * CONTRIBUTION],
+            [SEED + CONTRIBUTION, SEED + CONTRIBUTION],
+        )
+        by_player = {
+            f[b"player"].decode(): int(f[b"amount"]) for _, f in entries if f[b"kind"] == b"hit"
+        }
+        for client, had in zip(clients, before, strict=True):
+            assert had is not None
+            assert await accounts.balance(client.player) == had - BUY_IN + by_player[client.player]
+        report = audit_passes(redis_url)
+        assert report.strip().endswith("audit passed"), report
     finally:
         await close_all(clients)
 

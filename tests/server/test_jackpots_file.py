@@ -98,3 +98,8 @@ tables = ["a", "b"]
     assert [c.side_kinds for c in alone] == [("bonus",), ("bonus",)]
     with pytest.raises(TablesFileError, match="multiples of 5"):
         offer_jackpots(parse_tables(text), parse_jackpots(text.replace("wager = 5", "wager = 3")))
+    unlisted = text.replace('tables = ["a", "b"]', 'tables = ["a"]').replace(
+        "\n[jackpot.j]", '[table.side_bets.progressive]\njackpot = "j"\nseed = 1\n\n[jackpot.j]'
+    )
+    with pytest.raises(TablesFileError, match="table b: a table offers the progressive"):
+        offer_jackpots(parse_tables(unlisted), parse_jackpots(unlisted))
