@@ -363,7 +363,8 @@ class Applier:
         assert self.state is not None
         # The jackpot calls the round settling now owes, before the change that may end
         # it (its results gone with it): if they fail, nothing is stored, try again.
-        await self.jackpots.pay(self.state)
+        if self.jackpots.due(self.state):  # a check without a coroutine on the hot path
+            await self.jackpots.pay(self.state)
         token = self.lease.token
         assert token is not None
         frames = [encode_outbound(o) for o in t.events]
@@ -449,7 +450,8 @@ class Applier:
                     self.on_stored(before, t, numbered)
                 except Exception:  # stored and answered: the others' share is logged
                     log.exception("table %s: on-stored hook failed", self.table_id)
-        await self.settle_jackpots()
+        if self.jackpots.due(self.state):
+            await self.settle_jackpots()
         return True
 
     async def settle_jackpots(self) -> None:

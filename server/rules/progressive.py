@@ -369,11 +369,13 @@ def _progressive_limits(options: ProgressiveBetOptions) -> tuple[int, int]:
 
 def _progressive_lines(rules: RuleOptions, options: ProgressiveBetOptions) -> tuple[PayLine, ...]:
     table = progressive_pay_table(options.pay_table)
-    # ``pays``: a fixed award's chips for one; a share of the meter as 0 (shown apart).
+    # A staked bet's ``pays`` are odds to 1 (the protocol's SideBetInfo): an award "for
+    # one" is one less to 1. The classes paid from the meter are the meter's view's to
+    # show (with the meter), not odds.
     return tuple(
-        PayLine(BONUS_CLASS_CODES[cls], BONUS_CLASS_NAMES[cls], table.awards[cls].fixed)
+        PayLine(BONUS_CLASS_CODES[cls], BONUS_CLASS_NAMES[cls], table.awards[cls].fixed - 1)
         for cls in BonusClass
-        if cls in table.awards
+        if cls in table.awards and table.awards[cls].fixed
     )
 
 

@@ -15,6 +15,7 @@ from server.rules.progressive import (
     ProgressiveError,
     meter_share_of,
 )
+from server.rules.side_bets import side_bet
 from server.table import betting
 from server.table.events import PlaceBet, SitDown, Tick, UseHouseWay
 from server.table.state import Phase, TableConfig, new_table
@@ -113,3 +114,15 @@ def test_the_options_are_a_jackpots() -> None:
         ProgressiveBetOptions("bad name!", seed=0, contribution_bps=0)
     with pytest.raises(ProgressiveError):
         ProgressiveBetOptions("j", seed=0, contribution_bps=10_001)
+
+
+def test_its_pay_lines_are_the_fixed_awards_as_odds_to_one() -> None:
+    options = _config().side_options(PROGRESSIVE)
+    shown = side_bet(PROGRESSIVE).pay_lines(_config().rules, options)
+    # The classes paid from the meter are left to the meter's view.
+    assert [(line.code, line.pays) for line in shown][:2] == [
+        ("7_card_straight_flush_joker", 7999),
+        ("five_aces", 3999),
+    ]
+    assert shown[-1].code == "full_house"
+    assert shown[-1].pays == 4
