@@ -84,7 +84,7 @@ async def _contribute_after(self: JackpotStore, *args: Any, **kwargs: Any) -> An
 
 
 if __name__ == "__main__":
-    betting.deal = _rigged_deal  # type: ignore[assignment]
+    betting.deal = _rigged_deal  # type: ignore[attr-defined]
     JackpotStore.hit_step = _hit_step_then  # type: ignore[method-assign]
     JackpotStore.contribute = _contribute_after  # type: ignore[method-assign]
     sys.exit(cli.main(sys.argv[1:]))

@@ -19,6 +19,7 @@ import redis.asyncio
 from protocol.messages import Bet, Cards, Join
 from protocol.structs import Wager
 from server.store import AccountStore, JackpotStore, TableStore
+from server.store.client.replies import stream_entries
 from tests.e2e import jackpot_seam
 from tests.e2e.process_helpers import SECRET, audit_passes
 from tests.helpers import until
@@ -90,6 +91,12 @@ def _start(
     process = ServerProcess(args, tmp_path / f"server-{name}.log", env=env, module=module)
     processes.append(process)
     return process
+
+
+async def _ledger(client: redis.asyncio.Redis) -> list[dict[str, str]]:
+    """The jackpot's ledger entries, their fields as text."""
+    raw = await client.xrange(JackpotStore(client).keys.jackpot_ledger("shared"))
+    return [{k: v.decode() for k, v in fields.items()} for _, fields in stream_entries(raw)]
 
 
 async def _seat_and_bet(url: str, table_id: str, seat: int) -> Client:
@@ -172,8 +179,8 @@ async def test_two_tables_two_nodes_one_meter_paid_once_through_a_kill(
         # Its player's account has it once (the buy-in left it, the table balance is
         # still at the table).
         assert await accounts.balance(winner.player) == before - BUY_IN + won
-        entries = await redis_client.xrange("pg:jackpot:{shared}:ledger")
-        kinds = sorted(fields[b"kind"].decode() for _, fields in entries)
+        entries = await _ledger(redis_client)
+        kinds = sorted(fields["kind"] for fields in entries)
         assert kinds == ["contribution", "contribution", "hit", "seed", "seed"]
 
         # No chip made or lost: the meter is in the audit's sum.
@@ -243,15 +250,13 @@ async def test_two_tables_on_two_nodes_hitting_the_meter_at_once_are_paid_in_tur
         assert meter.contributed == 2 * CONTRIBUTION
         assert meter.paid == 2 * SEED + 2 * CONTRIBUTION
         assert meter.seeded == 3 * SEED
-        entries = await redis_client.xrange("pg:jackpot:{shared}:ledger")
-        hits = [int(f[b"amount"]) for _, f in entries if f[b"kind"] == b"hit"]
+        entries = await _ledger(redis_client)
+        hits = [int(f["amount"]) for f in entries if f["kind"] == "hit"]
         assert sorted(hits) in (
             [SEED, SEED + 2 * CONTRIBUTION],
             [SEED + CONTRIBUTION, SEED + CONTRIBUTION],
         )
-        by_player = {
-            f[b"player"].decode(): int(f[b"amount"]) for _, f in entries if f[b"kind"] == b"hit"
-        }
+        by_player = {f["player"]: int(f["amount"]) for f in entries if f["kind"] == "hit"}
         for client, had in zip(clients, before, strict=True):
             assert had is not None
             assert await accounts.balance(client.player) == had - BUY_IN + by_player[client.player]
