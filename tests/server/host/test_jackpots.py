@@ -5,15 +5,23 @@ that owes none."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 import redis.asyncio
 
+from protocol.messages import Bet, Join
+from protocol.structs import Wager
 from server.host.jackpots import Owed, TableJackpots, owed
 from server.rules.progressive import PROGRESSIVE, ProgressiveBetOptions
 from server.store import AccountStore, JackpotStore, StoreUnavailable
 from server.table import betting
 from server.table.events import PlaceBet, SitDown, Tick, UseHouseWay, Void
 from server.table.state import Phase, TableConfig, TableState, new_table
+from tests.conftest import FAST_TABLES
+from tests.helpers import until, url
+from tests.server.conftest import StartApp
+from tests.server.helpers import Client
 from tests.server.processes import free_port
 from tests.server.table.helpers import T0, Harness, seed
 
@@ -95,4 +103,57 @@ async def test_a_store_away_leaves_the_calls_due(monkeypatch: pytest.MonkeyPatch
             await holder.pay(state)
         assert holder.due(state)  # the next commit makes them first, or is not made
     finally:
+        await away.aclose()
+
+
+@pytest.mark.asyncio
+async def test_no_commit_ends_a_round_before_its_calls_answered(
+    monkeypatch: pytest.MonkeyPatch,
+    start_app: StartApp,
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    """The store of the jackpots away when the round settles: the round stays settling
+    (its end is not committed, its results kept) until the calls answer, then ends."""
+    rest = [c for c in range(53) if c not in TOP]
+    hands = (TOP, *(tuple(rest[7 * k : 7 * k + 7]) for k in range(6)))
+    monkeypatch.setattr(betting, "deal", lambda _seed: hands)
+    tables = FAST_TABLES + (
+        f"\n[jackpot.shared]\nseed = {SEED}\ncontribution_bps = 5000\nwager = {WAGER}\n"
+        'tables = ["fast"]\n'
+    )
+    app = await start_app(tables=tables)
+    host = app.hosts["fast"]
+    calls = host.applier.jackpots
+    real = calls.store
+    away = redis.asyncio.Redis(port=free_port(), socket_connect_timeout=0.2)
+    calls.store = JackpotStore(away)
+    player = await Client.hello(url(app), label="p")
+    try:
+        await player.ok(Join, table_id="fast", buy_in=500, seat=0)
+        await player.ok(
+            Bet, table_id="fast", amount=10, wagers=(Wager(kind="progressive", amount=WAGER),)
+        )
+        await until(
+            lambda: host.state is not None and host.state.phase is Phase.SETTLING,
+            10,
+            "the round to settle",
+        )
+        settled = host.state
+        assert settled is not None
+        # Long past its settling deadline (300 ms), the round is still settling.
+        await asyncio.sleep(1.5)
+        assert host.state is not None
+        assert host.state.phase is Phase.SETTLING
+        assert host.state.round_no == settled.round_no
+        assert (await JackpotStore(redis_client).read("shared")).started is False
+        calls.store = real  # back: the next tick's commit makes the calls first
+        await until(
+            lambda: host.state is not None and host.state.phase is not Phase.SETTLING,
+            10,
+            "the round to end",
+        )
+        meter = await JackpotStore(redis_client).read("shared")
+        assert (meter.hits, meter.paid, meter.meter) == (1, SEED + WAGER // 2, SEED)
+    finally:
+        await player.close()
         await away.aclose()
