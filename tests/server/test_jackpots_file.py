@@ -44,13 +44,7 @@ def test_a_jackpot_shared_by_two_tables(tmp_path: Path) -> None:
 
 def test_a_file_without_jackpots_has_none() -> None:
     assert parse_jackpots(TABLES) == {}
-
-
-def test_the_built_in_file_s_fortune_table_has_its_jackpot() -> None:
-    (name,) = load_jackpots(None)  # no file given: the built-in tables
-    options, tables = load_jackpots(None)[name]
-    assert (name, tables) == ("fortune", ("fortune",))
-    assert (options.wager, options.seed, options.contribution_bps) == (5, 10_000, 1000)
+    assert load_jackpots(None) == {}
 
 
 @pytest.mark.parametrize(
