@@ -38,22 +38,31 @@ class Owed:
 
 def owed(state: TableState) -> tuple[ProgressiveBetOptions | None, list[Owed]]:
     """The jackpot calls ``state``'s round owes: none unless it is settling a round
-    (not voided) with progressive wagers, in seat order."""
-    config = state.config
-    if (
-        state.phase is not Phase.SETTLING
-        or state.voided is not None
-        or PROGRESSIVE not in config.side_kinds
-    ):
+    (not voided) with progressive wagers, in seat order; with the jackpot's settings
+    the round's wagers were taken under (``state.settled_options``), not the table's
+    settings now, which a change may have replaced as the round settled."""
+    if state.phase is not Phase.SETTLING or state.voided is not None:
         return None, []
-    options = config.side_options(PROGRESSIVE)
+    wagers = [
+        (result, wager)
+        for result in state.results
+        for wager in result.wagers
+        if wager.kind == PROGRESSIVE and wager.stake
+    ]
+    if not wagers:
+        return None, []
+    options = dict(state.settled_options).get(PROGRESSIVE)
+    if options is None:
+        # A round stored by the code before settled options were kept: its settings
+        # as that code read them, the table's (none if a change dropped the wager).
+        if PROGRESSIVE not in state.config.side_kinds:
+            return None, []
+        options = state.config.side_options(PROGRESSIVE)
     assert isinstance(options, ProgressiveBetOptions)
-    out = []
-    for result in state.results:
-        for wager in result.wagers:
-            if wager.kind == PROGRESSIVE and wager.stake:
-                share = meter_share_of(options, wager.pay_class)
-                out.append(Owed(result.seat, result.player, wager.stake, share))
+    out = [
+        Owed(result.seat, result.player, wager.stake, meter_share_of(options, wager.pay_class))
+        for result, wager in wagers
+    ]
     return options, out
 
 

@@ -386,5 +386,6 @@ PROGRESSIVE_BET = SideBet(
     settle=_settle_progressive,
     limits=_progressive_limits,
     pay_lines=_progressive_lines,
+    past_commit=True,  # the meter's calls follow the table's commit (server/host/jackpots.py)
 )
 """The progressive wager (docs/RULES.md, "Progressive jackpot")."""
