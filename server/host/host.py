@@ -269,6 +269,7 @@ class TableHost:
         token, acquired = await self.lease.acquire(self._wanted, self._placed)
         # Renewed from now: loading may take longer than the lease under load.
         self.lease.took(token, acquired)
+        self.applier.jackpots.taken()
         # The store knows the parts stored from then on: the next commit writes only
         # those that differ (every one if stored in an older format, or whole).
         loaded = await self.store.load_state(self.table_id)

@@ -75,7 +75,15 @@ class TableJackpots:
         self.table_id = table_id
         self.store = store
         self.paid_round: int | None = None
-        """The round whose calls all answered here (made again after a restart)."""
+        """The round whose calls all answered here, since the table was last taken
+        (:meth:`taken`)."""
+
+    def taken(self) -> None:
+        """The table was taken (again): the calls of the round found settling are made
+        again, whatever answered here before. Between losing the table and taking it
+        back, Redis may have failed over to a replica that never had them (each is
+        applied once, so one that stands answers without moving a chip)."""
+        self.paid_round = None
 
     def due(self, state: TableState | None) -> bool:
         """Whether ``state`` owes calls not yet answered here."""
