@@ -190,3 +190,16 @@ def offer_jackpots(
         bet = ProgressiveBetOptions.of(options)
         out.append(replace(config, side_bets=(*side, (PROGRESSIVE, bet))))
     return out
+
+
+def offered_jackpots(
+    defined: Sequence[JackpotOptions], configs: Sequence[TableConfig]
+) -> list[JackpotOptions]:
+    """The jackpots ``defined`` (a tables file's), then each other jackpot one of
+    ``configs`` offers (its settings' options), by name, once each."""
+    out = {o.name: o for o in defined}
+    for config in configs:
+        if PROGRESSIVE in config.side_kinds:
+            options = config.side_options(PROGRESSIVE).jackpot_options()
+            out.setdefault(options.name, options)
+    return list(out.values())

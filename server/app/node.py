@@ -52,7 +52,7 @@ from server.seating import Seating
 from server.store import JackpotStore, Stores, TableStatus, TableStore, open_stores
 from server.table.machine import Transition
 from server.table.state import Phase, TableConfig
-from server.tables_file import load_tables, offer_jackpots
+from server.tables_file import load_tables, offer_jackpots, offered_jackpots
 from server.tasks import cancel_and_wait
 from server.version import SERVER_VERSION, build_commit
 
@@ -187,12 +187,13 @@ class App:
             self.wallet.start()
         if self.archiver is not None:
             self.archiver.start()
-        if jackpots:
-            defined = [o for o, _ in jackpots.values()]
+        # The jackpots of the tables file, and those the catalog's tables offer (seeded
+        # by another node's file, say): the meters this node's lobby shows.
+        defined = offered_jackpots([o for o, _ in jackpots.values()], tables)
+        if defined:
             self.jackpot_watch = JackpotWatch(stores.jackpots, defined, self.metrics)
             self.jackpot_watch.start()
-            offered = {t: name for name, (_, ts) in jackpots.items() for t in ts}
-            self.jackpot_relay = JackpotRelay(stores.jackpots, defined, offered)
+            self.jackpot_relay = JackpotRelay(stores.jackpots, defined)
             self.jackpot_relay.start()
             self.gateway.context = replace(self.gateway.context, jackpots=self.jackpot_relay)
         # Several nodes share the tables through one Redis (or a Sentinel's primary).

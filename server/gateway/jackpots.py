@@ -17,13 +17,14 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from protocol.codec import encode
 from protocol.messages import JackpotChange
 from protocol.structs import JackpotInfo, JackpotLine, JackpotMeter
 from server.rules.bonus import BONUS_CLASS_CODES, BONUS_CLASS_NAMES, BonusClass
+from server.rules.progressive import PROGRESSIVE, ProgressiveBetOptions, progressive_pay_table
 from server.store import StoreFailure
 from server.tasks import cancel_and_wait
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from server.gateway.connection import Connection
     from server.rules.progressive import JackpotOptions
     from server.store import ChannelListener, JackpotStore
+    from server.table.state import TableConfig
 
 log = logging.getLogger(__name__)
 
@@ -39,19 +41,18 @@ EVERY_S = 1.0
 
 
 class JackpotRelay:
-    """The meters of ``jackpots`` (offered by the tables of ``offered``: table id ->
-    jackpot name), kept as last heard and sent to the watching connections."""
+    """The meters of ``jackpots`` (those the node's tables offer), kept as last heard
+    and sent to the watching connections. Which jackpot a table offers, its wager and
+    pay table, are its settings' (:meth:`jackpot_of`, :meth:`info`), not the file's."""
 
     def __init__(
         self,
         store: JackpotStore,
         jackpots: Sequence[JackpotOptions],
-        offered: Mapping[str, str],
         every_s: float = EVERY_S,
     ) -> None:
         self.store = store
         self.options = {o.name: o for o in jackpots}
-        self.offered = dict(offered)
         self.every_s = every_s
         self.meters: dict[str, int] = {o.name: o.seed for o in jackpots}
         """Each meter as last heard or read (the seed until then: a meter never started)."""
@@ -103,17 +104,22 @@ class JackpotRelay:
         chosen = sorted(self.meters if names is None else set(names) & set(self.meters))
         return tuple(JackpotMeter(name=n, meter=self.meters[n]) for n in chosen)
 
-    def jackpot_of(self, table_id: str) -> str | None:
-        """The jackpot ``table_id`` offers (None: none)."""
-        return self.offered.get(table_id)
-
-    def info(self, table_id: str) -> JackpotInfo | None:
-        """``table_info.jackpot`` of ``table_id`` (None: it offers none)."""
-        name = self.offered.get(table_id)
-        if name is None:
+    def jackpot_of(self, config: TableConfig) -> str | None:
+        """The jackpot a table of settings ``config`` offers (None: none, or one whose
+        meter this relay does not follow)."""
+        options = _offered(config)
+        if options is None or options.jackpot not in self.meters:
             return None
-        options = self.options[name]
-        awards = options.table.awards
+        return options.jackpot
+
+    def info(self, config: TableConfig) -> JackpotInfo | None:
+        """``table_info.jackpot`` of a table of settings ``config`` (None: as
+        :meth:`jackpot_of`): its wager and pay table as the table settles them."""
+        name = self.jackpot_of(config)
+        options = _offered(config)
+        if name is None or options is None:
+            return None
+        awards = progressive_pay_table(options.pay_table).awards
         lines = tuple(
             JackpotLine(
                 bonus_class=BONUS_CLASS_CODES[cls],
@@ -166,3 +172,12 @@ class JackpotRelay:
             with contextlib.suppress(Exception):
                 conn.send_bytes(frame)
                 self.sent += 1
+
+
+def _offered(config: TableConfig) -> ProgressiveBetOptions | None:
+    """The progressive wager's options of a table of settings ``config``, if it offers it."""
+    if PROGRESSIVE not in config.side_kinds:
+        return None
+    options = config.side_options(PROGRESSIVE)
+    assert isinstance(options, ProgressiveBetOptions)
+    return options

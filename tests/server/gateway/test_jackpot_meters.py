@@ -23,9 +23,13 @@ from protocol.messages import (
 )
 from protocol.structs import JackpotList, JackpotMeter, TableInfo, TableList
 from server.app import App
+from server.catalog import change_table, seed_catalog
 from server.config import Settings
+from server.rules.progressive import PROGRESSIVE
+from server.store import TableCatalog
 from server.store.embedded.process import EmbeddedRedis
 from server.store.jackpot.meters import JackpotStore
+from server.tables_file import parse_tables
 from tests.helpers import until, url
 from tests.server.conftest import StartApp
 from tests.server.helpers import Client, quick_tables
@@ -217,3 +221,69 @@ async def test_after_a_redis_restart_the_relay_listens_again(
             await watcher.close()
         await client.aclose()
         await app.stop()
+
+
+async def _jackpots_shown(client: Client, table_id: str) -> tuple[str | None, str | None]:
+    """The jackpot the lobby shows for ``table_id``, and ``table_info``'s."""
+    listed = await client.ok(ListTables)
+    assert isinstance(listed, TableList)
+    (summary,) = [t for t in listed.tables if t.table_id == table_id]
+    info = await client.ok(GetTableInfo, table_id=table_id)
+    assert isinstance(info, TableInfo)
+    return summary.jackpot, None if info.jackpot is None else info.jackpot.name
+
+
+@pytest.mark.asyncio
+async def test_a_store_seeded_before_the_jackpot_shows_none_at_its_table(
+    start_app: StartApp, redis_client: redis.asyncio.Redis
+) -> None:
+    """The tables file lists j1 under [jackpot.grand], but the store's catalog was
+    seeded before (j1 offers no progressive wager): neither the lobby nor table_info
+    shows a meter the table does not offer."""
+    await seed_catalog(TableCatalog(redis_client), parse_tables(TABLES))  # no jackpot read
+    app = await start_app(tables=TABLES)
+    assert PROGRESSIVE not in app.hosts["j1"].config.side_kinds
+    client = await Client.hello(url(app))
+    try:
+        assert await _jackpots_shown(client, "j1") == (None, None)
+        listed = await client.ok(ListTables)
+        assert listed.jackpots == ()
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_a_table_changed_to_drop_its_jackpot_shows_none(
+    start_app: StartApp, redis_client: redis.asyncio.Redis
+) -> None:
+    app = await start_app(tables=TABLES)
+    client = await Client.hello(url(app))
+    try:
+        assert await _jackpots_shown(client, "j1") == ("grand", "grand")
+        await change_table(TableCatalog(redis_client), "j1", {"side_bets": {}})
+        await until(lambda: app.hosts["j1"].config.side_bets == (), 10, "the change heard")
+        assert await _jackpots_shown(client, "j1") == (None, None)
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_a_node_whose_file_names_no_jackpot_shows_the_one_its_tables_offer(
+    start_app: StartApp, redis_client: redis.asyncio.Redis
+) -> None:
+    """The catalog seeded by a node whose file defines the jackpot; another node, its
+    file without it, shows j1's jackpot (and its meter) as its settings offer it."""
+    await start_app(tables=TABLES, node_name="a")
+    b = await start_app(tables=quick_tables("j1", "plain", betting_ms=60_000), node_name="b")
+    client = await Client.hello(url(b))
+    try:
+        assert await _jackpots_shown(client, "j1") == ("grand", "grand")
+        after = await contribute(JackpotStore(redis_client), 12)
+        assert b.jackpot_relay is not None
+        await until(
+            lambda: b.jackpot_relay is not None and b.jackpot_relay.meters["grand"] == after
+        )
+        listed = await client.ok(ListTables)
+        assert listed.jackpots == (JackpotMeter("grand", after),)
+    finally:
+        await client.close()
