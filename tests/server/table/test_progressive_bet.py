@@ -4,6 +4,8 @@ holder's calls (server/host/jackpots.py), every chip accounted for."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from protocol.fairness import deal
@@ -17,7 +19,7 @@ from server.rules.progressive import (
 )
 from server.rules.side_bets import side_bet
 from server.table import betting
-from server.table.events import PlaceBet, SitDown, Tick, UseHouseWay
+from server.table.events import ChangeConfig, PlaceBet, Rebet, SitDown, Tick, UseHouseWay
 from server.table.state import Phase, TableConfig, new_table
 from tests.server.table.helpers import T0, Harness, phase, seed
 
@@ -126,3 +128,23 @@ def test_its_pay_lines_are_the_fixed_awards_as_odds_to_one() -> None:
     ]
     assert shown[-1].code == "full_house"
     assert shown[-1].pays == 4
+
+
+def test_rebet_leaves_out_a_side_bet_the_table_no_longer_takes_at_that_stake() -> None:
+    """Between rounds the jackpot's wager went from 5 to 10: a rebet places the main
+    bet and the bonus bet as they were, and leaves the progressive out (never another
+    stake than the player chose: protocol/PROTOCOL.md, ``rebet``)."""
+    h = _seated(_seed_where(BonusClass.FULL_HOUSE))
+    h.apply(PlaceBet("p0", 100, 5, ((PROGRESSIVE, WAGER),)))
+    h.apply(PlaceBet("p1", 100, 5))
+    _play(h)
+    h.now += h.state.config.settling_ms
+    h.apply(Tick(seed(3)))
+    assert phase(h) is Phase.BETTING
+    wider = ProgressiveBetOptions("fortune", seed=1000, contribution_bps=2000, wager=2 * WAGER)
+    h.apply(ChangeConfig(replace(_config(), side_bets=((PROGRESSIVE, wider),))))
+    assert h.state.config.limits(PROGRESSIVE) == (2 * WAGER, 2 * WAGER)  # applied at once
+    h.apply(Rebet("p0"))
+    p0 = h.state.seats[0]
+    assert p0 is not None
+    assert (p0.bet, p0.side) == (100, (("bonus", 5),))
