@@ -64,6 +64,7 @@ class JackpotRelay:
         self._sent_meter: dict[str, int] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._reads: set[asyncio.Task[None]] = set()
+        self._heard_count: dict[str, int] = {}  # changes heard on each channel so far
 
     def start(self) -> None:
         """Subscribe to each jackpot's channel (read again after each subscription)."""
@@ -135,6 +136,11 @@ class JackpotRelay:
     # --- what Redis says --------------------------------------------------------------
 
     def _heard(self, name: str, meter: int) -> None:
+        """A change published on the channel: the meter as it stands."""
+        self._heard_count[name] = self._heard_count.get(name, 0) + 1
+        self._changed(name, meter)
+
+    def _changed(self, name: str, meter: int) -> None:
         self.meters[name] = meter
         if name in self._timers:
             return  # a message is due: it will carry this latest value
@@ -146,19 +152,27 @@ class JackpotRelay:
             self._timers[name] = loop.call_later(wait, self._send, name)
 
     def _subscribed(self, name: str) -> None:
-        task = asyncio.get_running_loop().create_task(self._read(name), name=f"jackpot-read-{name}")
+        heard = self._heard_count.get(name, 0)
+        task = asyncio.get_running_loop().create_task(
+            self._read(name, heard), name=f"jackpot-read-{name}"
+        )
         self._reads.add(task)
         task.add_done_callback(self._reads.discard)
 
-    async def _read(self, name: str) -> None:
-        """The meter read again (after a subscription: changes may have been missed)."""
+    async def _read(self, name: str, heard: int) -> None:
+        """The meter read again (after a subscription: changes may have been missed),
+        unless a change was heard since the subscription (``heard``: the count then):
+        every change publishes, so the last one heard since is at least as new as the
+        read, which may have been answered before it (and would put an older meter back)."""
         try:
             meter = (await self.store.meters([name]))[name]
         except StoreFailure as exc:  # the next subscription reads again
             log.warning("jackpot %s: meter not read: %s", name, exc)
             return
+        if self._heard_count.get(name, 0) != heard:
+            return
         if meter is not None and meter != self.meters.get(name):
-            self._heard(name, meter)
+            self._changed(name, meter)
 
     def _send(self, name: str) -> None:
         self._timers.pop(name, None)

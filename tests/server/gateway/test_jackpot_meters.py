@@ -25,7 +25,8 @@ from protocol.structs import JackpotList, JackpotMeter, TableInfo, TableList
 from server.app import App
 from server.catalog import change_table, seed_catalog
 from server.config import Settings
-from server.rules.progressive import PROGRESSIVE
+from server.gateway.jackpots import JackpotRelay
+from server.rules.progressive import PROGRESSIVE, JackpotOptions
 from server.store import TableCatalog
 from server.store.embedded.process import EmbeddedRedis
 from server.store.jackpot.meters import JackpotStore
@@ -287,3 +288,43 @@ async def test_a_node_whose_file_names_no_jackpot_shows_the_one_its_tables_offer
         assert listed.jackpots == (JackpotMeter("grand", after),)
     finally:
         await client.close()
+
+
+class _HeldReads(JackpotStore):
+    """The real store, each meters' read answered by Redis and then held until
+    ``release`` (a read whose answer comes late, as under load)."""
+
+    def __init__(self, client: redis.asyncio.Redis) -> None:
+        super().__init__(client)
+        self.answered = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def meters(self, names: list[str]) -> dict[str, int | None]:
+        found = await super().meters(names)
+        self.answered.set()
+        await self.release.wait()
+        return found
+
+
+@pytest.mark.asyncio
+async def test_a_read_after_subscribing_never_puts_an_older_meter_back(
+    redis_client: redis.asyncio.Redis,
+) -> None:
+    """The relay subscribes, then reads the meter (changes published before were not
+    heard); a change heard while that read's answer is on its way is newer: the late
+    answer does not replace it."""
+    store = JackpotStore(redis_client)
+    before = await contribute(store, 10)
+    held = _HeldReads(redis_client)
+    relay = JackpotRelay(held, [JackpotOptions("grand", seed=1000, contribution_bps=10_000)])
+    relay.start()
+    try:
+        await asyncio.wait_for(held.answered.wait(), 10)  # it read `before`, held
+        after = await contribute(store, 27)
+        await until(lambda: relay.meters["grand"] == after, 10, "the change heard")
+        held.release.set()
+        await until(lambda: not relay._reads, 10, "the read done")
+        assert relay.meters["grand"] == after != before
+    finally:
+        held.release.set()
+        await relay.stop()
