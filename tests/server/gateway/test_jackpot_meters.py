@@ -26,7 +26,13 @@ from server.app import App
 from server.catalog import change_table, seed_catalog
 from server.config import Settings
 from server.gateway.jackpots import JackpotRelay
-from server.rules.progressive import PROGRESSIVE, JackpotOptions
+from server.rules.bonus import BONUS_CLASS_CODES
+from server.rules.progressive import (
+    DEFAULT_PROGRESSIVE_PAY_TABLE,
+    PROGRESSIVE,
+    JackpotOptions,
+    progressive_pay_table,
+)
 from server.store import TableCatalog
 from server.store.embedded.process import EmbeddedRedis
 from server.store.jackpot.meters import JackpotStore
@@ -328,3 +334,30 @@ async def test_a_read_after_subscribing_never_puts_an_older_meter_back(
     finally:
         held.release.set()
         await relay.stop()
+
+
+@pytest.mark.asyncio
+async def test_every_class_a_progressive_wager_pays_is_a_line_of_table_info(
+    start_app: StartApp,
+) -> None:
+    """A progressive result's ``pay_class`` is a line of the side bet's pay table (a
+    fixed amount) or of ``table_info.jackpot``'s (a share of the meter), never of
+    both and never of neither (protocol/PROTOCOL.md, ``WagerResult``)."""
+    app = await start_app(tables=TABLES)
+    client = await Client.hello(url(app))
+    try:
+        info = await client.ok(GetTableInfo, table_id="j1")
+        assert isinstance(info, TableInfo)
+        assert info.jackpot is not None
+        (side,) = [b for b in info.side_bets if b.kind == PROGRESSIVE]
+        fixed = {line.bonus_class for line in side.paytable}
+        meter = {line.bonus_class for line in info.jackpot.paytable if line.meter_bps}
+        paying = {
+            BONUS_CLASS_CODES[cls]
+            for cls in progressive_pay_table(DEFAULT_PROGRESSIVE_PAY_TABLE).awards
+        }
+        assert fixed | meter == paying
+        assert not fixed & meter
+        assert "natural_7_card_straight_flush" in meter
+    finally:
+        await client.close()
