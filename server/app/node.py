@@ -188,12 +188,15 @@ class App:
         if self.archiver is not None:
             self.archiver.start()
         # The jackpots of the tables file, and those the catalog's tables offer (seeded
-        # by another node's file, say): the meters this node's lobby shows.
+        # by another node's file, say), watched; the meters of those the tables offer,
+        # the lobby's.
         defined = offered_jackpots([o for o, _ in jackpots.values()], tables)
         if defined:
             self.jackpot_watch = JackpotWatch(stores.jackpots, defined, self.metrics)
             self.jackpot_watch.start()
-            self.jackpot_relay = JackpotRelay(stores.jackpots, defined)
+        shown = offered_jackpots([], tables)
+        if shown:
+            self.jackpot_relay = JackpotRelay(stores.jackpots, shown)
             self.jackpot_relay.start()
             self.gateway.context = replace(self.gateway.context, jackpots=self.jackpot_relay)
         # Several nodes share the tables through one Redis (or a Sentinel's primary).

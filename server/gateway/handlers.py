@@ -84,7 +84,8 @@ async def watch_jackpots(ctx: Context, conn: Connection, msg: WatchJackpots) -> 
     """The jackpots' meters now, and a ``jackpot`` message for each change from now on."""
     if ctx.jackpots is None:
         return JackpotList(jackpots=())
-    return JackpotList(jackpots=ctx.jackpots.watch(conn))
+    configs = [host.config for host in ctx.presence.hosts.values()]
+    return JackpotList(jackpots=ctx.jackpots.watch(conn, configs))
 
 
 async def unwatch_jackpots(ctx: Context, conn: Connection, msg: UnwatchJackpots) -> Outcome:

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from protocol.codec import encode
@@ -56,7 +56,8 @@ class JackpotRelay:
         self.every_s = every_s
         self.meters: dict[str, int] = {o.name: o.seed for o in jackpots}
         """Each meter as last heard or read (the seed until then: a meter never started)."""
-        self.watchers: set[Connection] = set()
+        self.watchers: dict[Connection, frozenset[str]] = {}
+        """The connections that watch, each with the jackpots it was answered."""
         self.sent = 0
         """``jackpot`` messages sent so far (one per connection)."""
         self._listeners: list[ChannelListener] = []
@@ -91,14 +92,16 @@ class JackpotRelay:
 
     # --- what a connection asks -------------------------------------------------------
 
-    def watch(self, conn: Connection) -> tuple[JackpotMeter, ...]:
-        """``conn`` gets the ``jackpot`` messages from now on; the meters now."""
-        self.watchers.add(conn)
-        return self.listed()
+    def watch(self, conn: Connection, configs: Iterable[TableConfig]) -> tuple[JackpotMeter, ...]:
+        """The meters of the jackpots the tables of settings ``configs`` offer now:
+        ``conn`` gets their ``jackpot`` messages from now on."""
+        names = {n for c in configs if (n := self.jackpot_of(c)) is not None}
+        self.watchers[conn] = frozenset(names)
+        return self.listed(sorted(names))
 
     def unwatch(self, conn: Connection) -> None:
         """``conn`` gets no more ``jackpot`` messages (safe for one that never asked)."""
-        self.watchers.discard(conn)
+        self.watchers.pop(conn, None)
 
     def listed(self, names: Sequence[str] | None = None) -> tuple[JackpotMeter, ...]:
         """The meters of ``names`` (None: every jackpot), by name."""
@@ -182,7 +185,9 @@ class JackpotRelay:
         self._last_sent[name] = asyncio.get_running_loop().time()
         self._sent_meter[name] = meter
         frame = encode(JackpotChange(name=name, meter=meter))
-        for conn in list(self.watchers):
+        for conn, names in list(self.watchers.items()):
+            if name not in names:
+                continue
             with contextlib.suppress(Exception):
                 conn.send_bytes(frame)
                 self.sent += 1

@@ -255,6 +255,11 @@ async def test_a_store_seeded_before_the_jackpot_shows_none_at_its_table(
         assert await _jackpots_shown(client, "j1") == (None, None)
         listed = await client.ok(ListTables)
         assert listed.jackpots == ()
+        # Nor the meters a watcher is answered, nor their changes.
+        assert await client.ok(WatchJackpots) == JackpotList(jackpots=())
+        await contribute(JackpotStore(redis_client), 5)
+        await asyncio.sleep(0.3)
+        assert meters(client) == []
     finally:
         await client.close()
 
@@ -265,13 +270,23 @@ async def test_a_table_changed_to_drop_its_jackpot_shows_none(
 ) -> None:
     app = await start_app(tables=TABLES)
     client = await Client.hello(url(app))
+    later = await Client.hello(url(app), label="later")
     try:
         assert await _jackpots_shown(client, "j1") == ("grand", "grand")
+        assert await client.ok(WatchJackpots) == JackpotList((JackpotMeter("grand", 1000),))
         await change_table(TableCatalog(redis_client), "j1", {"side_bets": {}})
         await until(lambda: app.hosts["j1"].config.side_bets == (), 10, "the change heard")
         assert await _jackpots_shown(client, "j1") == (None, None)
+        # A watcher answered the meter before gets its changes; one answered none since,
+        # none (protocol/PROTOCOL.md, watch_jackpots: "one of them").
+        assert await later.ok(WatchJackpots) == JackpotList(jackpots=())
+        after = await contribute(JackpotStore(redis_client), 5)
+        await heard(client, after)
+        await asyncio.sleep(0.3)
+        assert meters(later) == []
     finally:
         await client.close()
+        await later.close()
 
 
 @pytest.mark.asyncio
