@@ -23,7 +23,7 @@ from bench.procs.topology import PERSISTENT, RedisProcess, command, wait_for
 from protocol.messages import Bet, Join
 from protocol.structs import Wager
 from server.host.jackpots import TableJackpots
-from server.store import AccountStore, JackpotStore, StoreUnavailable
+from server.store import AccountStore, Contribution, JackpotStore, StoreUnavailable
 from server.store.client.batching import Replication
 from server.table.state import Phase
 from tests.conftest import FAST_TABLES
@@ -222,3 +222,34 @@ async def test_a_table_taken_again_makes_its_settling_rounds_calls_again(
         assert await AccountStore(redis_client).balance(winner) == balance
     finally:
         await player.close()
+
+
+@pytest.mark.asyncio
+async def test_a_retry_on_another_connection_waits_for_the_first_calls_writes(
+    pair: Pair, clients: Clients
+) -> None:
+    """A call not answered (its replica frozen), retried from another connection (another
+    node, a new pool): the retry is answered from the call's marker, and still waits
+    until a replica holds the call, not only what its own connection wrote."""
+
+    async def contribute() -> Contribution:
+        store = JackpotStore(clients(pair.primary), replication=WAIT)  # a new connection
+        return await store.contribute(
+            "shared",
+            seed=SEED,
+            contribution_bps=5000,
+            table_id="t1",
+            round_no=1,
+            seat=0,
+            player="ann",
+            wager=WAGER,
+        )
+
+    pair.freeze()
+    with pytest.raises(StoreUnavailable):
+        await contribute()
+    with pytest.raises(StoreUnavailable):
+        await contribute()
+    pair.thaw()
+    again = await contribute()
+    assert (again.applied, again.chips) == (False, WAGER // 2)
