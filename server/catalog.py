@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from server.rules.progressive import PROGRESSIVE
 from server.store import (
     Catalog,
     CatalogRefusal,
@@ -32,6 +33,7 @@ from server.tables_file import TablesFileError, describe_table, table_config
 __all__ = [
     "BadTableConfig",
     "CatalogError",
+    "JackpotNotHere",
     "NoSuchTable",
     "TableExists",
     "TableNotOpen",
@@ -63,6 +65,13 @@ class BadTableConfig(CatalogError, ValueError):
     count changed. Nothing was written."""
 
     code = "bad_config"
+
+
+class JackpotNotHere(BadTableConfig):
+    """Create or change a table so that it offers a progressive jackpot, or another
+    one: a table offers a jackpot only by being listed in a tables file's
+    ``[jackpot.<name>]`` (its seed, rate and wager are the jackpot's, shared by every
+    table on it), never by its own ``side_bets.progressive``. Nothing was written."""
 
 
 class TableExists(CatalogError):
@@ -108,6 +117,21 @@ def _parse(spec: Mapping[str, Any]) -> TableConfig:
         raise BadTableConfig(str(exc)) from exc
 
 
+def _no_jackpot_named(config: TableConfig, current: TableConfig | None = None) -> None:
+    """Raise :class:`JackpotNotHere` if ``config`` offers the progressive wager other
+    than ``current`` (the table's settings now; None: a new table) does. A change that
+    keeps a tables file's jackpot as it is, or drops it, is taken."""
+    offered = dict(config.side_bets).get(PROGRESSIVE)
+    kept = None if current is None else dict(current.side_bets).get(PROGRESSIVE)
+    if offered is not None and offered != kept:
+        raise JackpotNotHere(
+            f"table {config.table_id}: side_bets.progressive cannot be set here: a table "
+            "offers a progressive jackpot by being listed in the tables file's "
+            "[jackpot.<name>] `tables`, which sets its seed, rate and wager for every "
+            "table on it (docs/RULES.md, Progressive jackpot)"
+        )
+
+
 def _refused(exc: CatalogRefused) -> CatalogError:
     if exc.reason is CatalogRefusal.EXISTS:
         return TableExists(f"a table {exc.table_id!r} exists or existed: ids are not reused")
@@ -126,8 +150,10 @@ async def create_table(catalog: TableCatalog, spec: Mapping[str, Any]) -> TableV
     """Create a table from ``spec``: the keys of a tables file's ``[[table]]`` (``id``,
     ``name``, and any option; the others take their defaults). Every node hosts it
     within about a second (its placement's node holds it, the others forward to it).
-    :class:`BadTableConfig`, :class:`TableExists`."""
+    :class:`BadTableConfig` (:class:`JackpotNotHere` for a ``side_bets.progressive``),
+    :class:`TableExists`."""
     config = _parse(spec)
+    _no_jackpot_named(config)
     try:
         await catalog.create(config)
     except CatalogRefused as exc:
@@ -140,7 +166,8 @@ async def change_table(
 ) -> TableView:
     """Change some of an open table's settings (keys as in :func:`create_table`; the
     others stay): limits, timers and rule options apply between rounds, at once or when
-    the round in play ends, on every node. The seat count and the id cannot change.
+    the round in play ends, on every node. The seat count and the id cannot change,
+    nor the jackpot a table offers (it may be dropped: :class:`JackpotNotHere`).
     :class:`BadTableConfig`, :class:`NoSuchTable`, :class:`TableNotOpen`."""
     current = (await catalog.read()).tables.get(table_id)
     if current is None:
@@ -155,6 +182,7 @@ async def change_table(
             f"table {table_id}: it has {current.config.seats} seats and keeps them "
             "(seated players would lose their seats)"
         )
+    _no_jackpot_named(config, current.config)
     try:
         await catalog.change(config)
     except CatalogRefused as exc:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
-from dataclasses import fields
+from collections.abc import Mapping, Sequence
+from dataclasses import fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from server.rules.bonus import pay_table
 from server.rules.options import CommissionFree, CommissionRounding, HouseWay, RuleOptions
+from server.rules.progressive import PROGRESSIVE, JackpotOptions, ProgressiveBetOptions
 from server.rules.side_bets import side_bet
 from server.rules.splits import FoulPolicy
 from server.rules.values import WheelRank
@@ -156,3 +157,49 @@ def describe_table(config: TableConfig) -> dict[str, Any]:
         value = getattr(config.rules, f.name)
         out[f.name] = value.value if hasattr(value, "value") else value
     return out
+
+
+def offer_jackpots(
+    configs: Sequence[TableConfig], jackpots: Mapping[str, tuple[JackpotOptions, tuple[str, ...]]]
+) -> list[TableConfig]:
+    """``configs`` with the progressive wager (:data:`server.rules.progressive.PROGRESSIVE`)
+    among the side bets of each table a jackpot of the file lists
+    (:func:`server.jackpots_file.load_jackpots`), its options the jackpot's (a
+    ``side_bets.progressive`` written for such a table is replaced). Raises
+    :class:`TablesFileError` for a wager the table's chips cannot make, and for a
+    ``side_bets.progressive`` of a table no jackpot lists."""
+    offered = {t: options for options, tables in jackpots.values() for t in tables}
+    out = []
+    for config in configs:
+        options = offered.get(config.table_id)
+        if options is None:
+            if PROGRESSIVE in config.side_kinds:
+                # Its meter's settings would be the table's own, maybe not the jackpot's.
+                raise TablesFileError(
+                    f"table {config.table_id}: a table offers the progressive wager by "
+                    "being listed in a [jackpot.<name>]'s `tables`, not by side_bets"
+                )
+            out.append(config)
+            continue
+        if options.wager % config.bet_unit:
+            raise TablesFileError(
+                f"jackpot {options.name}: its wager of {options.wager} is not made of table "
+                f"{config.table_id}'s chips (multiples of {config.bet_unit})"
+            )
+        side = tuple((k, o) for k, o in config.side_bets if k != PROGRESSIVE)
+        bet = ProgressiveBetOptions.of(options)
+        out.append(replace(config, side_bets=(*side, (PROGRESSIVE, bet))))
+    return out
+
+
+def offered_jackpots(
+    defined: Sequence[JackpotOptions], configs: Sequence[TableConfig]
+) -> list[JackpotOptions]:
+    """The jackpots ``defined`` (a tables file's), then each other jackpot one of
+    ``configs`` offers (its settings' options), by name, once each."""
+    out = {o.name: o for o in defined}
+    for config in configs:
+        if PROGRESSIVE in config.side_kinds:
+            options = config.side_options(PROGRESSIVE).jackpot_options()
+            out.setdefault(options.name, options)
+    return list(out.values())

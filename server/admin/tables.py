@@ -21,6 +21,7 @@ from server.admin.auth import CALLER
 from server.catalog import (
     BadTableConfig,
     CatalogError,
+    JackpotNotHere,
     NoSuchTable,
     TableExists,
     TableNotOpen,
@@ -35,6 +36,7 @@ log = logging.getLogger(__name__)
 
 STATUS: dict[type[CatalogError], HTTPStatus] = {
     BadTableConfig: HTTPStatus.BAD_REQUEST,
+    JackpotNotHere: HTTPStatus.BAD_REQUEST,  # a bad_config: side_bets.progressive
     TableExists: HTTPStatus.CONFLICT,
     NoSuchTable: HTTPStatus.NOT_FOUND,
     TableNotOpen: HTTPStatus.CONFLICT,

@@ -49,10 +49,10 @@ from server.jackpots_file import load_jackpots
 from server.logs import bind, log_fields
 from server.metrics import Metrics
 from server.seating import Seating
-from server.store import Stores, TableStatus, TableStore, open_stores
+from server.store import JackpotStore, Stores, TableStatus, TableStore, open_stores
 from server.table.machine import Transition
 from server.table.state import Phase, TableConfig
-from server.tables_file import load_tables
+from server.tables_file import load_tables, offer_jackpots, offered_jackpots
 from server.tasks import cancel_and_wait
 from server.version import SERVER_VERSION, build_commit
 
@@ -113,6 +113,8 @@ class App:
         self.jackpot_watch: JackpotWatch | None = None
         # The jackpots' meters, live, for the connections that watch them.
         self.jackpot_relay: JackpotRelay | None = None
+        # The jackpots' store the tables pay their progressive wagers' calls through.
+        self._jackpots: JackpotStore | None = None
 
     @property
     def port(self) -> int:
@@ -127,8 +129,10 @@ class App:
         s = self.settings
         bind(node=self.name)  # every record of this node's tasks names it
         # Read (and checked) first: it seeds the tables catalog of a store that has none.
-        seed = load_tables(s.tables_file)
         jackpots = load_jackpots(s.tables_file)
+        # A jackpot's tables offer its progressive wager (docs/RULES.md, "Progressive
+        # jackpot"): their settings, as the catalog is seeded with them.
+        seed = offer_jackpots(load_tables(s.tables_file), jackpots)
         # Operator JWTs: None without a JWKS configured; unusable settings stop here.
         self.operator_tokens = operator_tokens(s)
         # Opened (not yet connected) before anything starts: a PostgreSQL URL without
@@ -141,6 +145,7 @@ class App:
         # Redis (embedded unless --redis-url), checked and brought to the present key
         # layout, before any table is hosted.
         stores = self.stores = await open_stores(s, self.metrics.redis_restarts.inc)
+        self._jackpots = stores.jackpots
         store = self.store = stores.tables
         # The tables catalog says which tables exist: the tables file only seeds it,
         # once (docs/DESIGN.md, "The tables catalog").
@@ -182,12 +187,16 @@ class App:
             self.wallet.start()
         if self.archiver is not None:
             self.archiver.start()
-        if jackpots:
-            defined = [o for o, _ in jackpots.values()]
+        # The jackpots of the tables file, and those the catalog's tables offer (seeded
+        # by another node's file, say), watched; the meters of those the tables offer,
+        # the lobby's.
+        defined = offered_jackpots([o for o, _ in jackpots.values()], tables)
+        if defined:
             self.jackpot_watch = JackpotWatch(stores.jackpots, defined, self.metrics)
             self.jackpot_watch.start()
-            offered = {t: name for name, (_, ts) in jackpots.items() for t in ts}
-            self.jackpot_relay = JackpotRelay(stores.jackpots, defined, offered)
+        shown = offered_jackpots([], tables)
+        if shown:
+            self.jackpot_relay = JackpotRelay(stores.jackpots, shown)
             self.jackpot_relay.start()
             self.gateway.context = replace(self.gateway.context, jackpots=self.jackpot_relay)
         # Several nodes share the tables through one Redis (or a Sentinel's primary).
@@ -292,6 +301,7 @@ class App:
             leases=self.leases,
             seating=self.seating,
             placement=cluster.membership if cluster else None,
+            jackpots=self._jackpots,
         )
 
     def _add_table(self, config: TableConfig) -> None:

@@ -69,7 +69,13 @@ async def list_tables(ctx: Context, conn: Connection, msg: ListTables) -> Outcom
     relay = ctx.jackpots
     if relay is None:
         return listed
-    tables = tuple(replace(t, jackpot=relay.jackpot_of(t.table_id)) for t in listed.tables)
+    hosts = ctx.presence.hosts
+    # The jackpot each table's settings offer (a store seeded before the tables file
+    # named one, or a table changed since, offers what its settings say).
+    tables = tuple(
+        replace(t, jackpot=relay.jackpot_of(hosts[t.table_id].config)) if t.table_id in hosts else t
+        for t in listed.tables
+    )
     names = {t.jackpot for t in tables if t.jackpot is not None}
     return replace(listed, tables=tables, jackpots=relay.listed(sorted(names)))
 
@@ -78,7 +84,8 @@ async def watch_jackpots(ctx: Context, conn: Connection, msg: WatchJackpots) -> 
     """The jackpots' meters now, and a ``jackpot`` message for each change from now on."""
     if ctx.jackpots is None:
         return JackpotList(jackpots=())
-    return JackpotList(jackpots=ctx.jackpots.watch(conn))
+    configs = [host.config for host in ctx.presence.hosts.values()]
+    return JackpotList(jackpots=ctx.jackpots.watch(conn, configs))
 
 
 async def unwatch_jackpots(ctx: Context, conn: Connection, msg: UnwatchJackpots) -> Outcome:
@@ -129,10 +136,11 @@ async def history(ctx: Context, conn: Connection, msg: GetHistory) -> Outcome:
 
 async def table_info(ctx: Context, conn: Connection, msg: GetTableInfo) -> Outcome:
     """A table's rules, options and pay tables (its jackpot's with its meter)."""
-    info = ctx.presence.table_info(msg.table_id)
+    info = ctx.presence.table_info(msg.table_id)  # NO_SUCH_TABLE if none is hosted here
     if ctx.jackpots is None:
         return info
-    return replace(info, jackpot=ctx.jackpots.info(msg.table_id))
+    config = ctx.presence.hosts[msg.table_id].config
+    return replace(info, jackpot=ctx.jackpots.info(config))
 
 
 async def server_info(ctx: Context, conn: Connection, msg: GetServerInfo) -> Outcome:

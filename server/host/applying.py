@@ -37,6 +37,7 @@ from protocol.errors import ErrorCode
 from server.gamelog import pack_record
 from server.host.errors import TableNotWritable, TableUnavailable
 from server.host.fanout import FanOut, Frames, encode_outbound, pack_outbound
+from server.host.jackpots import TableJackpots
 from server.host.lease_keeper import TableLease
 from server.host.money import MoneyRequest, Repeats, rid_reused
 from server.store import (
@@ -128,6 +129,7 @@ class Applier:
         moved: Callable[[TableState | None, TableState | None], None],
         recover: Callable[[], None],
         wake: asyncio.Event,
+        jackpots: TableJackpots | None = None,
     ) -> None:
         self.table_id = table_id
         self.store = store
@@ -149,6 +151,8 @@ class Applier:
         self._leading: asyncio.Task[None] | None = None  # the group being applied, if any
         self.repeats = Repeats(table_id, store, accounts)
         """Answers to money requests applied before."""
+        self.jackpots = jackpots if jackpots is not None else TableJackpots(table_id, None)
+        """The jackpot calls of the rounds settled (:mod:`server.host.jackpots`)."""
 
     @property
     def state(self) -> TableState | None:
@@ -357,6 +361,10 @@ class Applier:
         events of a ``group`` applied in turn (:meth:`_apply_group`): each item's reply
         then goes out right before its own events."""
         assert self.state is not None
+        # The jackpot calls the round settling now owes, before the change that may end
+        # it (its results gone with it): if they fail, nothing is stored, try again.
+        if self.jackpots.due(self.state):  # a check without a coroutine on the hot path
+            await self.jackpots.pay(self.state)
         token = self.lease.token
         assert token is not None
         frames = [encode_outbound(o) for o in t.events]
@@ -442,7 +450,17 @@ class Applier:
                     self.on_stored(before, t, numbered)
                 except Exception:  # stored and answered: the others' share is logged
                     log.exception("table %s: on-stored hook failed", self.table_id)
+        if self.jackpots.due(self.state):
+            await self.settle_jackpots()
         return True
+
+    async def settle_jackpots(self) -> None:
+        """Make the jackpot calls the state owes now (a round just settled, or found
+        settling on a taking): one that fails is made by the next commit, first."""
+        try:
+            await self.jackpots.pay(self.state)
+        except StoreUnavailable as exc:
+            log.warning("table %s: jackpot calls left for the next commit (%s)", self.table_id, exc)
 
     def _unreplicated(self) -> NoReturn:
         """A change stored on the primary that no replica acknowledged: not answered,

@@ -37,11 +37,12 @@ from typing import Any, Protocol
 from server.host.applying import Applier, Stored
 from server.host.errors import TableNotWritable, TableUnavailable
 from server.host.fanout import FanOut, Subscriber
+from server.host.jackpots import TableJackpots
 from server.host.lease_keeper import LeaseKeeper, TableLease
 from server.host.money import MoneyRequest
 from server.host.recovery import Recovery
 from server.seating import Seating
-from server.store import AccountStore, StoreUnavailable, TableStore
+from server.store import AccountStore, JackpotStore, StoreUnavailable, TableStore
 from server.table.closing import is_closed
 from server.table.errors import TableError
 from server.table.events import ChangeConfig, CloseTable, Event, TakeOver, Tick
@@ -102,13 +103,15 @@ class TableHost:
         hooks: Hooks = Hooks(),
         leases: LeaseKeeper | None = None,
         placement: Placement | None = None,
+        jackpots: JackpotStore | None = None,
     ) -> None:
         """``accounts`` reads the balance a money request that stores nothing is
         answered with. ``seating`` is the process's index of who sits where (one for
         every host and the gateway), kept up to date with :attr:`state`. ``leases``
         renews the lease with the other tables of the process; without one, the host
         runs a keeper of its own. ``placement``: see the module docstring; without one,
-        the host always wants the table."""
+        the host always wants the table. ``jackpots``: the store of the progressive
+        jackpots a table may offer (:mod:`server.host.jackpots`)."""
         self.config = config
         self.table_id = config.table_id
         self.store = store
@@ -143,6 +146,7 @@ class TableHost:
             moved=functools.partial(seating.moved, self),
             recover=self.recovery.due.set,
             wake=self._wake,
+            jackpots=TableJackpots(self.table_id, jackpots),
         )
 
     @property
@@ -265,6 +269,7 @@ class TableHost:
         token, acquired = await self.lease.acquire(self._wanted, self._placed)
         # Renewed from now: loading may take longer than the lease under load.
         self.lease.took(token, acquired)
+        self.applier.jackpots.taken()
         # The store knows the parts stored from then on: the next commit writes only
         # those that differ (every one if stored in an older format, or whole).
         loaded = await self.store.load_state(self.table_id)
@@ -275,6 +280,10 @@ class TableHost:
             await self.subscribers.catch_up(self.store.replay, self.state, self.clock)
         if loaded is not None and loaded.token != previous:
             await self._take_over()
+        # A round found settling: its jackpot calls (made already, or not yet by a
+        # holder that died after the round's commit) are made now, once.
+        async with self.lock:
+            await self.applier.settle_jackpots()
         if not self.lease.set_ready():
             # Lost while loading, renewals notwithstanding: take it again.
             raise TableUnavailable(self.table_id)

@@ -24,7 +24,9 @@ from fractions import Fraction
 from math import sqrt
 from types import MappingProxyType
 
-from server.rules.bonus import BONUS_CLASS_NAMES, BonusClass, classify_bonus
+from server.rules.bonus import BONUS_CLASS_CODES, BONUS_CLASS_NAMES, BonusClass, classify_bonus
+from server.rules.options import RuleOptions
+from server.rules.wagers import PayLine, Settled, SideBet, SideDeal
 
 FULL_METER_BPS = 10_000
 """A share of the whole meter, in basis points."""
@@ -300,3 +302,90 @@ class JackpotOptions:
     def table(self) -> ProgressivePayTable:
         """The pay table."""
         return progressive_pay_table(self.pay_table)
+
+
+# --- the progressive wager as a side bet (server/rules/wagers.py) --------------------
+
+PROGRESSIVE = "progressive"
+"""The progressive wager's kind."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressiveBetOptions:
+    """What a table that offers a jackpot sets for its progressive wager: the jackpot's
+    settings (:class:`JackpotOptions`, from the tables file's ``[jackpot.<name>]``),
+    copied into the table's config so that the pure table settles the wager without
+    the file. ``jackpot`` is the jackpot's name (the meter in the store)."""
+
+    jackpot: str = "progressive"
+    seed: int = 0
+    contribution_bps: int = 0
+    wager: int = 1
+    pay_table: str = DEFAULT_PROGRESSIVE_PAY_TABLE
+
+    def __post_init__(self) -> None:
+        self.jackpot_options()  # raises ProgressiveError for a bad setting
+
+    def jackpot_options(self) -> JackpotOptions:
+        """The jackpot these options name, as :class:`JackpotOptions`."""
+        return JackpotOptions(
+            self.jackpot, self.seed, self.contribution_bps, self.wager, self.pay_table
+        )
+
+    @staticmethod
+    def of(jackpot: JackpotOptions) -> ProgressiveBetOptions:
+        """The wager's options at a table offering ``jackpot``."""
+        return ProgressiveBetOptions(
+            jackpot.name, jackpot.seed, jackpot.contribution_bps, jackpot.wager, jackpot.pay_table
+        )
+
+
+def meter_share_of(options: ProgressiveBetOptions, pay_class: str | None) -> int:
+    """The share of the meter (bps) a settled wager's ``pay_class`` takes; 0 when the
+    class pays a fixed amount, or nothing. The host pays it from the store after the
+    table's commit (docs/DESIGN.md, "Progressive jackpots")."""
+    if pay_class is None:
+        return 0
+    cls = next((c for c, code in BONUS_CLASS_CODES.items() if code == pay_class), None)
+    if cls is None:
+        return 0
+    award = progressive_pay_table(options.pay_table).award_of(cls)
+    return 0 if award is None else award.meter_bps
+
+
+def _settle_progressive(deal: SideDeal, stake: int, options: ProgressiveBetOptions) -> Settled:
+    """A class paid a fixed amount: its chips at the table (the wager not returned: "for
+    one"); a class paid from the meter: its code and no chips here (the store pays the
+    share into the account); else lost."""
+    award = progressive_pay_table(options.pay_table).hand(deal.cards, stake)
+    if not award.wins:
+        return Settled(None, 0)
+    return Settled(BONUS_CLASS_CODES[award.cls], award.fixed)
+
+
+def _progressive_limits(options: ProgressiveBetOptions) -> tuple[int, int]:
+    return options.wager, options.wager  # a fixed amount per round
+
+
+def _progressive_lines(rules: RuleOptions, options: ProgressiveBetOptions) -> tuple[PayLine, ...]:
+    table = progressive_pay_table(options.pay_table)
+    # A staked bet's ``pays`` are odds to 1 (the protocol's SideBetInfo): an award "for
+    # one" is one less to 1. The classes paid from the meter are the meter's view's to
+    # show (with the meter), not odds.
+    return tuple(
+        PayLine(BONUS_CLASS_CODES[cls], BONUS_CLASS_NAMES[cls], table.awards[cls].fixed - 1)
+        for cls in BonusClass
+        if cls in table.awards and table.awards[cls].fixed
+    )
+
+
+PROGRESSIVE_BET = SideBet(
+    kind=PROGRESSIVE,
+    label="Progressive",
+    options=ProgressiveBetOptions,
+    settle=_settle_progressive,
+    limits=_progressive_limits,
+    pay_lines=_progressive_lines,
+    past_commit=True,  # the meter's calls follow the table's commit (server/host/jackpots.py)
+)
+"""The progressive wager (docs/RULES.md, "Progressive jackpot")."""

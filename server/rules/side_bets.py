@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from server.rules.bonus import BONUS_BET
 from server.rules.envy import ENVY_BET
+from server.rules.progressive import PROGRESSIVE_BET
 from server.rules.queens_dragon import QUEENS_DRAGON_BET
 from server.rules.tiger9 import TIGER9_BET
 from server.rules.wagers import SideBet, registry
@@ -20,6 +21,7 @@ SIDE_BETS: Mapping[str, SideBet] = registry(
     ENVY_BET,
     QUEENS_DRAGON_BET,
     TIGER9_BET,
+    PROGRESSIVE_BET,
 )
 """The side bets by kind."""
 

@@ -98,7 +98,11 @@ class SideBet:
     - ``limits(config_options)`` -> ``(min, max)`` of a stake (staked bets), or the
       qualifying stake on ``rides_on`` (riding bets) as ``(min, 0)``;
     - ``pay_lines(deal_rules, options)``: its pay table as shown to players;
-    - ``rides_on``: ``None`` for a staked bet, else the kind whose stake qualifies.
+    - ``rides_on``: ``None`` for a staked bet, else the kind whose stake qualifies;
+    - ``past_commit``: its settlement goes on past the table's commit (the progressive's
+      calls to its meter): a round settled keeps the options it was settled under
+      beside its results (``TableState.settled_options``), whatever settings change
+      before those calls are made.
     """
 
     kind: str
@@ -108,6 +112,7 @@ class SideBet:
     limits: Callable[[Any], tuple[int, int]]
     pay_lines: Callable[[RuleOptions, Any], tuple[PayLine, ...]]
     rides_on: str | None = None
+    past_commit: bool = False
 
     def __post_init__(self) -> None:
         ok = self.kind and len(self.kind) <= 24

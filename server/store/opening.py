@@ -15,6 +15,7 @@ settings, and closed by one.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,10 +99,12 @@ class Stores:
         """The records of the operator API's tokens (:mod:`server.admin`)."""
         return AdminTokens(self.client)
 
-    @property
+    @functools.cached_property
     def jackpots(self) -> JackpotStore:
-        """The progressive jackpots' meters (:mod:`server.store.jackpot.meters`)."""
-        return JackpotStore(self.client, keys=self.tables.keys)
+        """The progressive jackpots' meters (:mod:`server.store.jackpot.meters`): one
+        store, whose calls for a table's round wait for the replicas the tables'
+        commits wait for."""
+        return JackpotStore(self.client, keys=self.tables.keys, replication=self.tables.replication)
 
     def relay(self, on_reconnect: Callable[[], None]) -> Relay:
         """A pub/sub relay on a connection of its own (closed by its ``stop``), which

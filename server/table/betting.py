@@ -17,7 +17,7 @@ from server.table import views
 from server.table.errors import TableError
 from server.table.events import ClearBet, PlaceBet, Rebet, SitOut, TakeOver
 from server.table.ledger import Kind, Pot, stake_kind
-from server.table.state import Phase, evolve, side_stakes
+from server.table.state import Phase, TableConfig, evolve, side_stakes
 from server.table.work import Work, ledger_key, seat_at, seat_index
 
 
@@ -166,9 +166,22 @@ def rebet(work: Work, event: Rebet) -> None:
     _, seat = seat_index(work, event.player)
     if not seat.last_bet:
         raise TableError(ErrorCode.NO_BET, "there is no previous bet to repeat")
-    # A side bet the table no longer offers (its options changed) is left out.
-    offered = work.state.config.side_kinds
-    bet(work, event.player, seat.last_bet, {k: s for k, s in seat.last_side if k in offered})
+    # A side bet the table no longer offers, or no longer takes at that stake (its
+    # limits or chips changed since), is left out: never changed, since a stake the
+    # player did not choose could risk more than they did (protocol/PROTOCOL.md,
+    # ``rebet``); the main bet is checked as any bet's.
+    config = work.state.config
+    offered = config.side_kinds
+    stakes = {k: s for k, s in seat.last_side if k in offered and _takes(config, k, s)}
+    bet(work, event.player, seat.last_bet, stakes)
+
+
+def _takes(config: TableConfig, kind: str, stake: int) -> bool:
+    """Whether a table of settings ``config`` takes a stake of ``stake`` on ``kind``."""
+    if not SIDE_BETS[kind].staked:
+        return False
+    low, high = config.limits(kind)
+    return low <= stake <= high and not stake % config.bet_unit
 
 
 def clear_bet(work: Work, event: ClearBet) -> None:

@@ -7,6 +7,8 @@ the seat, not the step, so a settlement stored twice cannot pay twice.
 
 from __future__ import annotations
 
+from typing import Any
+
 from protocol.fairness import DEALER_HAND
 from server.rules.dealer_hands import pushes_main_bet
 from server.rules.settlement import settle_values
@@ -18,7 +20,7 @@ from server.table.betting import open_betting
 from server.table.events import Void
 from server.table.ledger import Kind, Pot, win_kind
 from server.table.seats import remove_seat, return_bets
-from server.table.state import Phase, Seat, SeatResult, WagerResult, evolve
+from server.table.state import Phase, Seat, SeatResult, TableConfig, WagerResult, evolve
 from server.table.work import Work, round_key
 
 
@@ -103,10 +105,25 @@ def settle(work: Work) -> None:
         deadline=work.now + state.config.settling_ms,
         results=tuple(results),
         house=house,
+        settled_options=_settled_options(state.config, results),
     )
     work.emit(views.phase_changed(work.state))
     work.emit(views.settled(work.state))
     work.emit(views.seed_revealed(work.state))
+
+
+def _settled_options(config: TableConfig, results: list[SeatResult]) -> tuple[tuple[str, Any], ...]:
+    """The options of each side bet settled past the commit (``SideBet.past_commit``)
+    that ``results`` hold a wager of, as ``config`` (the round's) sets them: kept with
+    the results (``TableState.settled_options``)."""
+    if not config.side_bets:  # the common table: the bonus bet alone
+        return ()
+    staked = {w.kind for r in results for w in r.wagers if w.stake}
+    return tuple(
+        (kind, options)
+        for kind, options in config.side_bets
+        if kind in staked and SIDE_BETS[kind].past_commit
+    )
 
 
 def settle_side_bets(
@@ -199,7 +216,7 @@ def end_round(work: Work) -> None:
             work.set_seat(
                 index, evolve(seat, low=None, set_by=None, fouled=False, sitting_out=False)
             )
-    work.set(hands=None, dealer_low=None, results=(), voided=None)
+    work.set(hands=None, dealer_low=None, results=(), voided=None, settled_options=())
     # A closing table opens no new round: its seats stand up (server/table/closing.py).
     if work.state.occupied() and not work.state.closing:
         assert work.seed is not None  # a tick's: every deadline comes with one

@@ -305,6 +305,13 @@ class TableState:
     house: int = 0  # the house's result at this table, for the audit
     pending_config: TableConfig | None = None  # applies when the round in play ends
     closing: bool = False  # closed by an operator: no new seat or bet, seats stand up
+    # The options the round's results were settled under, of each side bet whose
+    # settlement goes on past the table's commit (``SideBet.past_commit``: the
+    # progressive's calls to its meter, server/host/jackpots.py) and that a result
+    # holds a wager of: set with the results, gone with them. A change of settings
+    # pending during the round becomes :attr:`config` in the very step that settles it
+    # (server/table/config_change.py), so those calls read these, never the config.
+    settled_options: tuple[tuple[str, Any], ...] = ()
 
     def seat_of(self, player: str) -> int | None:
         """The seat index of ``player``, or None."""

@@ -26,11 +26,18 @@ _LISTENING = re.compile(r"listening on ws://[^:]+:(\d+)/")
 class ServerProcess:
     """``python -m server`` as a child process, its output in a log file."""
 
-    def __init__(self, args: Sequence[str], log: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        args: Sequence[str],
+        log: Path,
+        env: dict[str, str] | None = None,
+        module: str = "server",
+    ) -> None:
+        """``module``: run as ``python -m module`` (a test's seam around the server)."""
         self.log = log
         self._log_file = log.open("ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "server", *args],
+            [sys.executable, "-m", module, *args],
             cwd=ROOT,
             stdin=subprocess.DEVNULL,
             stdout=self._log_file,

@@ -12,6 +12,7 @@ import redis.asyncio
 
 from server.catalog import (
     BadTableConfig,
+    JackpotNotHere,
     NoSuchTable,
     TableExists,
     TableNotOpen,
@@ -22,7 +23,7 @@ from server.catalog import (
     seed_catalog,
 )
 from server.store import TableCatalog, TableStatus, announcement
-from server.store.nodes.formats import TABLE_CONFIG_FIELDS
+from server.store.nodes.formats import SIDE_WAGERS, TABLE_CONFIG_FIELDS
 from server.store.nodes.shared import ClusterStore
 from server.tables_file import describe_table, load_tables, table_config
 from tests.server.processes import run_cli
@@ -190,3 +191,69 @@ async def test_a_commission_free_table_waits_for_every_node_to_read_it(
         await change_table(
             catalog, "pearl", {"commission_rounding": "whole", "min_bet": 100, "max_bet": 200}
         )
+
+
+PROGRESSIVE_SPEC = {
+    "side_bets": {"progressive": {"jackpot": "mine", "seed": 5, "contribution_bps": 9000}}
+}
+"""A table naming a jackpot of its own (docs/RULES.md, "Progressive jackpot": only a
+tables file's ``[jackpot.<name>]`` can)."""
+
+
+@pytest.mark.asyncio
+async def test_a_table_of_the_catalog_cannot_name_a_jackpot(
+    catalog: TableCatalog, redis_client: redis.asyncio.Redis, redis_url: str
+) -> None:
+    """With every format on, so that side bets are taken: created or changed through
+    the catalog (the command, the API's functions), a table's ``side_bets.progressive``
+    is refused with :class:`JackpotNotHere`, nothing written; a change keeping a tables
+    file's jackpot as it is, or dropping it, is taken."""
+    fortune = table_config(
+        {
+            "id": "fortune",
+            "name": "Fortune",
+            "side_bets": {
+                "progressive": {"jackpot": "fortune", "seed": 10_000, "contribution_bps": 1000}
+            },
+        },
+        "fortune",
+    )
+    await seed_catalog(catalog, [fortune])  # as a tables file's jackpot seeds it
+    nodes = ClusterStore(redis_client)
+    await nodes.beat("today#1", 60_000, announcement("today"))
+    assert await nodes.switch_formats(frozenset({TABLE_CONFIG_FIELDS, SIDE_WAGERS})) == {
+        TABLE_CONFIG_FIELDS,
+        SIDE_WAGERS,
+    }
+    rev = await catalog.rev()
+    with pytest.raises(JackpotNotHere, match=r"\[jackpot.<name>\]"):
+        await create_table(catalog, {**SPEC, **PROGRESSIVE_SPEC})
+    with pytest.raises(JackpotNotHere):
+        await change_table(catalog, "fortune", PROGRESSIVE_SPEC)  # another jackpot
+    seed_raised = {"progressive": {**describe_table(fortune)["side_bets"]["progressive"]}}
+    seed_raised["progressive"]["seed"] = 1
+    with pytest.raises(JackpotNotHere):
+        await change_table(catalog, "fortune", {"side_bets": seed_raised})  # its seed
+    assert await catalog.rev() == rev  # nothing written
+    assert [v.table_id for v in await list_tables(catalog)] == ["fortune"]
+    # The command says so, as for any bad setting (exit 2).
+    done = run_cli(
+        [
+            "--redis-url",
+            redis_url,
+            "table",
+            "create",
+            "pearl",
+            "Pearl",
+            'side_bets={progressive={jackpot="mine", seed=5, contribution_bps=9000}}',
+        ]
+    )
+    assert done.returncode == 2
+    assert "[jackpot.<name>]" in done.stderr
+    # Other settings change with the tables file's jackpot kept; dropping it is taken.
+    kept = await change_table(catalog, "fortune", {"max_bet": 500})
+    assert kept.config.side_bets == fortune.side_bets
+    dropped = await change_table(catalog, "fortune", {"side_bets": {}})
+    assert dropped.config.side_bets == ()
+    with pytest.raises(JackpotNotHere):  # and it cannot come back this way
+        await change_table(catalog, "fortune", {"side_bets": describe_table(fortune)["side_bets"]})

@@ -58,7 +58,8 @@ async def test_one_pass(redis_client: redis.asyncio.Redis) -> None:
 async def test_a_node_runs_it(server_settings: Settings, redis_client: redis.asyncio.Redis) -> None:
     assert server_settings.tables_file is not None
     server_settings.tables_file.write_text(
-        FAST_TABLES + '\n[jackpot.grand]\nseed = 700\ncontribution_bps = 5000\ntables = ["fast"]\n'
+        FAST_TABLES
+        + '\n[jackpot.grand]\nseed = 700\ncontribution_bps = 5000\nwager = 5\ntables = ["fast"]\n'
     )
     store = JackpotStore(redis_client)
     await half_hit(store)

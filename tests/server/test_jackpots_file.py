@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from server.jackpots_file import JackpotsFileError, load_jackpots, parse_jackpots
-from server.rules.progressive import JackpotOptions
-from server.tables_file import parse_tables
+from server.rules.progressive import PROGRESSIVE, JackpotOptions, ProgressiveBetOptions
+from server.tables_file import TablesFileError, offer_jackpots, parse_tables
 
 TABLES = """
 [[table]]
@@ -44,7 +44,13 @@ def test_a_jackpot_shared_by_two_tables(tmp_path: Path) -> None:
 
 def test_a_file_without_jackpots_has_none() -> None:
     assert parse_jackpots(TABLES) == {}
-    assert load_jackpots(None) == {}
+
+
+def test_the_built_in_file_s_fortune_table_has_its_jackpot() -> None:
+    (name,) = load_jackpots(None)  # no file given: the built-in tables
+    options, tables = load_jackpots(None)[name]
+    assert (name, tables) == ("fortune", ("fortune",))
+    assert (options.wager, options.seed, options.contribution_bps) == (5, 10_000, 1000)
 
 
 @pytest.mark.parametrize(
@@ -70,3 +76,36 @@ def test_a_table_offers_one_jackpot_at_most() -> None:
     other = '[jackpot.minor]\nseed = 1\ncontribution_bps = 1\ntables = ["south"]\n'
     with pytest.raises(JackpotsFileError, match="table 'south' offers grand already"):
         parse_jackpots(TABLES + GRAND + other)
+
+
+def test_the_tables_a_jackpot_lists_offer_its_wager() -> None:
+    text = """
+[[table]]
+id = "a"
+name = "A"
+[[table]]
+id = "b"
+name = "B"
+denominations = [5, 25]
+
+[jackpot.j]
+seed = 100
+contribution_bps = 1500
+wager = 5
+tables = ["a", "b"]
+"""
+    configs = offer_jackpots(parse_tables(text), parse_jackpots(text))
+    for config in configs:
+        assert config.side_kinds == ("bonus", PROGRESSIVE)
+        options = config.side_options(PROGRESSIVE)
+        assert options == ProgressiveBetOptions("j", 100, 1500, 5, "fortune")
+        assert config.limits(PROGRESSIVE) == (5, 5)
+    alone = offer_jackpots(parse_tables(text), {})
+    assert [c.side_kinds for c in alone] == [("bonus",), ("bonus",)]
+    with pytest.raises(TablesFileError, match="multiples of 5"):
+        offer_jackpots(parse_tables(text), parse_jackpots(text.replace("wager = 5", "wager = 3")))
+    unlisted = text.replace('tables = ["a", "b"]', 'tables = ["a"]').replace(
+        "\n[jackpot.j]", '[table.side_bets.progressive]\njackpot = "j"\nseed = 1\n\n[jackpot.j]'
+    )
+    with pytest.raises(TablesFileError, match="table b: a table offers the progressive"):
+        offer_jackpots(parse_tables(unlisted), parse_jackpots(unlisted))

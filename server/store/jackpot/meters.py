@@ -32,15 +32,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio
+from redis.commands.core import AsyncScript
 
 from server.auth.tokens import check_player
-from server.store.chips.account_ledgers import AccountLedgerStore
+from server.store.chips.account_ledgers import DEFAULT_LEDGER_MAXLEN, AccountLedgerStore
+from server.store.client.batching import Replication, ScriptBatcher
 from server.store.client.replies import as_int, as_str
-from server.store.errors import store_call
+from server.store.errors import StoreUnavailable, Unreplicated, store_call
 from server.store.keys import (
+    DEFAULT_KEYS,
     JACKPOT_CONTRIBUTION_TTL_MS,
     JACKPOT_HIT_TTL_MS,
     TRANSFER_TTL_MS,
+    Keys,
 )
 from server.store.lua.accounts import DELIVER, LOG_WINDOW
 from server.store.lua.jackpot import CONTRIBUTE, FORGET, HIT
@@ -171,7 +175,37 @@ class JackpotStore(AccountLedgerStore):
     """The progressive jackpots' meters (see the module docstring). Every method raises
     :class:`~server.store.errors.StoreUnavailable` where Redis failed (a write may have
     happened: call it again, it is applied once) and ``ValueError`` for bad arguments
-    (nothing written)."""
+    (nothing written).
+
+    ``replication``: as the tables' commits (:class:`~server.store.tables.store.TableStore`),
+    a contribution and a hit's payment from the meter are answered once that many
+    replicas hold them (one ``WAIT`` per round trip,
+    :mod:`~server.store.client.batching`); one no replica acknowledged in time, while
+    the primary has replicas, raises ``StoreUnavailable``: a failover now could lose
+    it, so the table's holder makes the call again (applied once) before the round
+    may end. None: a Redis without replicas."""
+
+    def __init__(
+        self,
+        client: redis.asyncio.Redis,
+        *,
+        keys: Keys = DEFAULT_KEYS,
+        ledger_maxlen: int = DEFAULT_LEDGER_MAXLEN,
+        replication: Replication | None = None,
+    ) -> None:
+        super().__init__(client, keys=keys, ledger_maxlen=ledger_maxlen)
+        self.replication = replication
+        # The calls that move chips for a table's round, sent as the tables' commits are.
+        self._batch = ScriptBatcher(client, replication=replication)
+
+    async def _durably(self, script: AsyncScript, keys: list[Any], args: list[Any]) -> Any:
+        """``script``'s reply, once the replicas asked for hold its writes."""
+        try:
+            return await self._batch.call(script, keys, args, durable=True)
+        except Unreplicated:
+            # Written on the primary only: a failover could lose it. Not answered, so
+            # the round that owes it does not end; its retry is applied once.
+            raise StoreUnavailable("no replica acknowledged the jackpot's write in time") from None
 
     def register_scripts(self, client: redis.asyncio.Redis) -> None:
         # Jackpots this store listed in the jackpots' set already (one SADD a process,
@@ -248,9 +282,10 @@ class JackpotStore(AccountLedgerStore):
         key = contribution_key(name, table_id, round_no, seat)
         await self._list(name)
         k = self.keys
-        applied, chips, meter = await self._contribute(
-            keys=[k.jackpot(name), k.jackpot_ledger(name), k.jackpot_done(name, key)],
-            args=[
+        applied, chips, meter = await self._durably(
+            self._contribute,
+            [k.jackpot(name), k.jackpot_ledger(name), k.jackpot_done(name, key)],
+            [
                 name,
                 key,
                 wager,
@@ -331,14 +366,15 @@ class JackpotStore(AccountLedgerStore):
         await self._list(name)
         await self.redis.sadd(self.keys.accounts(), player)
         k = self.keys
-        applied, paid, before, after, xfer, paid_to = await self._hit(
-            keys=[
+        applied, paid, before, after, xfer, paid_to = await self._durably(
+            self._hit,
+            [
                 k.jackpot(name),
                 k.jackpot_ledger(name),
                 k.jackpot_done(name, key),
                 k.jackpot_out(name),
             ],
-            args=[
+            [
                 name,
                 key,
                 share_bps,

@@ -135,9 +135,11 @@ HEADER_FIELDS = ("version", "seq", "phase", "deadline", "round_no", "seats", "vo
 """The fields of the header's array, in order (format 3): the seat count in place of the
 seats (``closing`` has a part of its own, :data:`CLOSING_PART`)."""
 
-DEAL_FIELDS = ("seed", "commitment", "hands", "dealer_low", "results")
+DEAL_FIELDS = ("seed", "commitment", "hands", "dealer_low", "results", "settled_options")
 """The fields of the deal's array, in order (format 3). The header's and these are the
-state's fields but the configs."""
+state's fields but the configs. ``settled_options`` (``[[kind, {option: value}], ...]``,
+the options a round's progressive wagers were settled under) is written only when the
+round has some: every other deal is the array written before it (and by 0.1.0)."""
 
 CONFIG_PART = "c"
 HEADER_PART = "h"
@@ -332,13 +334,16 @@ def _header_fields(t: TableState) -> list[Any]:
 def _deal_fields(t: TableState) -> list[Any]:
     """The deal's array (:data:`DEAL_FIELDS`)."""
     hands, dealer_low = t.hands, t.dealer_low
-    return [
+    out = [
         t.seed,
         t.commitment,
         None if hands is None else [list(h) for h in hands],
         None if dealer_low is None else list(dealer_low),
         [_result_fields(r) for r in t.results],
     ]
+    if t.settled_options:
+        out.append([[k, options_to_plain(o)] for k, o in t.settled_options])
+    return out
 
 
 def _same_deal(a: TableState, b: TableState) -> bool:
@@ -349,6 +354,7 @@ def _same_deal(a: TableState, b: TableState) -> bool:
         and a.hands is b.hands
         and a.dealer_low is b.dealer_low
         and a.results is b.results
+        and a.settled_options is b.settled_options
     )
 
 
@@ -478,6 +484,10 @@ def _state(data: dict[str, Any]) -> TableState:
     data["dealer_low"] = _tuple(data["dealer_low"])
     data["seats"] = tuple(_seat(s) for s in data["seats"])
     data["results"] = tuple(_result(r) for r in data["results"])
+    data["settled_options"] = tuple(
+        (kind, options_from_plain(side_bet(kind), options))
+        for kind, options in data.get("settled_options") or ()
+    )
     return TableState(**data)
 
 

@@ -90,3 +90,23 @@ async def test_a_commission_free_table_through_the_api(
     )
     assert (status, body["commission_free"]) == (200, "nine_low")
     await until(lambda: admin_app.hosts["ez"].config.rules.commission_free.value == "nine_low")
+
+
+@pytest.mark.asyncio
+async def test_a_table_naming_a_jackpot_is_refused_through_the_api(
+    admin_app: App, api: Api, redis_client: redis.asyncio.Redis
+) -> None:
+    """A table offers a jackpot only by a tables file's ``[jackpot.<name>]``: a
+    ``side_bets.progressive`` of its own would set a shared meter's seed and rate."""
+    token = await mint(redis_client, "floor")
+    before = await redis_client.hget("pg:catalog", "rev")
+    mine = {"progressive": {"jackpot": "mine", "seed": 5, "contribution_bps": 9000}}
+    status, body, _ = await api.call("POST", "/api/v1/tables", token, {**PEARL, "side_bets": mine})
+    assert (status, body["error"]["code"]) == (400, "bad_config")
+    assert "[jackpot.<name>]" in body["error"]["message"]
+    assert await redis_client.hget("pg:catalog", "rev") == before
+    status, _, _ = await api.call("POST", "/api/v1/tables", token, PEARL)
+    assert status == 201
+    status, body, _ = await api.call("PATCH", "/api/v1/tables/pearl", token, {"side_bets": mine})
+    assert (status, body["error"]["code"]) == (400, "bad_config")
+    assert "[jackpot.<name>]" in body["error"]["message"]

@@ -17,13 +17,14 @@ from server.rules.wagers import (
 
 
 def test_the_registry_lists_the_bonus_then_envy_riding_on_it() -> None:
-    assert list(SIDE_BETS) == ["bonus", "envy", "queens_dragon", "tiger9"]
+    assert list(SIDE_BETS) == ["bonus", "envy", "queens_dragon", "tiger9", "progressive"]
     assert BONUS_BET.staked
     assert not ENVY_BET.staked
     assert ENVY_BET.rides_on == "bonus"
     assert SIDE_BETS["queens_dragon"].staked
     assert SIDE_BETS["tiger9"].staked
-    with pytest.raises(KeyError, match="known: bonus, envy, queens_dragon, tiger9"):
+    assert SIDE_BETS["progressive"].staked
+    with pytest.raises(KeyError, match="known: bonus, envy, queens_dragon, tiger9, progressive"):
         side_bet("tiger")
 
 

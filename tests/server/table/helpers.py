@@ -11,6 +11,7 @@ from protocol.codec import check
 from protocol.messages import Cards, Hidden, OkReply, Reveal, SeedReveal, Snapshot
 from protocol.structs import HistoryPage, RoundRecord
 from server.rules.bonus import BONUS
+from server.rules.wagers import options_to_plain
 from server.store.tables.parts import (
     CLOSING_PART,
     CONFIG_PART,
@@ -68,8 +69,9 @@ def table_pots(state: TableState) -> Counter[tuple[Pot, str]]:
 def legacy_blob(state: TableState) -> bytes:
     """``state`` stored whole, in one value, as the store held states before parts
     (format 1: what the writer of that time gave, a test checked it). That writer
-    knew no pending config: it is left out."""
-    plain = {k: v for k, v in _plain(state).items() if k not in ("pending_config", "closing")}
+    knew no pending config: it is left out (and the settled options, newer still)."""
+    newer = ("pending_config", "closing", "settled_options")
+    plain = {k: v for k, v in _plain(state).items() if k not in newer}
     packed: bytes = msgpack.packb([1, plain], use_bin_type=True)
     return packed
 
@@ -79,7 +81,8 @@ def legacy_parts(state: TableState) -> dict[str, bytes]:
     the first writer of parts gave them (the walk of the slots it was checked against,
     and the bytes of ``tests/server/store/data/table_parts_v2.txt``)."""
     plain = _plain(state)
-    header = {k: v for k, v in plain.items() if k not in ("config", "pending_config", "closing")}
+    own = ("config", "pending_config", "closing", "settled_options")  # parts, or newer
+    header = {k: v for k, v in plain.items() if k not in own}
     header["seats"] = len(state.seats)
     parts = {
         HEADER_PART: msgpack.packb([2, header]),
@@ -122,12 +125,17 @@ def plain_parts(state: TableState) -> dict[str, bytes]:
             return [_fields(r) for r in state.results]
         return _plain(getattr(state, name))
 
-    deal = ("seed", "commitment", "hands", "dealer_low", "results")
+    deal = ("seed", "commitment", "hands", "dealer_low", "results", "settled_options")
     configs = ("config", "pending_config", "closing")  # parts of their own
     header = [walk(n) for n in TableState.__slots__ if n not in deal and n not in configs]
+    # The settled options end the deal's array, and only when there are some.
+    deal_fields = [n for n in TableState.__slots__ if n in deal and n != "settled_options"]
+    deal_values = [walk(n) for n in deal_fields]
+    if state.settled_options:
+        deal_values.append([[k, options_to_plain(o)] for k, o in state.settled_options])
     parts = {
         HEADER_PART: msgpack.packb([3, header]),
-        DEAL_PART: msgpack.packb([walk(n) for n in TableState.__slots__ if n in deal]),
+        DEAL_PART: msgpack.packb(deal_values),
         CONFIG_PART: msgpack.packb(_plain(state.config)),
         # Every part includes the pending config, None when there is none.
         PENDING_CONFIG_PART: msgpack.packb(_plain(state.pending_config)),
@@ -217,7 +225,7 @@ class Harness:
         # The hand-written writers give what the generic walk of the slots gives.
         assert stored == plain_parts(after)
         changed = {HEADER_PART}
-        deal = ("seed", "commitment", "hands", "dealer_low", "results")
+        deal = ("seed", "commitment", "hands", "dealer_low", "results", "settled_options")
         if any(getattr(after, n) is not getattr(before, n) for n in deal):
             changed.add(DEAL_PART)
         if after.config is not before.config:
@@ -236,9 +244,10 @@ class Harness:
         assert set(written) == changed
         # A table stored whole, before parts, still reads the same, and one stored in
         # the parts of format 2.
-        # (Those writers knew no closing: a closing state is not theirs.)
-        assert from_bytes(legacy_blob(after)) == evolve(after, pending_config=None, closing=False)
-        assert from_parts(legacy_parts(after)) == evolve(after, closing=False)
+        # (Those writers knew no closing and no settled options: not theirs.)
+        older = evolve(after, closing=False, settled_options=())
+        assert from_bytes(legacy_blob(after)) == evolve(older, pending_config=None)
+        assert from_parts(legacy_parts(after)) == older
 
 
 def deadline_phases(phase: Phase) -> set[Phase]:

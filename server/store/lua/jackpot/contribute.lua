@@ -11,6 +11,9 @@
 local meter = start(KEYS, ARGV[1], ARGV[5], ARGV[6])
 local done = redis.call('GET', KEYS[3])
 if done then
+  -- Written again as it was: a write, so that the caller's WAIT for replicas covers the
+  -- first call's writes too (a retry on another connection would wait for nothing).
+  redis.call('SET', KEYS[3], done, 'KEEPTTL')
   return {0, tonumber(done), meter}
 end
 local units = tonumber(redis.call('HGET', KEYS[1], 'frac')) + tonumber(ARGV[3]) * tonumber(ARGV[4])

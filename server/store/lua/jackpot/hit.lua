@@ -12,6 +12,9 @@
 start(KEYS, ARGV[1], ARGV[4], ARGV[5])
 local done = redis.call('GET', KEYS[3])
 if done then
+  -- Written again as it was: a write, so that the caller's WAIT for replicas covers the
+  -- first call's writes too (a retry on another connection would wait for nothing).
+  redis.call('SET', KEYS[3], done, 'KEEPTTL')
   local paid, before, after, player, xfer = string.match(done, '^(%d+)|(%d+)|(%d+)|([^|]*)|(.*)$')
   return {0, tonumber(paid), tonumber(before), tonumber(after), xfer, player}
 end
