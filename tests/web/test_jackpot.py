@@ -124,6 +124,10 @@ async def test_the_meter_is_live_in_the_lobby_and_at_the_table(
     assert "Progressive jackpot" in body
     assert "100% of the meter" in body
     assert "75 for 1" in body
+    # The progressive wager's lines are the jackpot's, once: not again as a side bet's.
+    heads = await page.locator("#rules-body h3").all_text_contents()
+    assert "Progressive" not in heads, heads
+    assert "74 to 1" not in body
     after = await contribute(store, 1)
     await player.until(
         "document.getElementById('rules-jackpot').textContent === arg",
