@@ -137,7 +137,7 @@ export class Panels {
       ...(info.side_bets ?? []).filter((b) => b.kind !== "bonus" && !(b.kind === "progressive" && info.jackpot)).flatMap((b) => [
         h("h3", { text: b.label }),
         h("p", { text: b.rides_on ? `Paid when your ${b.rides_on} bet is at least ${chips(b.min)}, for every other player's hand below (never your own or the dealer's).` : `Bets ${chips(b.min)}–${chips(b.max)}.` }),
-        h("table.plain", {}, h("tbody", {}, b.paytable.map((p) => h("tr", {}, h("th", { scope: "row", text: p.label }), h("td", { text: b.fixed ? chips(p.pays) : `${p.pays} to 1` }))))),
+        h("table.plain", {}, h("tbody", {}, b.paytable.map((p) => h("tr", {}, h("th", { scope: "row", text: p.label }), h("td", { text: b.fixed ? `${chips(p.pays)} chips` : `${p.pays} to 1` }))))),
       ]),
       // The progressive jackpot (protocol minor 7): its live meter and what its wager wins.
       ...(info.jackpot ? [
