@@ -98,16 +98,14 @@ class TextScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         # Focused, the page scrolls with the arrows and page keys when it is long.
-        self.query_one("#dialog", VerticalScroll).focus()
-        self.call_after_refresh(self.hint)
+        dialog = self.query_one("#dialog", VerticalScroll)
+        dialog.focus()
+        # Whenever the layout gives the page a scroll bar (or takes it away).
+        self.watch(dialog, "show_vertical_scrollbar", self.hint)
 
-    def on_resize(self) -> None:
-        self.call_after_refresh(self.hint)
-
-    def hint(self) -> None:
+    def hint(self, more: bool) -> None:
         """The title says when the page is longer than the dialog, and how to scroll:
         a scroll bar alone is easily missed at 80x24."""
-        more = self.query_one("#dialog", VerticalScroll).max_scroll_y > 0
         title = Text(self.title_text, style="bold")
         if more:
             title.append("  ↓ more: ↑↓ PgDn", style="reverse")
@@ -305,11 +303,16 @@ def info_text(info: TableInfo, server: ServerInfo | None) -> RenderableType:
     if columns:
         labels: dict[str, str] = {}
         order: list[str] = []
-        tables = [info.paytable, *(s.paytable for s in _shown_side_bets(info))]
-        for table in [*tables, j.paytable if j is not None else ()]:
-            _merge(order, [line.bonus_class for line in table])
-            for line in table:
-                labels.setdefault(line.bonus_class, line.label)
+        named: list[tuple[tuple[str, str], ...]] = [
+            tuple((p.bonus_class, p.label) for p in table)
+            for table in [info.paytable, *(s.paytable for s in _shown_side_bets(info))]
+        ]
+        if j is not None:
+            named.append(tuple((p.bonus_class, p.label) for p in j.paytable))
+        for table in named:
+            _merge(order, [code for code, _ in table])
+            for code, label in table:
+                labels.setdefault(code, label)
         pays = Table.grid(padding=(0, 2))
         pays.add_column(no_wrap=True, overflow="ellipsis", max_width=32)
         for _ in columns:

@@ -202,9 +202,9 @@ async def test_the_shipped_fortune_table_reads_at_80x24(
             assert "envy bonus on a bonus bet of 5+" in text
             assert "↓ more" not in text
             assert "progressive" not in text.lower()
-            await pilot.press("escape")
-            await pilot.press("escape")
-            await until_app(pilot, lambda: lobby_listed(tui))
+        # Another player, from the top of the lobby (sit_at counts rows from there).
+        tui = PaigowApp(Client(url(app), name="Ezra"))
+        async with tui.run_test(size=SIZE) as pilot:
             table = await sit_at(pilot, tui, "ez")
             await until_app(pilot, lambda: table.info is not None)
             await pilot.press("i")
