@@ -6,9 +6,11 @@ Each is one key away and closes with Escape; none needs the app beyond showing i
 
 from __future__ import annotations
 
+import itertools
+from dataclasses import dataclass
 from typing import ClassVar
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual import on
@@ -19,7 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
 from clients.core import Client
-from protocol.structs import JackpotLine, ServerInfo, TableInfo
+from protocol.structs import JackpotLine, ServerInfo, SideBetInfo, TableInfo
 
 HELP = """\
 [b]Everywhere[/b]
@@ -91,12 +93,23 @@ class TextScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="dialog"):
-            yield Label(Text(self.title_text, style="bold"))
+            yield Label(Text(self.title_text, style="bold"), id="page-title")
             yield Static(self.body)
 
     def on_mount(self) -> None:
         # Focused, the page scrolls with the arrows and page keys when it is long.
-        self.query_one("#dialog", VerticalScroll).focus()
+        dialog = self.query_one("#dialog", VerticalScroll)
+        dialog.focus()
+        # Whenever the layout gives the page a scroll bar (or takes it away).
+        self.watch(dialog, "show_vertical_scrollbar", self.hint)
+
+    def hint(self, more: bool) -> None:
+        """The title says when the page is longer than the dialog, and how to scroll:
+        a scroll bar alone is easily missed at 80x24."""
+        title = Text(self.title_text, style="bold")
+        if more:
+            title.append("  ↓ more: ↑↓ PgDn", style="reverse")
+        self.query_one("#page-title", Label).update(title)
 
     def action_close(self) -> None:
         self.dismiss(None)
@@ -161,83 +174,162 @@ def versions_text(server: ServerInfo, client: Client) -> Text:
     )
 
 
-# The commission's rounding (table_info.commission_rounding), under its percentage.
-_ROUNDING = {
-    "down": "           rounded down",
-    "up": "           rounded up",
-    "whole": "           exact: whole-chip bets",
-}
-
+# The commission's rounding (table_info.commission_rounding), after its percentage.
+_ROUNDING = {"down": "rounded down", "up": "rounded up", "whole": "exact: whole-chip bets"}
 
 # A commission-free table (table_info.commission_free, minor 5): the dealer's hand that
 # pushes every main bet instead.
-_BARRED = {
-    "ez": "           if dealer: Q-high pai gow",
-    "nine_low": "           if dealer's low is 9-high",
-}
+_BARRED = {"ez": "if dealer: Q-high pai gow", "nine_low": "if dealer's low is 9-high"}
+
+# The progressive wager's side bet kind (protocol/PROTOCOL.md, `SideBetInfo`): where the
+# table offers a jackpot, its pay lines are the jackpot's, shown there once.
+_PROGRESSIVE = "progressive"
 
 
-def _commission_lines(info: TableInfo) -> list[str]:
+def _commission(info: TableInfo) -> str:
     barred = _BARRED.get(info.commission_free)
     if barred is not None:
-        return ["commission none; every bet pushes", barred]
+        return f"none; every bet pushes\n{barred}"  # two lines of its cell
     rounding = _ROUNDING.get(info.commission_rounding, "")
-    return [f"commission {info.commission_pct}% of a win,", rounding]
+    return f"{info.commission_pct}% of a win, {rounding}".rstrip(", ")
 
 
 def _award(line: JackpotLine) -> str:
-    """``100%`` (of the meter) or ``8000`` (to 1)."""
+    """``100%`` (of the meter) or ``8000`` (chips for each chip of the wager)."""
     if line.meter_bps:
         return f"{line.meter_bps / 100:g}%"
     return str(line.fixed)
 
 
-def info_text(info: TableInfo, server: ServerInfo | None) -> Table:
-    """A table's limits, options and timings beside its bonus pay table: two columns,
-    so that the whole page fits 80x24."""
-    rules = [
-        f"bets       {info.min_bet}..{info.max_bet}",
-        f"           in multiples of {info.main_bet_unit or info.bet_unit}",
-        f"chips      {' '.join(str(d) for d in info.denominations)}",
-        f"buy-in     {info.buy_in_min}..{info.buy_in_max}",
-        f"bonus      up to {info.max_bonus}" if info.max_bonus else "bonus      none",
-        *_commission_lines(info),
-        f"foul       {'refused: set again' if info.foul == 'reject' else 'loses the bet'}",
-        f"betting    {info.betting_ms / 1000:g}s, setting {info.setting_ms / 1000:g}s",
-        f"reveal     {info.revealing_ms / 1000:g}s, settle {info.settling_ms / 1000:g}s",
-        f"away grace {info.grace_ms / 1000:g}s",
-        f"rules      version {info.rules_version}",
-    ]
-    pays = ["bonus pays (to 1)"]
-    pays += [f"{line.label:<32} {line.pays:>4}" for line in info.paytable] or ["  (none)"]
-    # The other side bets (protocol minor 6): each with its limits and pay table.
-    for side in info.side_bets:
-        if side.kind == "bonus":
+@dataclass(frozen=True, slots=True)
+class _Column:
+    """One bet's column of the pay table: its heading and what each hand pays."""
+
+    head: str  # its name and unit: "bonus to 1", "envy chips", "jackpot for 1"
+    pays: dict[str, str]  # bonus class -> what it pays
+
+
+def _merge(order: list[str], best_first: list[str]) -> None:
+    """Add to ``order`` (hand classes, best first) those of another pay table, also best
+    first: each new one goes right after the class it follows there (first, if none)."""
+    for i, code in enumerate(best_first):
+        if code in order:
             continue
-        if side.rides_on:
-            rules.append(f"{side.label[:10]:<10} on a {side.rides_on} of {side.min}+")
-        else:
-            rules.append(f"{side.label[:10]:<10} {side.min}..{side.max}")
-        unit = "chips" if side.fixed else "to 1"
-        pays += ["", f"{side.label.lower()} pays ({unit})"]
-        pays += [f"{line.label:<32} {line.pays:>4}" for line in side.paytable]
-    # The progressive jackpot (protocol minor 7): its meter as of the page, and what
-    # its wager wins: a share of the meter, or chips for each chip of the wager.
+        before = next((c for c in reversed(best_first[:i]) if c in order), None)
+        order.insert(0 if before is None else order.index(before) + 1, code)
+
+
+def _shown_side_bets(info: TableInfo) -> list[SideBetInfo]:
+    """The side bets beyond the bonus bet, the progressive left out where the jackpot
+    lists its lines."""
+    return [
+        b
+        for b in info.side_bets
+        if b.kind != "bonus" and not (b.kind == _PROGRESSIVE and info.jackpot is not None)
+    ]
+
+
+def info_text(info: TableInfo, server: ServerInfo | None) -> RenderableType:
+    """A table's rules page: the jackpot's meter first (where it has one), its limits,
+    options and timings in two columns, then one pay table with a column per bet, each
+    hand on one line (the bonus, Envy and jackpot pay on the same hands), so that a
+    Fortune table's page is read at 80x24 with at most a few lines to scroll. A side bet
+    on other hands (the Queen's Dragon, the Tiger 9) says its lines under it."""
+    parts: list[RenderableType] = []
     j = info.jackpot
     if j is not None:
-        rules.append(f"jackpot    {j.name[:14]}, wager {j.wager}")
-        rules.append(f"           meter {j.meter:,}")
-        pays += ["", "jackpot pays (% of meter, or to 1)"]
-        pays += [f"{line.label[:31]:<31} {_award(line):>5}" for line in j.paytable]
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(no_wrap=True)
-    grid.add_column(no_wrap=True)
-    grid.add_row(Text("\n".join(rules)), Text("\n".join(pays)))
-    if server is not None:
-        versions = (
-            f"server {server.server_name} {server.server_version}, protocol "
-            f"{server.protocol_version}.{server.protocol_minor}"
+        # The progressive jackpot (protocol minor 7): its meter as of the page.
+        parts.append(
+            Text.assemble(
+                ("JACKPOT ", "bold"),
+                (f"{j.name}  meter {j.meter:,}", "bold yellow"),
+                f"  wager {j.wager} a round",
+            )
         )
-        grid.add_row(Text(""), Text(""))
-        grid.add_row(Text(versions, style="dim"), Text(""))
-    return grid
+    items = [
+        (
+            "bets",
+            f"{info.min_bet}..{info.max_bet} in multiples of {info.main_bet_unit or info.bet_unit}",
+        ),
+        ("chips", " ".join(str(d) for d in info.denominations)),
+        ("buy-in", f"{info.buy_in_min}..{info.buy_in_max}"),
+        ("bonus", f"{info.min_bonus or 1}..{info.max_bonus}" if info.max_bonus else "none"),
+        ("commission", _commission(info)),
+        ("foul", "refused: set again" if info.foul == "reject" else "loses the bet"),
+        ("betting", f"{info.betting_ms / 1000:g}s, setting {info.setting_ms / 1000:g}s"),
+        ("reveal", f"{info.revealing_ms / 1000:g}s, settle {info.settling_ms / 1000:g}s"),
+        ("away grace", f"{info.grace_ms / 1000:g}s"),
+        ("rules", f"version {info.rules_version}"),
+    ]
+    if server is not None:  # the server's own name is on the versions page (i, lobby)
+        items.append(
+            (
+                "server",
+                f"{server.server_version}, protocol "
+                f"{server.protocol_version}.{server.protocol_minor}",
+            )
+        )
+    bonus_classes = {line.bonus_class for line in info.paytable}
+    columns: list[_Column] = []
+    if info.paytable:
+        columns.append(_Column("bonus to 1", {p.bonus_class: str(p.pays) for p in info.paytable}))
+    apart: list[SideBetInfo] = []  # side bets on other hands than the bonus's
+    for side in _shown_side_bets(info):
+        name = side.label.lower()
+        if side.rides_on:
+            items.append((name[:10], f"on a {side.rides_on} bet of {side.min}+"))
+        elif side.paytable and not bonus_classes & {p.bonus_class for p in side.paytable}:
+            apart.append(side)
+            continue
+        else:
+            items.append((name[:10], f"{side.min}..{side.max}"))
+        unit = "chips" if side.fixed else "to 1"
+        columns.append(
+            _Column(
+                f"{name.split()[0]} {unit}", {p.bonus_class: str(p.pays) for p in side.paytable}
+            )
+        )
+    if j is not None:
+        columns.append(_Column("jackpot for 1", {p.bonus_class: _award(p) for p in j.paytable}))
+    # Two columns of rules, read down the left one first.
+    rules = Table.grid(padding=(0, 1))
+    for _ in range(2):
+        rules.add_column(style="bold", no_wrap=True)
+        rules.add_column(overflow="fold")
+    half = (len(items) + 1) // 2
+    for left, right in itertools.zip_longest(items[:half], items[half:], fillvalue=("", "")):
+        rules.add_row(left[0], left[1], f" {right[0]}" if right[0] else "", right[1])
+    parts.append(rules)
+    if columns:
+        labels: dict[str, str] = {}
+        order: list[str] = []
+        named: list[tuple[tuple[str, str], ...]] = [
+            tuple((p.bonus_class, p.label) for p in table)
+            for table in [info.paytable, *(s.paytable for s in _shown_side_bets(info))]
+        ]
+        if j is not None:
+            named.append(tuple((p.bonus_class, p.label) for p in j.paytable))
+        for table in named:
+            _merge(order, [code for code, _ in table])
+            for code, label in table:
+                labels.setdefault(code, label)
+        pays = Table.grid(padding=(0, 2))
+        pays.add_column(no_wrap=True, overflow="ellipsis", max_width=32)
+        for _ in columns:
+            pays.add_column(justify="right", no_wrap=True)
+        pays.add_row(
+            Text("pays on your seven cards", style="bold"),
+            *(Text(c.head, style="bold") for c in columns),
+        )
+        for code in order:
+            if any(code in c.pays for c in columns):
+                pays.add_row(labels[code], *(c.pays.get(code, "-") for c in columns))
+        parts.append(pays)
+    else:
+        parts.append(Text("no bonus bet and no side bet at this table"))
+    parts.extend(
+        Text(f"{side.label} {side.min}..{side.max}: {line.label} pays {line.pays} to 1")
+        for side in apart
+        for line in side.paytable
+    )
+    return Group(*parts)

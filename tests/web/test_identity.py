@@ -131,3 +131,82 @@ async def test_a_token_login_asks_for_no_name(browser: Browser, start_web: Start
     # A token login is this tab's: it is not kept as the browser's guest.
     assert await page.evaluate("localStorage.getItem('paigow.guest')") is None
     await context.close()
+
+
+# Another tab of the origin holds the guest's database at version 1 and never lets it
+# go, then asks for version 2: that upgrade waits for ever, and every open queued after
+# it (the page's own, of version 1) with it. This is an open that never settles, as an
+# old Safari's could be.
+HOLD_AND_UPGRADE = """async () => {
+  window.held = await new Promise((resolve, reject) => {
+    const r = indexedDB.open("paigow", 1);
+    r.onupgradeneeded = () => r.result.createObjectStore("guest");
+    r.onsuccess = () => resolve(r.result);
+    r.onerror = () => reject(r.error);
+  });
+  window.upgrade = "pending";
+  const r2 = indexedDB.open("paigow", 2);
+  r2.onblocked = () => { window.upgrade = "blocked"; };
+  r2.onsuccess = () => { window.upgrade = "opened"; };
+}"""
+
+# Whether an open of version 1 settles within a second: "hung" if not.
+PROBE = """() => new Promise((resolve) => {
+  const r = indexedDB.open("paigow", 1);
+  r.onsuccess = () => { r.result.close(); resolve("opened"); };
+  r.onerror = () => resolve("failed");
+  setTimeout(() => resolve("hung"), 1000);
+})"""
+
+UPGRADE = """() => new Promise((resolve) => {
+  const r = indexedDB.open("paigow", 2);
+  r.onupgradeneeded = () => r.result.createObjectStore("other");
+  r.onblocked = () => resolve("blocked");
+  r.onsuccess = () => { r.result.close(); resolve("opened"); };
+  r.onerror = () => resolve("failed");
+})"""
+
+
+async def test_a_sign_in_does_not_wait_for_an_indexeddb_that_never_opens(
+    browser: Browser, web_app: App
+) -> None:
+    context = await browser.new_context()
+    holder = await context.new_page()
+    holder.set_default_timeout(WAIT_MS)
+    await holder.goto(base_url(web_app))
+    await holder.evaluate(HOLD_AND_UPGRADE)
+    await holder.wait_for_function("() => window.upgrade === 'blocked'")
+    page = await context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    await page.goto(base_url(web_app))
+    assert await page.evaluate(PROBE) == "hung"  # the page's open would never settle
+    await page.fill("#login-name", "Patient")
+    await page.press("#login-name", "Enter")
+    # Inside the Web Lock the open is given up after a while: the guest is kept in
+    # localStorage alone, and the sign-in goes on.
+    welcome = await welcome_of(page)
+    assert welcome["name"] == "Patient"
+    await page.wait_for_function("() => localStorage.getItem('paigow.guest') !== null")
+    # Another tab signs in the same guest through the same fallback.
+    tab = await context.new_page()
+    tab.set_default_timeout(WAIT_MS)
+    await tab.goto(base_url(web_app))
+    assert (await welcome_of(tab))["player_id"] == welcome["player_id"]
+    await context.close()
+
+
+async def test_a_later_schema_in_another_tab_is_not_blocked(browser: Browser, web_app: App) -> None:
+    alice = await Player.open(browser, web_app, "Alice")
+    first = await welcome_of(alice.page)
+    await alice.page.wait_for_function("() => localStorage.getItem('paigow.guest') !== null")
+    # A later page (a schema of version 2) in another tab: this tab's open database
+    # closes itself rather than block the upgrade.
+    later = await alice.context.new_page()
+    later.set_default_timeout(WAIT_MS)
+    await later.goto(base_url(web_app))
+    await welcome_of(later)
+    assert await later.evaluate(UPGRADE) == "opened"
+    # This page cannot open version 1 any more: its guest is still found (localStorage).
+    await alice.page.reload()
+    assert (await welcome_of(alice.page))["player_id"] == first["player_id"]
+    assert alice.errors == []

@@ -38,8 +38,16 @@ _ROUNDS = itertools.count(1)
 
 
 @pytest_asyncio.fixture
-async def jackpot_app(server_settings: Settings, tmp_path: Path) -> AsyncIterator[App]:
-    """A server with the web tables, "web" offering the jackpot ``grand``."""
+async def jackpot_app(
+    server_settings: Settings, redis_client: redis.asyncio.Redis, tmp_path: Path
+) -> AsyncIterator[App]:
+    """A server with the web tables, "web" offering the jackpot ``grand``.
+
+    It needs ``redis_client`` so that the database is flushed before the server starts
+    (as ``app`` in tests/conftest.py): a test listing both, this fixture first, flushed
+    the running server's leases away. Its next commit (the join) was then refused as
+    stale, ``unavailable``, until the table was taken again: the page rightly had no
+    seat and kept its bet panel hidden."""
     tables = tmp_path / "web-jackpot.toml"
     tables.write_text(WEB_TABLES + JACKPOT)
     app = App(dataclasses.replace(server_settings, tables_file=tables, port=free_port()))
@@ -65,12 +73,6 @@ async def contribute(store: JackpotStore, chips: int) -> int:
 
 
 @pytest.mark.parametrize("size", ["desktop", "phone"])
-@pytest.mark.xfail(
-    strict=False,
-    reason="known page fault, to fix first: on a loaded machine, sitting down after the "
-    "lobby's live meter leaves the table's bet panel hidden (the model has no seat); "
-    "passes alone",
-)
 async def test_the_meter_is_live_in_the_lobby_and_at_the_table(
     browser: Browser, jackpot_app: App, redis_client: redis.asyncio.Redis, size: str
 ) -> None:
@@ -81,22 +83,26 @@ async def test_the_meter_is_live_in_the_lobby_and_at_the_table(
     page = player.page
     meter = page.locator("tr[data-table='web'] .jackpot")
     await meter.wait_for()
-    assert await meter.text_content() in {"Jackpot 1,000", "Jackpot"}
+    assert await meter.text_content() in {"1,000", "…"}
+    # In a Jackpot column of its own: the name's cell holds the name alone.
+    assert await page.locator("#lobby-jackpot").is_visible()
+    assert await page.locator("tr[data-table='web'] th.name").text_content() == "Web"
     assert await page.locator("tr[data-table='lose'] .jackpot").count() == 0
+    assert await page.locator("tr[data-table='lose'] td[data-label='Jackpot']").text_content() == (
+        "none"
+    )
     await player.until("app.meters.get('grand') === 1000", what="the meter watched")
     # From here the lobby is not read again: what changes came as `jackpot` messages.
     await player.js("clearInterval(app.lobby.timer);")
     after = await contribute(store, 234)
     await player.until(
         "document.querySelector(\"tr[data-table='web'] .jackpot\").textContent === arg",
-        f"Jackpot {after:,}",
+        f"{after:,}",
         "the lobby's meter",
     )
     violations = {"lobby": await axe.check(page)}
     SHOTS.mkdir(parents=True, exist_ok=True)
-    # Not with animations="disabled": after such a picture of the lobby the table's bet
-    # panel stayed hidden on sitting down (to be found in the page; the stop notes say so).
-    await page.screenshot(path=str(SHOTS / f"{size}-jackpot-lobby.png"))
+    await page.screenshot(path=str(SHOTS / f"{size}-jackpot-lobby.png"), animations="disabled")
 
     await player.sit("web", buy_in=1000)
     head = page.locator("#jackpot")
@@ -118,6 +124,10 @@ async def test_the_meter_is_live_in_the_lobby_and_at_the_table(
     assert "Progressive jackpot" in body
     assert "100% of the meter" in body
     assert "75 for 1" in body
+    # The progressive wager's lines are the jackpot's, once: not again as a side bet's.
+    heads = await page.locator("#rules-body h3").all_text_contents()
+    assert "Progressive" not in heads, heads
+    assert "74 to 1" not in body
     after = await contribute(store, 1)
     await player.until(
         "document.getElementById('rules-jackpot').textContent === arg",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import re
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from clients.tui.dialogs import info_text
 from clients.tui.lobby import lobby_rows
 from protocol.examples import examples
 from protocol.messages import OkReply
-from protocol.structs import TableInfo, TableList
+from protocol.structs import PayLine, SideBetInfo, TableInfo, TableList
 from server.app import App
 from server.config import Settings
 from server.store.jackpot.meters import JackpotStore
@@ -90,17 +91,42 @@ def test_the_rules_page_shows_the_jackpot_and_its_pay_table() -> None:
     console = Console(width=80, record=True, color_system=None)
     console.print(info_text(info, None))
     text = console.export_text()
-    assert "jackpot    fortune, wager 5" in text
-    assert "meter 12,345" in text
-    assert "jackpot pays (% of meter, or to 1)" in text
-    assert "Natural 7-card SF" in text
-    assert "100%" in text
     lines = text.splitlines()
-    assert any("Four of a kind" in line and line.rstrip().endswith("75") for line in lines)
-    assert max(len(line) for line in text.splitlines()) <= 80
+    assert lines[0].split() == ["JACKPOT", "fortune", "meter", "12,345", "wager", "5", "a", "round"]
+    head = next(line for line in lines if line.startswith("pays on your seven cards"))
+    assert head.split()[-3:] == ["jackpot", "for", "1"]
+    # The jackpot's lines are the bonus's hands, one line each with every bet's pay.
+    rows = lines[lines.index(head) + 1 :]
+    # The natural's class, which only the jackpot pays here, first: the best hand.
+    assert rows[0].split() == ["Natural", "7-card", "SF", "-", "-", "100%"]
+    assert any(line.startswith("four of a kind") and line.rstrip().endswith("75") for line in lines)
+    assert max(len(line) for line in lines) <= 80
     console = Console(width=80, record=True, color_system=None)
     console.print(info_text(dataclasses.replace(info, jackpot=None), None))
-    assert "jackpot" not in console.export_text()
+    assert "jackpot" not in console.export_text().lower()
+
+
+def test_a_progressive_wager_is_listed_once_where_the_jackpot_lists_it() -> None:
+    """The progressive is a side bet (minor 6) and the jackpot's pay table (minor 7): its
+    lines are the jackpot column's, not a column of their own beside it."""
+    info = example("ok_table_info_jackpot")
+    assert isinstance(info, TableInfo)
+    progressive = SideBetInfo(
+        "progressive", "Progressive", 5, 5, (PayLine("four_of_a_kind", "four of a kind", 74),)
+    )
+    info = dataclasses.replace(info, side_bets=(*info.side_bets, progressive))
+    console = Console(width=80, record=True, color_system=None)
+    console.print(info_text(info, None))
+    text = console.export_text()
+    assert "progressive" not in text.lower()
+    assert "74" not in text
+    four = [line for line in text.splitlines() if line.startswith("four of a kind")]
+    assert len(four) == 1
+    assert four[0].split()[-1] == "75"
+    # A server that lists the wager with no jackpot: its column then shows it.
+    console = Console(width=80, record=True, color_system=None)
+    console.print(info_text(dataclasses.replace(info, jackpot=None), None))
+    assert "progressive to 1" in console.export_text()
 
 
 @pytest.mark.asyncio
@@ -139,8 +165,52 @@ async def test_the_meter_changes_live_in_the_lobby_and_at_the_table(
             assert "progressive wager 5" in text
 
             await pilot.press("i")
-            await until_app(pilot, lambda: "jackpot pays" in screen_text(tui))
+            await until_app(pilot, lambda: "jackpot for 1" in screen_text(tui))
             # The page's meter is the live one, not the one read as the table opened.
-            assert f"meter {meter:,}" in keep(tui, "rules")
+            assert f"JACKPOT grand  meter {meter:,}" in keep(tui, "rules")
+            # At 80x24 the whole page is on the first screen: every pay line, once.
+            assert "↓ more" not in screen_text(tui)
+            assert screen_text(tui).count("four of a kind") == 1
+    finally:
+        await app.stop()
+
+
+@pytest.mark.asyncio
+@pytest.mark.timeout(120)
+async def test_the_shipped_fortune_table_reads_at_80x24(
+    server_settings: Settings, redis_client: redis.asyncio.Redis
+) -> None:
+    """The built-in Fortune table (bonus, Envy and its jackpot) at 80x24: the meter at the
+    table, and its rules page whole on the first screen, each pay line once; a page
+    longer than the dialog (EZ's, with its Queen's Dragon line) says how to scroll."""
+    app = App(dataclasses.replace(server_settings, tables_file=None))  # the shipped tables
+    await app.start()
+    tui = PaigowApp(Client(url(app), name="Fay"))
+    try:
+        async with tui.run_test(size=SIZE) as pilot:
+            table = await sit_at(pilot, tui, "fortune")
+            await until_app(pilot, lambda: table.info is not None)
+            await until_app(pilot, lambda: "JACKPOT fortune" in screen_text(tui))
+            assert "10,000 chips" in keep(tui, "fortune-table")
+            await pilot.press("i")
+            await until_app(pilot, lambda: "jackpot for 1" in screen_text(tui))
+            text = keep(tui, "fortune-rules")
+            assert "JACKPOT fortune  meter 10,000" in text
+            assert table.info is not None
+            for line in table.info.paytable:  # every hand, once, with each bet's pay
+                assert len(re.findall(f"│ {re.escape(line.label)}  ", text)) == 1, line.label
+            assert "envy bonus on a bonus bet of 5+" in text
+            assert "↓ more" not in text
+            assert "progressive" not in text.lower()
+        # Another player, from the top of the lobby (sit_at counts rows from there).
+        tui = PaigowApp(Client(url(app), name="Ezra"))
+        async with tui.run_test(size=SIZE) as pilot:
+            table = await sit_at(pilot, tui, "ez")
+            await until_app(pilot, lambda: table.info is not None)
+            await pilot.press("i")
+            await until_app(pilot, lambda: "↓ more" in screen_text(tui))
+            await pilot.press("end")
+            await until_app(pilot, lambda: "Queen's Dragon 5..50" in screen_text(tui))
+            keep(tui, "ez-rules-end")
     finally:
         await app.stop()

@@ -29,38 +29,72 @@ export function storedGuest() {
 }
 
 const DB = "paigow";
+const VERSION = 1; // the database's schema: a later page that changes it opens a higher one
 const STORE = "guest";
+// How long an open or a transaction may take before the guest is kept in localStorage
+// alone (as where IndexedDB cannot be opened). An open that never settles (an old Safari
+// bug, or an open queued behind another tab's upgrade that tab never lets finish) would
+// otherwise hold every tab's sign-in inside the Web Lock for good. That fallback is the
+// race IndexedDB is here for (two tabs may make two guests): far better than no sign-in.
+const IDB_WAIT_MS = 3000;
 let opened = null;
 
-/** The browser's database (null where IndexedDB cannot be opened). */
+/** The browser's database (null where IndexedDB cannot be opened in time). */
 function database() {
   opened ??= new Promise((resolve) => {
+    let settled = false;
+    const settle = (db) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(db);
+    };
+    const timer = setTimeout(() => settle(null), IDB_WAIT_MS);
     try {
-      const request = indexedDB.open(DB, 1);
+      const request = indexedDB.open(DB, VERSION);
       request.onupgradeneeded = () => request.result.createObjectStore(STORE);
-      request.onsuccess = () => resolve(request.result);
-      request.onerror = () => resolve(null);
+      request.onsuccess = () => {
+        const db = request.result;
+        // A later page's schema (a higher VERSION) in another tab: let it upgrade rather
+        // than block it, and open again (as it now stands) when next needed.
+        db.onversionchange = () => {
+          db.close();
+          opened = null;
+        };
+        if (settled) opened = Promise.resolve(db); // late, after the fallback: used from now on
+        settle(db);
+      };
+      request.onerror = () => settle(null);
+      // This page's VERSION is an upgrade and an older tab still holds the database
+      // without closing it: the open waits for that tab, the sign-in does not.
+      request.onblocked = () => settle(null);
     } catch {
-      resolve(null);
+      settle(null);
     }
   });
   return opened;
 }
 
 /** Runs `step(store)` in one transaction; resolves with what it returns once the
- * transaction is committed (undefined where IndexedDB fails). */
+ * transaction is committed (undefined where IndexedDB fails or takes too long). */
 async function transaction(mode, step) {
   const db = await database();
   if (!db) return undefined;
   return new Promise((resolve) => {
+    // A transaction that never ends is given up as a failed one (IDB_WAIT_MS, above).
+    const timer = setTimeout(() => resolve(undefined), IDB_WAIT_MS);
+    const done = (value) => {
+      clearTimeout(timer);
+      resolve(value);
+    };
     try {
       const tx = db.transaction(STORE, mode);
       let result;
       step(tx.objectStore(STORE), (value) => { result = value; });
-      tx.oncomplete = () => resolve(result);
-      tx.onerror = tx.onabort = () => resolve(undefined);
+      tx.oncomplete = () => done(result);
+      tx.onerror = tx.onabort = () => done(undefined);
     } catch {
-      resolve(undefined);
+      done(undefined);
     }
   });
 }

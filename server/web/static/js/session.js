@@ -19,6 +19,9 @@ const STORE = "paigow.session";
 const FINAL = new Set([1000, 1003, 1008, 1009, 4000, 4001, 4002, 4005, 4006]);
 const AT_ONCE = new Set([1001, 1012, 4004]);
 const TRY_LATER = 1013; // turned away for now (full, or too many from this address): retried
+// A money request answered `unavailable` (its table moving, or taken again: section 5)
+// is sent again with its rid, which section 3 makes safe, after these pauses (ms).
+const UNAVAILABLE_RETRY_MS = [300, 600, 1200, 2400];
 
 export class ServerError extends Error {
   constructor(reply) {
@@ -250,6 +253,15 @@ export class Session extends EventTarget {
       const p = this.pending.get(m.rid);
       if (!p) {
         if (m.type === "error") this.dispatchEvent(new CustomEvent("server-error", { detail: m }));
+        return;
+      }
+      if (m.type === "error" && m.code === "unavailable" && MONEY.has(p.message.type) && (p.tries ?? 0) < UNAVAILABLE_RETRY_MS.length) {
+        const wait = UNAVAILABLE_RETRY_MS[p.tries ?? 0];
+        p.tries = (p.tries ?? 0) + 1;
+        // Offline by then: the resume sends it (welcomed), with the same rid.
+        setTimeout(() => {
+          if (this.pending.get(m.rid) === p && this.status === "online") this.sendFrame(p.message);
+        }, wait);
         return;
       }
       this.pending.delete(m.rid);

@@ -45,21 +45,25 @@ export class Lobby {
       return;
     }
     // Every few seconds: the row's button the keyboard is on keeps the focus.
+    // The Jackpot column is there only while a table listed offers one.
+    $("lobby-jackpot").hidden = !this.tables.some((t) => t.jackpot);
     keepFocus(() => fill($("lobby-rows"), this.tables.map((t) => this.row(t))));
   }
 
   row(t) {
     const full = t.players >= t.seats;
     return h("tr", { dataset: { table: t.table_id } },
-      h("th.name", { scope: "row", text: shortName(t.name), title: explained(t.name) },
-        // The progressive jackpot it offers (minor 7), its meter kept live (showMeters).
-        t.jackpot ? h("span.jackpot", { dataset: { jackpot: t.jackpot }, text: this.meterText(t.jackpot) }) : null),
+      h("th.name", { scope: "row", text: shortName(t.name), title: explained(t.name) }),
       // data-label: a phone shows each row as a card, each value with its column's name.
       h("td", { text: PHASE_NAMES[t.phase] ?? t.phase, dataset: { phase: t.phase, label: "Phase" } }),
       h("td", { text: `${t.players} / ${t.seats}`, "aria-label": `${t.players} of ${t.seats} seats taken`, dataset: { label: "Seats" } }),
       h("td", { text: String(t.watchers), dataset: { label: "Watching" } }),
       h("td", { text: `${chips(t.min_bet)}–${chips(t.max_bet)}`, dataset: { label: "Bets" } }),
       h("td", { text: t.max_bonus ? `up to ${chips(t.max_bonus)}` : "none", dataset: { label: "Bonus" } }),
+      // The progressive jackpot it offers (minor 7), its meter kept live (showMeters);
+      // a cell of its own, so the name's cell holds the name alone.
+      h("td.jackpot-cell", { hidden: !this.tables.some((s) => s.jackpot), dataset: { label: "Jackpot" } },
+        t.jackpot ? h("span.jackpot", { dataset: { jackpot: t.jackpot }, title: `${t.jackpot}: a progressive jackpot, its meter live`, text: this.meterText(t.jackpot) }) : "none"),
       h("td", { text: `${chips(t.buy_in_min)}–${chips(t.buy_in_max)}`, dataset: { label: "Buy-in" } }),
       h("td", {}, h("div.act", {},
         h("button", {
@@ -72,9 +76,10 @@ export class Lobby {
         }))));
   }
 
+  /** The meter as last told; "…" until one is (a server of an earlier minor). */
   meterText(name) {
     const meter = this.app.meterOf(name, null);
-    return meter === null ? "Jackpot" : `Jackpot ${chips(meter)}`;
+    return meter === null ? "…" : chips(meter);
   }
 
   /** Each row's meter redrawn in place (the rows themselves stay). */

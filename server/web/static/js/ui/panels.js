@@ -132,11 +132,12 @@ export class Panels {
       info.paytable.length
         ? h("table.plain", {}, h("tbody", {}, info.paytable.map((p) => h("tr", {}, h("th", { scope: "row", text: p.label }), h("td", { text: `${p.pays} to 1` })))))
         : h("p", { text: "No bonus at this table." }),
-      // The side bets beyond the bonus (protocol minor 6), each with its pay table.
-      ...(info.side_bets ?? []).filter((b) => b.kind !== "bonus").flatMap((b) => [
+      // The side bets beyond the bonus (protocol minor 6), each with its pay table; the
+      // progressive's lines are the jackpot's, shown once there where it has one.
+      ...(info.side_bets ?? []).filter((b) => b.kind !== "bonus" && !(b.kind === "progressive" && info.jackpot)).flatMap((b) => [
         h("h3", { text: b.label }),
         h("p", { text: b.rides_on ? `Paid when your ${b.rides_on} bet is at least ${chips(b.min)}, for every other player's hand below (never your own or the dealer's).` : `Bets ${chips(b.min)}–${chips(b.max)}.` }),
-        h("table.plain", {}, h("tbody", {}, b.paytable.map((p) => h("tr", {}, h("th", { scope: "row", text: p.label }), h("td", { text: b.fixed ? chips(p.pays) : `${p.pays} to 1` }))))),
+        h("table.plain", {}, h("tbody", {}, b.paytable.map((p) => h("tr", {}, h("th", { scope: "row", text: p.label }), h("td", { text: b.fixed ? `${chips(p.pays)} chips` : `${p.pays} to 1` }))))),
       ]),
       // The progressive jackpot (protocol minor 7): its live meter and what its wager wins.
       ...(info.jackpot ? [

@@ -165,10 +165,11 @@ export class TableView {
         h("span.pname", { text: empty ? `Seat ${s.seat + 1}` : `${s.seat + 1}. ${s.name ?? s.player_id}${mine ? " (you)" : ""}` }),
         h("span.status", { text: STATUS_TEXT[s.status] ?? s.status })),
       h("div.line", {}, h("span", { text: empty ? "Empty" : `Balance ${chips(s.balance)}`, dataset: { testid: "seat-balance" } }),
-        bet ? " · " : "", bet ? motion(h("span.bet-chip", { "aria-hidden": "true" }), "chip-in", t.bets.get(s.seat), CHIP_MS) : "",
-        bet, s.hand_set && !hand ? " · set ✓" : ""),
+        s.hand_set && !hand ? " · set ✓" : ""),
+      // The bets on a line of their own, whole: a side bet or two did not fit beside the balance.
+      bet ? h("div.line.wrap.bets", {}, motion(h("span.bet-chip", { "aria-hidden": "true" }), "chip-in", t.bets.get(s.seat), CHIP_MS), bet) : null,
       cards,
-      h("div.line", { text: hand ? `${hand.high_name} / ${hand.low_name}${hand.house_way ? " (house way)" : ""}` : "" }),
+      h("div.line.wrap", { text: hand ? `${hand.high_name} / ${hand.low_name}${hand.house_way ? " (house way)" : ""}` : "" }),
       h(`div.result${result ? `.${hand?.foul ? "foul" : result.outcome}` : ""}`, { dataset: { testid: "result" } },
         result ? this.payChip(result, t.results) : "", result ? resultText(result, hand) : ""),
       sitHere);
