@@ -86,10 +86,10 @@ def test_the_nine_low_main_bet_s_edge_is_near_the_published_figure() -> None:
 @pytest.mark.slow
 def test_the_ez_main_bet_is_the_base_game_less_its_barred_rounds_not_the_published_2_47() -> None:
     # The Wizard of Odds' "EZ Pai Gow Poker" page gives 2.47 % for this bet; this
-    # server's is 2.82 % (two million rounds, party way), and docs/RULES.md ("The
-    # commission-free tables, exactly and simulated") shows why the published figure is
-    # not followed. This test holds the three facts that reconciliation rests on, so
-    # that a change moving the figure toward 2.47 % fails here and sends its author to it.
+    # server's is 2.82 % (two million rounds, party way). Why the published figure is
+    # not followed: docs/RULES.md, "The commission-free tables, exactly and simulated".
+    # This test holds the three facts that reconciliation rests on, so that a change
+    # moving the figure toward 2.47 % fails here and sends its author to it.
     result = simulate(SEED, 100_000, HouseWay.PAIR_CLASSES, options=EZ)
     n = result.rounds
     q_won, q_pushed, q_lost = result.queen_high
