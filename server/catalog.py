@@ -128,7 +128,7 @@ def _no_jackpot_named(config: TableConfig, current: TableConfig | None = None) -
             f"table {config.table_id}: side_bets.progressive cannot be set here: a table "
             "offers a progressive jackpot by being listed in the tables file's "
             "[jackpot.<name>] `tables`, which sets its seed, rate and wager for every "
-            "table on it (docs/RULES.md, Progressive jackpot)"
+            'table on it (docs/RULES.md, "Progressive jackpot")'
         )
 
 

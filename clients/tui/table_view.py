@@ -97,6 +97,9 @@ def _seat_line(m: TableModel, seat: SeatView, width: int) -> Text:
         out.append(f" (H {result.high}, L {result.low})")
         if envy:
             out.append(f" envy +{envy}", style="bold magenta")
+        if any(w.pay_class and not w.payout for w in result.wagers):
+            # A share of a progressive's meter, paid into the account (not in the gain).
+            out.append(" JACKPOT", style="bold reverse yellow")
     elif hand is not None:
         out.append(f" {hand.high_name} / {hand.low_name}", style="italic")
         if hand.foul:

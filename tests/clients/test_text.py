@@ -77,3 +77,24 @@ def test_an_envy_bonus_reads_beside_the_bonus_and_counts_in_the_net() -> None:
         ),
     )  # fmt: skip
     assert money_line(win) == ("bet 100 lost, bonus 10 lost, envy won 50 (four of a kind): net -60")
+
+
+def test_a_share_of_the_meter_is_said_though_its_chips_go_to_the_account() -> None:
+    """Minor 7: a progressive hand taking a share of the meter has its class with payout
+    0 (the share is paid into the account): the line says the jackpot, and the net counts
+    only the stake, as the seat's chips do."""
+    hit = SeatResult(
+        seat=0, outcome="win", high="win", low="win", bet=100, payout=195, commission=5,
+        bonus_bet=0, bonus_payout=0, balance=1090,
+        wagers=(WagerResult("progressive", 5, 0, "natural_7_card_straight_flush"),),
+    )  # fmt: skip
+    assert money_line(hit) == (
+        "bet 100 won 95 (commission 5), progressive 5 hit the JACKPOT "
+        "(natural 7 card straight flush), its share paid to the account: net +90"
+    )
+    fixed = replace(hit, wagers=(WagerResult("progressive", 5, 40, "full_house"),))
+    assert money_line(fixed) == (
+        "bet 100 won 95 (commission 5), progressive 5 won 35 (full house): net +130"
+    )
+    nothing = replace(hit, wagers=(WagerResult("progressive", 5, 0),))
+    assert "JACKPOT" not in money_line(nothing)

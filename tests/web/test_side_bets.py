@@ -44,3 +44,34 @@ async def test_an_envy_win_is_said_and_counted(browser: Browser, web_app: App) -
     assert got["net"] == -110
     assert "Envy" not in got["detail"]
     await page.close()
+
+
+async def test_a_share_of_the_meter_is_said_though_its_chips_go_to_the_account(
+    browser: Browser, web_app: App
+) -> None:
+    """Minor 7: a progressive hand that takes a share of the meter has its class with
+    payout 0 (the share goes into the account): the banner and the seat say the jackpot;
+    the net counts the stake alone, as the seat's chips do."""
+    page = await browser.new_page()
+    await page.goto(base_url(web_app))
+    hit = {
+        **RESULT,
+        "bonus_bet": 0,
+        "wagers": [
+            {"kind": "progressive", "stake": 5, "payout": 0,
+             "pay_class": "natural_7_card_straight_flush"},
+        ],
+    }  # fmt: skip
+    got = await page.evaluate(WORDS.replace("return {", "return { head: banner.head,"), hit)
+    assert got["net"] == -105
+    assert got["head"].startswith("Jackpot! ")
+    note = "(JACKPOT: natural 7 card straight flush, its share paid to your account)"
+    assert note in got["detail"], got
+    assert note in got["seat"], got
+    # A fixed award is paid in the payout and says its line, with no jackpot.
+    hit["wagers"] = [{"kind": "progressive", "stake": 5, "payout": 40, "pay_class": "full_house"}]
+    got = await page.evaluate(WORDS.replace("return {", "return { head: banner.head,"), hit)
+    assert "JACKPOT" not in got["detail"]
+    assert not got["head"].startswith("Jackpot")
+    assert "(full house)" in got["seat"], got
+    await page.close()

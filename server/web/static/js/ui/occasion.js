@@ -36,10 +36,23 @@ export function outcome(r, hand) {
   let others = 0;
   for (const w of otherWagers(r)) {
     others += w.payout - w.stake;
-    const what = w.pay_class && w.payout ? ` (${payWords(w.pay_class)})` : "";
-    parts.push(`${wagerName(w.kind)}${w.stake ? ` ${chips(w.stake)}` : ""}: ${signed(w.payout - w.stake)}${what}`);
+    parts.push(`${wagerName(w.kind)}${w.stake ? ` ${chips(w.stake)}` : ""}: ${signed(w.payout - w.stake)}${payNote(w)}`);
   }
-  return { kind, net: main + bonus + others, head, detail: parts.join(" · "), signed };
+  const jackpot = otherWagers(r).some(hitMeter);
+  return { kind, net: main + bonus + others, head: jackpot ? `Jackpot! ${head}` : head, detail: parts.join(" · "), signed };
+}
+
+/** A side bet's result took a share of a progressive's meter (minor 7): its class with a
+ * payout of 0, the share paid into the account rather than to the seat. */
+export function hitMeter(w) {
+  return Boolean(w.pay_class) && !w.payout;
+}
+
+/** The words after a side bet's result: the pay line it won, or the jackpot it hit. */
+export function payNote(w) {
+  if (!w.pay_class) return "";
+  if (hitMeter(w)) return ` (JACKPOT: ${payWords(w.pay_class)}, its share paid to your account)`;
+  return ` (${payWords(w.pay_class)})`;
 }
 
 /** A result's side bets other than the bonus bet (its own fields tell that one). */

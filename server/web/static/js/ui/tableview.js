@@ -3,7 +3,7 @@
 
 import { byRank, cardElement } from "../cards.js";
 import { $, chips, fill, h } from "./dom.js";
-import { motion, otherWagers, payWords, wagerName } from "./occasion.js";
+import { motion, otherWagers, payNote, wagerName } from "./occasion.js";
 import { shortName } from "./words.js";
 
 const PHASE_TEXT = {
@@ -41,7 +41,7 @@ export function resultText(r, hand) {
   }
   for (const w of otherWagers(r)) {
     const gain = w.payout - w.stake;
-    parts.push(`${wagerName(w.kind)} ${gain >= 0 ? "+" : "−"}${chips(Math.abs(gain))}${w.pay_class && w.payout ? ` (${payWords(w.pay_class)})` : ""}`);
+    parts.push(`${wagerName(w.kind)} ${gain >= 0 ? "+" : "−"}${chips(Math.abs(gain))}${payNote(w)}`);
   }
   return parts.join(" · ");
 }
@@ -150,6 +150,8 @@ export class TableView {
     const others = (s.wagers ?? []).filter((w) => w.kind !== "bonus").map((w) => ` · ${wagerName(w.kind).toLowerCase()} ${chips(w.amount)}`).join("");
     const bet = s.bet ? `Bet ${chips(s.bet)}${s.bonus ? ` · bonus ${chips(s.bonus)}` : ""}${others}` : "";
     const t = this.app.moments;
+    const sides = Boolean(s.bonus) || others !== "";
+    const chip = () => motion(h("span.bet-chip", { "aria-hidden": "true" }), "chip-in", t.bets.get(s.seat), CHIP_MS);
     let cards;
     if (hand) cards = turned(h("div.split-mini", {}, row(hand.high), row(hand.low)), t.reveal);
     else if (s.bet && ["dealing", "setting"].includes(m.phase)) cards = h("div.split-mini", {}, h("div.hand-row", {}, dealt(backs(7), t.dealing)));
@@ -165,9 +167,12 @@ export class TableView {
         h("span.pname", { text: empty ? `Seat ${s.seat + 1}` : `${s.seat + 1}. ${s.name ?? s.player_id}${mine ? " (you)" : ""}` }),
         h("span.status", { text: STATUS_TEXT[s.status] ?? s.status })),
       h("div.line", {}, h("span", { text: empty ? "Empty" : `Balance ${chips(s.balance)}`, dataset: { testid: "seat-balance" } }),
+        bet && !sides ? " · " : "", bet && !sides ? chip() : "", bet && !sides ? bet : "",
         s.hand_set && !hand ? " · set ✓" : ""),
-      // The bets on a line of their own, whole: a side bet or two did not fit beside the balance.
-      bet ? h("div.line.wrap.bets", {}, motion(h("span.bet-chip", { "aria-hidden": "true" }), "chip-in", t.bets.get(s.seat), CHIP_MS), bet) : null,
+      // Bets with a side bet beyond the main one go on a line of their own, read whole (they
+      // did not fit beside the balance); a main bet alone stays there, so a desktop table
+      // still fits its first screen.
+      bet && sides ? h("div.line.wrap.bets", {}, chip(), bet) : null,
       cards,
       h("div.line.wrap", { text: hand ? `${hand.high_name} / ${hand.low_name}${hand.house_way ? " (house way)" : ""}` : "" }),
       h(`div.result${result ? `.${hand?.foul ? "foul" : result.outcome}` : ""}`, { dataset: { testid: "result" } },
