@@ -118,7 +118,7 @@ def stakes_line(
             line += f" ({w.pay_class.replace('_', ' ')})"
         elif w.pay_class:
             # A share of a progressive's meter: the class alone, its chips paid into the
-            # account, not in the payout (PROTOCOL.md, WagerResult); the stake is spent.
+            # account, not in the payout (protocol/PROTOCOL.md, section 9); the stake is spent.
             what = w.pay_class.replace("_", " ")
             line = f"{name} {w.stake} hit the JACKPOT ({what}), its share paid to the account"
         parts.append(line)
