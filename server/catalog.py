@@ -132,6 +132,25 @@ def _no_jackpot_named(config: TableConfig, current: TableConfig | None = None) -
         )
 
 
+def _keeping_the_jackpot(current: TableConfig, changes: Mapping[str, Any]) -> dict[str, Any]:
+    """The table's settings with ``changes`` over them. A ``side_bets`` change names the
+    side bets the table offers beside its jackpot: the jackpot stays unless the change
+    says ``progressive = false`` (the catalog cannot give a dropped jackpot back, so it is
+    never dropped by leaving it out)."""
+    merged = {**describe_table(current), **changes}
+    side = changes.get("side_bets")
+    if not isinstance(side, Mapping):
+        return merged
+    side = dict(side)
+    kept = dict(describe_table(current).get("side_bets", {})).get(PROGRESSIVE)
+    if side.get(PROGRESSIVE) is False:
+        del side[PROGRESSIVE]
+    elif PROGRESSIVE not in side and kept is not None:
+        side[PROGRESSIVE] = kept
+    merged["side_bets"] = side
+    return merged
+
+
 def _refused(exc: CatalogRefused) -> CatalogError:
     if exc.reason is CatalogRefusal.EXISTS:
         return TableExists(f"a table {exc.table_id!r} exists or existed: ids are not reused")
@@ -167,7 +186,9 @@ async def change_table(
     """Change some of an open table's settings (keys as in :func:`create_table`; the
     others stay): limits, timers and rule options apply between rounds, at once or when
     the round in play ends, on every node. The seat count and the id cannot change,
-    nor the jackpot a table offers (it may be dropped: :class:`JackpotNotHere`).
+    nor the jackpot a table offers (:class:`JackpotNotHere`): a ``side_bets`` change
+    keeps it unless it says ``progressive = false``, and chips its wager cannot be made
+    of are refused.
     :class:`BadTableConfig`, :class:`NoSuchTable`, :class:`TableNotOpen`."""
     current = (await catalog.read()).tables.get(table_id)
     if current is None:
@@ -176,13 +197,19 @@ async def change_table(
         raise TableNotOpen(table_id, current.status)
     if "id" in changes and changes["id"] != table_id:
         raise BadTableConfig(f"table {table_id}: the id of a table cannot change")
-    config = _parse({**describe_table(current.config), **changes})
+    config = _parse(_keeping_the_jackpot(current.config, changes))
     if config.seats != current.config.seats:
         raise BadTableConfig(
             f"table {table_id}: it has {current.config.seats} seats and keeps them "
             "(seated players would lose their seats)"
         )
     _no_jackpot_named(config, current.config)
+    jackpot = dict(config.side_bets).get(PROGRESSIVE)
+    if jackpot is not None and jackpot.wager % config.bet_unit:
+        raise BadTableConfig(
+            f"table {table_id}: its jackpot's wager of {jackpot.wager} is not made of the "
+            f"chips this change gives it (multiples of {config.bet_unit})"
+        )
     try:
         await catalog.change(config)
     except CatalogRefused as exc:

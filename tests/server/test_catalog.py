@@ -213,7 +213,12 @@ async def test_a_table_of_the_catalog_cannot_name_a_jackpot(
             "id": "fortune",
             "name": "Fortune",
             "side_bets": {
-                "progressive": {"jackpot": "fortune", "seed": 10_000, "contribution_bps": 1000}
+                "progressive": {
+                    "jackpot": "fortune",
+                    "seed": 10_000,
+                    "contribution_bps": 1000,
+                    "wager": 5,
+                }
             },
         },
         "fortune",
@@ -250,10 +255,20 @@ async def test_a_table_of_the_catalog_cannot_name_a_jackpot(
     )
     assert done.returncode == 2
     assert "[jackpot.<name>]" in done.stderr
-    # Other settings change with the tables file's jackpot kept; dropping it is taken.
+    # Other settings change with the tables file's jackpot kept, the other side bets too
+    # (a side_bets change that leaves the jackpot out keeps it: the catalog could not
+    # give it back); chips its wager cannot be made of are refused.
     kept = await change_table(catalog, "fortune", {"max_bet": 500})
     assert kept.config.side_bets == fortune.side_bets
-    dropped = await change_table(catalog, "fortune", {"side_bets": {}})
+    envy = await change_table(catalog, "fortune", {"side_bets": {"envy": {}}})
+    assert [kind for kind, _ in envy.config.side_bets] == ["envy", "progressive"]
+    assert dict(envy.config.side_bets)["progressive"] == dict(fortune.side_bets)["progressive"]
+    rev = await catalog.rev()
+    with pytest.raises(BadTableConfig, match="wager of 5 is not made of"):
+        await change_table(catalog, "fortune", {"denominations": [25, 100], "min_bet": 25})
+    assert await catalog.rev() == rev
+    # Dropping it is taken when said.
+    dropped = await change_table(catalog, "fortune", {"side_bets": {"progressive": False}})
     assert dropped.config.side_bets == ()
     with pytest.raises(JackpotNotHere):  # and it cannot come back this way
         await change_table(catalog, "fortune", {"side_bets": describe_table(fortune)["side_bets"]})

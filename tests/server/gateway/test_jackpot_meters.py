@@ -274,7 +274,7 @@ async def test_a_table_changed_to_drop_its_jackpot_shows_none(
     try:
         assert await _jackpots_shown(client, "j1") == ("grand", "grand")
         assert await client.ok(WatchJackpots) == JackpotList((JackpotMeter("grand", 1000),))
-        await change_table(TableCatalog(redis_client), "j1", {"side_bets": {}})
+        await change_table(TableCatalog(redis_client), "j1", {"side_bets": {"progressive": False}})
         await until(lambda: app.hosts["j1"].config.side_bets == (), 10, "the change heard")
         assert await _jackpots_shown(client, "j1") == (None, None)
         # A watcher answered the meter before gets its changes; one answered none since,

@@ -265,7 +265,7 @@ async def test_a_change_dropping_the_progressive_mid_round_still_makes_the_round
             10,
             "the deal",
         )
-        view = await change_table(app.stores.catalog, "fast", {"side_bets": {}})
+        view = await change_table(app.stores.catalog, "fast", {"side_bets": {"progressive": False}})
         host.reconfigure(view.config)  # what the catalog's watch does (server/cluster/live.py)
         await host.reconcile()
         state = host.state
