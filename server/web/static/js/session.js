@@ -162,6 +162,9 @@ export class Session extends EventTarget {
     // Money requests sent before the drop: the same rid again is applied at most once.
     for (const [rid, p] of this.pending) {
       if (p.message.type === "hello") continue;
+      // A retry still waiting is the resume's to send: sent twice, the second answer
+      // would find nothing pending and show an error after the first succeeded.
+      clearTimeout(p.retry);
       if (welcome.resumed && MONEY.has(p.message.type)) this.sendFrame(p.message);
       else {
         this.pending.delete(rid);
@@ -259,7 +262,7 @@ export class Session extends EventTarget {
         const wait = UNAVAILABLE_RETRY_MS[p.tries ?? 0];
         p.tries = (p.tries ?? 0) + 1;
         // Offline by then: the resume sends it (welcomed), with the same rid.
-        setTimeout(() => {
+        p.retry = setTimeout(() => {
           if (this.pending.get(m.rid) === p && this.status === "online") this.sendFrame(p.message);
         }, wait);
         return;
