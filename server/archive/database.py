@@ -22,11 +22,19 @@ from typing import Any
 
 from server.archive.dialects import ArchiveError
 from server.archive.noted import NotedPlayers
-from server.store import AuditView, LedgerRow, LogRow, StreamCheckpoint, StreamId
+from server.store import (
+    AuditView,
+    JackpotCheckpoint,
+    LedgerRow,
+    LogRow,
+    StreamCheckpoint,
+    StreamId,
+)
 
 _CHUNK = 500  # values in one IN (...) list
 
 _LEDGER_COLUMNS = "stream, ms, seq, entry_key, kind, player, amount, source, dest, table_id, extra"
+_JACKPOT_COLUMNS = _LEDGER_COLUMNS.replace("stream", "jackpot", 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +196,120 @@ class Archive(NotedPlayers):
 
         await self._call(put, write=True)
 
+    # --- the jackpots' ledgers -------------------------------------------------------
+
+    def _jackpot_checkpoints(
+        self, conn: Any, jackpot: str | None = None, lock: bool = False
+    ) -> dict[str, JackpotCheckpoint]:
+        text = (
+            "SELECT jackpot, ms, seq, entries, seeded, contributed, paid, unknown, baseline_ms"
+            " FROM jackpot_checkpoints"
+        )
+        args: tuple[Any, ...] = ()
+        if jackpot is not None:
+            text += " WHERE jackpot = ?" + (self._dialect.lock if lock else "")
+            args = (jackpot,)
+        return {r[0]: _read_jackpot_checkpoint(r) for r in self._q(conn, text, args)}
+
+    async def jackpot_checkpoints(self) -> dict[str, JackpotCheckpoint]:
+        """Every jackpot's checkpoint (a jackpot the archiver never started has none)."""
+        return await self._call(self._jackpot_checkpoints)
+
+    async def start_jackpots(self, firsts: Sequence[JackpotCheckpoint]) -> list[str]:
+        """Store each of ``firsts`` as its jackpot's checkpoint unless it has one
+        already, in one transaction; the jackpots whose checkpoint was stored."""
+
+        def start(conn: Any) -> list[str]:
+            stored = []
+            for f in firsts:
+                inserted = conn.execute(
+                    self._dialect.sql(
+                        "INSERT INTO jackpot_checkpoints (jackpot, ms, seq, entries, seeded,"
+                        " contributed, paid, unknown, baseline_ms, made_ms)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (jackpot) DO NOTHING"
+                    ),
+                    (
+                        f.jackpot,
+                        *f.position,
+                        f.entries,
+                        f.seeded,
+                        f.contributed,
+                        f.paid,
+                        f.unknown,
+                        f.baseline_ms,
+                        _now_ms(),
+                    ),
+                )
+                if inserted.rowcount == 1:
+                    stored.append(f.jackpot)
+            return stored
+
+        return await self._call(start, write=True) if firsts else []
+
+    async def put_jackpot_ledger(self, jackpot: str, rows: Sequence[LedgerRow]) -> int:
+        """Store ``rows`` (jackpot ``jackpot``'s ledger entries, in id order), those
+        stored already aside, and add those after its checkpoint to it, in one
+        transaction (the checkpoint's row locked); how many were added. The jackpot must
+        have a checkpoint (:meth:`start_jackpots`)."""
+        if not rows:
+            return 0
+
+        def put(conn: Any) -> int:
+            cp = self._jackpot_checkpoints(conn, jackpot, lock=True).get(jackpot)
+            if cp is None:
+                raise ArchiveError(f"the archive has no checkpoint of jackpot {jackpot} yet")
+            self._many(
+                conn,
+                f"INSERT INTO jackpot_ledger ({_JACKPOT_COLUMNS})"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (jackpot, ms, seq) DO NOTHING",
+                [(jackpot, *_ledger_values(r)[1:]) for r in rows],
+            )
+            added = cp.fold(rows)
+            self._x(
+                conn,
+                "UPDATE jackpot_checkpoints SET ms = ?, seq = ?, entries = ?, seeded = ?,"
+                " contributed = ?, paid = ?, unknown = ?, made_ms = ? WHERE jackpot = ?",
+                (
+                    *cp.position,
+                    cp.entries,
+                    cp.seeded,
+                    cp.contributed,
+                    cp.paid,
+                    cp.unknown,
+                    _now_ms(),
+                    jackpot,
+                ),
+            )
+            return len(added)
+
+        return await self._call(put, write=True)
+
+    async def jackpot_rows(
+        self, jackpot: str, after: StreamId, through: StreamId, stream: str = ""
+    ) -> list[LedgerRow]:
+        """Jackpot ``jackpot``'s archived entries after id ``after`` up to ``through``,
+        in id order (each row's ``stream``: ``stream``)."""
+
+        def read(conn: Any) -> list[LedgerRow]:
+            found = self._q(
+                conn,
+                f"SELECT {_JACKPOT_COLUMNS} FROM jackpot_ledger WHERE jackpot = ?"
+                " AND (ms, seq) > (?, ?) AND (ms, seq) <= (?, ?) ORDER BY ms, seq",
+                (jackpot, *after, *through),
+            )
+            return [_row((stream, *r[1:])) for r in found]
+
+        return await self._call(read)
+
+    async def jackpot_ledger_count(self) -> int:
+        """How many jackpot ledger entries the archive holds."""
+
+        def read(conn: Any) -> int:
+            return int(self._q(conn, "SELECT count(*) FROM jackpot_ledger")[0][0])
+
+        return await self._call(read)
+
     # --- reads ----------------------------------------------------------------------
 
     async def history(
@@ -274,6 +396,20 @@ def _read_checkpoint(r: Sequence[Any]) -> StreamCheckpoint:
         position=(int(ms), int(seq)),
         entries=int(entries),
         pots=StreamCheckpoint.read_totals(totals),
+        baseline_ms=None if baseline_ms is None else int(baseline_ms),
+    )
+
+
+def _read_jackpot_checkpoint(r: Sequence[Any]) -> JackpotCheckpoint:
+    jackpot, ms, seq, entries, seeded, contributed, paid, unknown, baseline_ms = r
+    return JackpotCheckpoint(
+        jackpot=jackpot,
+        position=(int(ms), int(seq)),
+        entries=int(entries),
+        seeded=int(seeded),
+        contributed=int(contributed),
+        paid=int(paid),
+        unknown=int(unknown),
         baseline_ms=None if baseline_ms is None else int(baseline_ms),
     )
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from server.archive.dialects import ArchiveError, Dialect
-from server.archive.schema import SCHEMA_VERSION, statements
+from server.archive.schema import SCHEMA_VERSION, jackpot_statements, statements
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +63,12 @@ class Schema:
             raise ValueError(f"migrations {numbers} do not lead to version {self.version}")
 
 
-MIGRATIONS: tuple[Migration, ...] = ()
-"""Every migration since the first release, in order (none yet: 0.2.0 kept schema 2).
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(3, "the jackpots' ledgers archived", jackpot_statements),
+)
+"""Every migration since the first release, in order (0.2.0 kept schema 2; 3 adds the
+tables of the jackpots' archived ledgers, which a node of an earlier release never
+reads).
 A change of the tables adds one here and grows ``SCHEMA_VERSION``; never edit one a
 release shipped."""
 

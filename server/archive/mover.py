@@ -22,6 +22,11 @@ the streams with something to do, in batches of ``streams``, giving the event lo
    stored in the archive, and added to the stream's checkpoint, in one transaction;
    once it is committed, Redis drops them (``XTRIM MINID``, exactly). A closed guest's
    ledger, once all in the archive, is deleted.
+3b. Each progressive jackpot's ledger (:meth:`~server.store.keys.Keys.jackpot_ledger`),
+   likewise: its first checkpoint (zero, or the meter's totals as of the same instant
+   if its ledger was trimmed by its bound before), then the entries older than the
+   window stored (table ``jackpot_ledger``) and added to its checkpoint in one
+   transaction, then dropped from Redis (``XTRIM MINID``, exactly).
 4. The game logs of the players noted: the records older than the window (and any
    beyond half the list's cap), from the oldest, but never the newest one (the next
    record's number follows it) nor one its table may still deliver again, are stored,
@@ -59,6 +64,7 @@ from server.store import (
     ZERO_ID,
     ArchivingCalls,
     Closing,
+    JackpotCheckpoint,
     LedgerSource,
     LedgerStart,
     LogRow,
@@ -82,6 +88,10 @@ CRASH_POINTS = (
     "guest-closed",
 )
 """The points between two steps of a pass, in order (see the module docstring)."""
+
+JACKPOT_CRASH_POINTS = ("jackpot-started", "jackpot-stored", "jackpot-trimmed")
+"""The points between two steps of a jackpot ledger's move (step 3b), in order: a pass
+reaches them only where a jackpot has started."""
 
 SERVED_REST = 3.0
 """The ``rest`` of a server's archiver: a pass takes at most a quarter of the event
@@ -115,6 +125,8 @@ class PassReport:
 
     ledger: int = 0  # entries stored and added to the checkpoint
     trimmed: int = 0  # entries dropped from Redis
+    jackpot_ledger: int = 0  # jackpot ledger entries stored and added to their checkpoint
+    jackpot_trimmed: int = 0  # jackpot ledger entries dropped from Redis
     logs: int = 0  # game logs dropped from Redis once stored
     guests_closed: int = 0
     chips_out: int = 0  # chips of closed guest accounts, taken back out
@@ -122,12 +134,13 @@ class PassReport:
 
     def moved(self) -> bool:
         """Whether anything moved."""
-        return bool(self.trimmed or self.logs or self.guests_closed)
+        return bool(self.trimmed or self.jackpot_trimmed or self.logs or self.guests_closed)
 
     def summary(self) -> str:
         """One line for a log."""
         return (
             f"archived {self.ledger} ledger entries (dropped {self.trimmed} from Redis), "
+            f"{self.jackpot_ledger} jackpot ledger entries (dropped {self.jackpot_trimmed}), "
             f"{self.logs} game logs; closed {self.guests_closed} idle guests "
             f"({self.chips_out} chips out); {self.guests} guests"
         )
@@ -199,6 +212,7 @@ class Archiver:
             if first is not None and first[0] < cutoff:  # ids are ms-seq: its ms is its age
                 await self._move_ledger(source, cutoff, report)
                 await self._breathe()
+        await self._move_jackpots(cutoff, report)
         await self._move_logs(cutoff, report)
         if self.guest_idle_ms is not None:
             await self._close_guests(now - self.guest_idle_ms, now, report)
@@ -327,6 +341,55 @@ class Archiver:
                 break
         if moved and not source.table:  # a closed guest's, all archived: nothing stays
             await self.calls.drop_closed_ledger(source.owner)
+
+    # --- 3b. the jackpots' ledgers ---------------------------------------------------
+
+    async def _move_jackpots(self, cutoff: int, report: PassReport) -> None:
+        names = await self.calls.jackpots()
+        if not names:
+            return
+        known = set(await self.archive.jackpot_checkpoints())
+        new = [n for n in names if n not in known]
+        for chunk in _chunks(new, self.streams):
+            starts = await self.calls.jackpot_starts(chunk)
+            await self.archive.start_jackpots(
+                [self.first_jackpot_checkpoint(n, s) for n, s in zip(chunk, starts, strict=True)]
+            )
+            self.crash("jackpot-started")
+            await self._breathe()
+        streams = [self.calls.jackpot_ledger(n) for n in names]
+        for name, (first, _) in zip(names, await self.calls.bounds(streams), strict=True):
+            if first is not None and first[0] < cutoff:
+                await self._move_jackpot(name, cutoff, report)
+                await self._breathe()
+
+    def first_jackpot_checkpoint(self, name: str, start: LedgerStart) -> JackpotCheckpoint:
+        """Zero if the jackpot's ledger holds every entry ever appended to it, else the
+        meter's totals as of the same instant, positioned at the ledger's last entry."""
+        if start.complete:
+            return JackpotCheckpoint(name)
+        totals = start.account_totals()  # the jackpot's hash, by name
+        return JackpotCheckpoint(
+            name,
+            position=parse_id(start.last) if start.last else ZERO_ID,
+            entries=start.appended,
+            seeded=totals.get("seeded", 0),
+            contributed=totals.get("contributed", 0),
+            paid=totals.get("paid", 0),
+            baseline_ms=self.clock(),
+        )
+
+    async def _move_jackpot(self, name: str, cutoff: int, report: PassReport) -> None:
+        stream = self.calls.jackpot_ledger(name)
+        while True:
+            rows = await self.calls.old_entries(stream, cutoff, self.batch)
+            if rows:
+                report.jackpot_ledger += await self.archive.put_jackpot_ledger(name, rows)
+                self.crash("jackpot-stored")
+                report.jackpot_trimmed += await self.calls.trim_stream(stream, rows[-1].entry_id)
+                self.crash("jackpot-trimmed")
+            if len(rows) < self.batch:
+                return
 
     # --- 4. game logs ---------------------------------------------------------------
 

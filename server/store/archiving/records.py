@@ -202,3 +202,61 @@ class StreamCheckpoint:
     def read_totals(text: str) -> Counter[str]:
         """The pots of :meth:`totals`."""
         return Counter({k: int(v) for k, v in json.loads(text).items()})
+
+
+JACKPOT_KINDS = {"seed": "seeded", "contribution": "contributed", "hit": "paid"}
+"""A jackpot ledger entry's kind -> the meter's total it adds to."""
+
+
+@dataclass(slots=True)
+class JackpotCheckpoint:
+    """The sum of jackpot ``jackpot``'s ledger entries up to id ``position`` (``(0, 0)``:
+    none yet), by the meter's totals (:data:`JACKPOT_KINDS`), and how many it folded.
+
+    ``baseline_ms``: None when the sum starts from the ledger's first entry; else when
+    it was taken from the meter's own totals, its ledger having been trimmed (by its
+    length bound) before the archive began. An entry of another kind is counted in
+    ``unknown`` (the audit reports it)."""
+
+    jackpot: str
+    position: StreamId = ZERO_ID
+    entries: int = 0
+    seeded: int = 0
+    contributed: int = 0
+    paid: int = 0
+    unknown: int = 0
+    baseline_ms: int | None = None
+
+    def fold(self, rows: Iterable[LedgerRow]) -> list[LedgerRow]:
+        """Add the rows after the position (in id order); those at or before it are
+        skipped. Returns the rows added."""
+        added = []
+        for row in rows:
+            if row.entry_id <= self.position:
+                continue
+            self.position = row.entry_id
+            self.entries += 1
+            total = JACKPOT_KINDS.get(row.kind)
+            if total == "seeded":
+                self.seeded += row.amount
+            elif total == "contributed":
+                self.contributed += row.amount
+            elif total == "paid":
+                self.paid += row.amount
+            else:
+                self.unknown += 1
+            added.append(row)
+        return added
+
+    def copy(self) -> JackpotCheckpoint:
+        """A copy to fold more rows into."""
+        return JackpotCheckpoint(
+            self.jackpot,
+            self.position,
+            self.entries,
+            self.seeded,
+            self.contributed,
+            self.paid,
+            self.unknown,
+            self.baseline_ms,
+        )

@@ -153,6 +153,25 @@ class ArchivingCalls:
                 answers.append(reply)
         return answers
 
+    # --- the jackpots' ledgers ----------------------------------------------------
+
+    @store_call
+    async def jackpots(self) -> list[str]:
+        """Every jackpot ever started, sorted."""
+        return sorted(as_str(m) for m in await self.redis.smembers(self.keys.jackpots()))
+
+    def jackpot_ledger(self, name: str) -> str:
+        """Jackpot ``name``'s ledger stream."""
+        return self.keys.jackpot_ledger(name)
+
+    @store_call
+    async def jackpot_starts(self, names: Sequence[str]) -> list[LedgerStart]:
+        """Each of jackpot ``names``' ledgers as of one instant (its owner's hash: the
+        meter and its totals), the scripts (one in each jackpot's slot) sent in one
+        pipeline."""
+        keys = [[self.keys.jackpot(n), self.keys.jackpot_ledger(n)] for n in names]
+        return [_ledger_start(reply) for reply in await self._each(self._start, keys)]
+
     @store_call
     async def drop_closed_ledger(self, player: str) -> bool:
         """Delete ``player``'s ledger stream if the account is closed and the archive

@@ -131,6 +131,7 @@ async def audit(
     report = AuditReport()
     # The checkpoints first: every entry they sum was appended before the readings.
     checkpoints = await archive.checkpoints() if archive is not None else {}
+    jackpot_checkpoints = await archive.jackpot_checkpoints() if archive is not None else {}
     reading: _Reading | None = None
     for report.readings in range(1, PASSES + 1):
         table_ids, players = await sources(client, keys)
@@ -146,7 +147,9 @@ async def audit(
     assert reading is not None
     legacy = as_int(await client.hget(keys.legacy_money(), "in"))
     _count(report, reading, table_money, legacy)
-    await check_jackpot_ledgers(client, keys, reading.jackpots, report)
+    await check_jackpot_ledgers(
+        client, keys, reading.jackpots, report, checkpoints=jackpot_checkpoints, archive=archive
+    )
     await check_ledgers(
         client,
         _ledger_readings(keys, reading, table_money),

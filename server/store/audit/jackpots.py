@@ -5,8 +5,10 @@ and totals, the hits on their way to accounts, its ledger's last id. The audit c
 
 - the meter is what its totals say: ``seeded + contributed - paid`` (a meter changed
   behind the scripts' back fails this, or the replay below);
-- its ledger, replayed up to that last id, gives the same totals and counts every entry
-  ever appended (``n``), with no ledger key twice;
+- its ledger, replayed up to that last id from the archive's checkpoint of it (the sum
+  of its archived entries; zero without an archive), with its entries after it in
+  Redis and in the archive, gives the same totals and counts every entry ever appended
+  (``n``), with no ledger key twice among the entries replayed;
 - and, for the conservation of the whole store (:mod:`server.store.audit.check`): the
   chips on the meter are held, the seeds and contributions are the house's result
   (negative: the house gave them), a hit whose account does not have it yet is in
@@ -16,18 +18,26 @@ and totals, the hits on their way to accounts, its ledger's last id. The audit c
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio
 
+from server.store.archiving.records import (
+    JACKPOT_KINDS,
+    JackpotCheckpoint,
+    LedgerRow,
+    StreamId,
+    format_id,
+    parse_id,
+)
+from server.store.audit.ledgers import ArchivedLedger
 from server.store.audit.report import AuditReport, listed
 from server.store.chips.ledgers import read_ledger
 from server.store.client.replies import as_str
 from server.store.jackpot.meters import Meter, PendingHit, read_meter, read_pending
 from server.store.keys import Keys
-
-_KINDS = {"seed": "seeded", "contribution": "contributed", "hit": "paid"}
 
 
 @dataclass(slots=True)
@@ -94,47 +104,68 @@ async def check_jackpot_ledgers(
     keys: Keys,
     jackpots: dict[str, JackpotReading],
     report: AuditReport,
+    *,
+    checkpoints: Mapping[str, JackpotCheckpoint] | None = None,
+    archive: ArchivedLedger | None = None,
 ) -> None:
-    """Each jackpot's ledger replayed against its totals."""
+    """Each jackpot's ledger replayed against its totals: from the archive's checkpoint
+    of it (``checkpoints``, read before the jackpots were; zero without one), its entries
+    after it in Redis and then in ``archive`` (what the archiver moved meanwhile is
+    there when it is read), each once by its id, up to the reading's last id."""
     wrong: list[str] = []
     for name, r in sorted(jackpots.items()):
         m = r.meter
         report.ledger_entries += m.entries
+        cp = (checkpoints or {}).get(name)
         if not r.last:
             if m.entries:
                 wrong.append(f"jackpot {name}: {m.entries} entries appended, its ledger is empty")
             continue
-        totals: Counter[str] = Counter()
-        seen: Counter[str] = Counter()
-        scanned = 0
-        async for _, fields in read_ledger(client, keys.jackpot_ledger(name), "-", r.last):
-            row = {as_str(k): as_str(v) for k, v in fields.items()}
-            scanned += 1
-            seen[row.get("key", "")] += 1
-            total = _KINDS.get(row.get("kind", ""))
-            if total is None:
-                wrong.append(f"jackpot {name}: an entry of unknown kind {row.get('kind')!r}")
-                continue
-            totals[total] += int(row.get("amount", "0"))
-        report.ledger_scanned += scanned
+        stream = keys.jackpot_ledger(name)
+        replay = cp.copy() if cp is not None else JackpotCheckpoint(name)
+        through = parse_id(r.last)
+        rows: dict[StreamId, LedgerRow] = {}
+        low = "(" + format_id(replay.position)
+        async for entry_id, fields in read_ledger(client, stream, low, r.last):
+            row = LedgerRow.from_fields(stream, entry_id, fields)
+            rows[row.entry_id] = row
+        if archive is not None:  # a first checkpoint made since it was read: from zero
+            for row in await archive.jackpot_rows(name, replay.position, through, stream):
+                rows.setdefault(row.entry_id, row)
+        report.ledger_scanned += len(rows)
+        report.checkpoint_entries += cp.entries if cp is not None else 0
+        ordered = [rows[i] for i in sorted(rows)]
+        replay.fold(ordered)
+        wrong.extend(
+            f"jackpot {name}: an entry of unknown kind {row.kind!r}"
+            for row in ordered
+            if row.kind not in JACKPOT_KINDS
+        )
+        seen = Counter(row.key for row in ordered)
         twice = sorted(k for k, n in seen.items() if n > 1)
         if twice:
             report.problems.append(
                 f"jackpot {name}: ledger keys applied more than once: {listed(twice)}"
             )
-        if scanned != m.entries:
-            # Trimmed by its bound (the jackpots' ledgers are not archived yet).
-            report.notes.append(
-                f"jackpot {name}: its ledger holds {scanned} of {m.entries} entries ever "
-                "appended (trimmed): its replay is out of reach"
-            )
+        if replay.entries != m.entries:
+            if cp is None:
+                # Trimmed by its bound before the archive held any of it.
+                report.notes.append(
+                    f"jackpot {name}: its ledger holds {replay.entries} of {m.entries} "
+                    "entries ever appended (trimmed): its replay is out of reach"
+                )
+            else:
+                wrong.append(
+                    f"jackpot {name}: {m.entries} entries appended, the archive and Redis "
+                    f"hold {replay.entries}"
+                )
             continue
-        for total, stored in (
-            ("seeded", m.seeded),
-            ("contributed", m.contributed),
-            ("paid", m.paid),
+        for total, stored, replayed in (
+            ("seeded", m.seeded, replay.seeded),
+            ("contributed", m.contributed, replay.contributed),
+            ("paid", m.paid, replay.paid),
         ):
-            if totals[total] != stored:
-                wrong.append(f"jackpot {name}: {total} {stored}, its ledger says {totals[total]}")
+            if replayed != stored:
+                wrong.append(f"jackpot {name}: {total} {stored}, its ledger says {replayed}")
     if wrong:
         report.problems.append(f"jackpots differ from their ledgers: {listed(wrong)}")

@@ -19,6 +19,7 @@ from server.store.archiving.records import (
     CREDITED,
     REMOVED,
     AuditView,
+    JackpotCheckpoint,
     LedgerRow,
     StreamCheckpoint,
     StreamId,
@@ -43,6 +44,12 @@ class ArchivedLedger(Protocol):
         through: Mapping[str, StreamId],
         keys: Mapping[str, Iterable[str]],
     ) -> AuditView: ...
+
+    async def jackpot_checkpoints(self) -> dict[str, JackpotCheckpoint]: ...
+
+    async def jackpot_rows(
+        self, jackpot: str, after: StreamId, through: StreamId, stream: str = ""
+    ) -> list[LedgerRow]: ...
 
 
 @dataclass(slots=True)

@@ -1,8 +1,8 @@
 """The archive's schema moves forward by itself (``server/archive/migrations.py``), on
 SQLite and on a real PostgreSQL: a database of release 0.1.0 (schema 2, built from its
-recorded DDL) is used as it is by this release and migrated by later ones, from each
-earlier version, once however many processes open it together; a migration that fails
-leaves the database as it was; a version it cannot migrate from is refused."""
+recorded DDL) is migrated by this release (schema 3: the jackpots' ledgers) and by
+later ones, from each earlier version, once however many processes open it together; a
+migration that fails leaves the database as it was; a version it cannot migrate from is refused."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 
 from server.archive import Archive
 from server.archive.dialects import ArchiveError
-from server.archive.migrations import MIGRATIONS, SCHEMA, Migration, Schema
+from server.archive.migrations import FIRST_RELEASED, MIGRATIONS, SCHEMA, Migration, Schema
 from server.archive.schema import SCHEMA_VERSION, statements
 
 RELEASE_0_1_DDL = Path(__file__).parent / "data" / "schema-2.sql"
@@ -61,12 +61,14 @@ def build_release_0_1(url: str) -> None:
 
 
 def _later(fail_at: int | None = None) -> Schema:
-    """This release's schema followed by two more versions: 3 adds a table, 4 a column
-    (an ALTER that fails if run twice, so a second run would show)."""
+    """This release's schema followed by two more versions: the first adds a table (and
+    fails if ``fail_at`` is its version), the second a column (an ALTER that fails if
+    run twice, so a second run would show)."""
 
     def three(blob: str) -> list[str]:
         steps = [f"CREATE TABLE notes (id BIGINT PRIMARY KEY, body {blob} NOT NULL)"]
-        return [*steps, "SELECT no_such_column FROM notes"] if fail_at == 3 else steps
+        failing = fail_at == SCHEMA_VERSION + 1
+        return [*steps, "SELECT no_such_column FROM notes"] if failing else steps
 
     def four(blob: str) -> list[str]:
         return ["ALTER TABLE notes ADD COLUMN made_ms BIGINT NOT NULL DEFAULT 0"]
@@ -94,13 +96,16 @@ async def _open(url: str, schema: Schema = SCHEMA) -> str:
 
 
 def test_the_recorded_ddl_is_the_first_released_schema() -> None:
-    """This release adds no migration yet, so what it creates is what 0.1.0 created: the
+    """What this release creates is what 0.1.0 created and what its migrations add: the
     recorded fixture is the truth the migrations start from."""
     assert SCHEMA.version == SCHEMA_VERSION == 2 + len(MIGRATIONS)
-    if not MIGRATIONS:
-        recorded = RELEASE_0_1_DDL.read_text()
-        for statement in statements("{blob}"):
-            assert statement in recorded
+    recorded = RELEASE_0_1_DDL.read_text()
+    added = [step for m in MIGRATIONS for step in m.steps("{blob}")]
+    created = statements("{blob}")
+    for statement in created:
+        assert statement in recorded or statement in added
+    for step in added:
+        assert step in created
 
 
 @pytest.mark.asyncio
@@ -124,8 +129,7 @@ async def test_a_database_of_0_1_0_is_used_and_migrated_forward_from_each_versio
     assert _execute(archive_url, ["SELECT player, amount FROM ledger"]) == [("p1", 25)]
     migrated = _execute(archive_url, ["SELECT name FROM meta WHERE name LIKE 'migrated.%'"])
     assert sorted(name for (name,) in migrated) == [
-        f"migrated.{SCHEMA_VERSION + 1}",
-        f"migrated.{SCHEMA_VERSION + 2}",
+        f"migrated.{version}" for version in range(FIRST_RELEASED + 1, SCHEMA_VERSION + 3)
     ]
     # Straight from the first release's version to the last.
     fresh = archive_url + ("-b" if archive_url.startswith("sqlite:") else "")
@@ -149,8 +153,9 @@ async def test_processes_opening_it_together_migrate_it_once(archive_url: str) -
 async def test_a_failed_migration_leaves_the_earlier_version(archive_url: str) -> None:
     build_release_0_1(archive_url)
     with pytest.raises(Exception, match="no_such_column"):
-        await _open(archive_url, _later(fail_at=3))
-    assert _version(archive_url) == SCHEMA_VERSION
+        await _open(archive_url, _later(fail_at=SCHEMA_VERSION + 1))
+    # This release's own migrations ran in the same transaction: rolled back with it.
+    assert _version(archive_url) == FIRST_RELEASED
     # Rolled back whole: the table of the failed step is not there, so a fixed release
     # migrates it.
     await _open(archive_url, _later())
