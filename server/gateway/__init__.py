@@ -9,6 +9,8 @@ from the asyncio connection around it):
 - :mod:`~server.gateway.handlers` (and :mod:`~server.gateway.money`): one small
   function per request type;
 - :mod:`~server.gateway.presence`: the lobby, and who is connected and where;
+- :mod:`~server.gateway.table_info`: what ``table_info`` tells of a table, from its
+  settings;
 - :mod:`~server.gateway.gateway`: the :class:`Gateway` that wires them, configured
   by one :class:`GatewayOptions`.
 """
